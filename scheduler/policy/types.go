@@ -1,0 +1,143 @@
+// Package policy is Caravan's scheduling core: pure functions from a
+// Snapshot of the cluster and its jobs to Decisions. It does no I/O and reads
+// no clock, so the live scheduler and the trace simulator run the same code.
+package policy
+
+// Seconds is simulated or wall time in seconds since an arbitrary epoch.
+type Seconds = float64
+
+// GPU is one device on a node, with what is already committed on it.
+type GPU struct {
+	Index     int
+	Model     string
+	MemoryMiB int64
+	// UsedFraction is the sum of compute fractions granted on this GPU (≤ 1).
+	UsedFraction float64
+	// UsedMemoryMiB is the sum of GPU memory granted on this GPU.
+	UsedMemoryMiB int64
+	// Util is the summed (predicted or observed) utilisation of the tasks on it.
+	Util float64
+}
+
+// Node is one machine. Rack groups nodes behind one switch.
+type Node struct {
+	Name      string
+	Rack      string
+	GPUs      []GPU
+	CPUMilli  int64
+	MemoryMiB int64
+	// LinkGbps is the node's measured uplink bandwidth (0 = unknown).
+	LinkGbps float64
+}
+
+// Cluster is the set of nodes a policy may place on.
+type Cluster struct {
+	Nodes []Node
+}
+
+// JobState is where a job is in its life.
+type JobState int
+
+const (
+	Queued JobState = iota
+	Running
+	Finished
+)
+
+// Slot is one worker's share of one GPU.
+type Slot struct {
+	Node     string
+	GPU      int
+	Fraction float64 // 1 = the whole GPU
+	MemMiB   int64
+}
+
+// Placement is a gang's slots: every worker of a job, started together.
+type Placement struct {
+	Slots []Slot
+}
+
+// ProgressPoint is one line a task appended to $CARAVAN_PROGRESS_FILE.
+type ProgressPoint struct {
+	Step    float64
+	Loss    float64
+	Samples float64
+}
+
+// ModelFeatures describe a model for utilisation prediction (Horus).
+type ModelFeatures struct {
+	ParamsM       float64 // parameters, millions
+	GFLOPsPerSamp float64 // forward+backward GFLOPs per sample
+	BatchSize     float64
+}
+
+// Job is a gang of workers and everything a policy may know about it.
+type Job struct {
+	ID     string
+	User   string
+	Model  string
+	Submit Seconds
+	State  JobState
+
+	// Workers is the gang size; each worker needs Fraction of one GPU and MemMiB.
+	Workers  int
+	Fraction float64 // per worker; 1 for whole-GPU jobs
+	MemMiB   int64
+	// MinWorkers/MaxWorkers bound elastic resizing (Optimus); 0 means fixed.
+	MinWorkers, MaxWorkers int
+
+	// Attained is the service received, in GPU-seconds (Tiresias).
+	Attained Seconds
+	// Executed is the wall time the job has run.
+	Executed Seconds
+	// LastStart is when the job last (re)started; QueuedSince when it last queued.
+	LastStart, QueuedSince Seconds
+	Preemptions            int
+	Placement              Placement
+
+	// OracleDuration is the job's true run time; only oracle policies (SRTF)
+	// may read it, and they say so in their name.
+	OracleDuration Seconds
+	// Progress is the observed convergence (Optimus fits it online).
+	Progress []ProgressPoint
+	// TargetLoss ends the job when reached (0 = run for its duration/steps).
+	TargetLoss float64
+	// StepTimes holds observed seconds per step keyed by worker count.
+	StepTimes map[int]Seconds
+	// Util is the job's GPU utilisation at a whole GPU, if known (0..1).
+	Util     float64
+	Features ModelFeatures
+	// HardMinFraction/HardMinMemMiB are what the user declared as a floor:
+	// right-sizing never goes below them.
+	HardMinFraction float64
+	HardMinMemMiB   int64
+}
+
+// Snapshot is everything a policy sees at one instant.
+type Snapshot struct {
+	Now     Seconds
+	Cluster Cluster
+	// Jobs holds every queued and running job (finished ones may be omitted).
+	Jobs []*Job
+}
+
+// Start admits (or resizes, if the job runs) a job with this placement.
+type Start struct {
+	JobID     string
+	Placement Placement
+}
+
+// Decision is what a policy wants changed now. Preempts are applied before
+// Starts, so a start may use what a preemption frees.
+type Decision struct {
+	Preempts []string
+	Starts   []Start
+	// Waiting explains, per queued job ID, why it still waits.
+	Waiting map[string]string
+}
+
+// Policy decides. Implementations must be deterministic and free of I/O.
+type Policy interface {
+	Name() string
+	Decide(s *Snapshot) Decision
+}

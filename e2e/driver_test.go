@@ -1,0 +1,352 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+
+	"github.com/caravan-dl/caravan/e2e/harness"
+)
+
+// stopJob deregisters a job and waits until none of its allocations runs, so
+// the next test finds the GPU free.
+func stopJob(t *testing.T, id string) {
+	t.Helper()
+	if _, _, err := cluster.API.Jobs().Deregister(id, true, nil); err != nil {
+		t.Errorf("stop %s: %v", id, err)
+		return
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		stubs, _, err := cluster.API.Jobs().Allocations(id, true, nil)
+		if err != nil || !anyLive(stubs) {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Errorf("job %s still has live allocations", id)
+}
+
+func anyLive(stubs []*api.AllocationListStub) bool {
+	for _, s := range stubs {
+		if s.ClientStatus == "running" || s.ClientStatus == "pending" {
+			return true
+		}
+	}
+	return false
+}
+
+// envOf parses KEY=VALUE lines of a task's stdout.
+func envOf(out string) map[string]string {
+	env := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
+			env[k] = v
+		}
+	}
+	return env
+}
+
+func shJob(id, script string, fraction float64, extraTask string) string {
+	return fmt.Sprintf(`
+job %q {
+  type = "batch"
+  group "g" {
+    restart {
+      attempts = 0
+      mode     = "fail"
+    }
+    reschedule {
+      attempts  = 0
+      unlimited = false
+    }
+    task "t" {
+      driver = "caravan"
+      %s
+      config {
+        command      = "/bin/sh"
+        args         = ["-c", %q]
+        gpu_fraction = %g
+      }
+      resources {
+        cpu    = 50
+        memory = 32
+      }
+    }
+  }
+}`, id, extraTask, script, fraction)
+}
+
+// (1) A jobspec from jobspecs/ runs; its output shows the GPU environment.
+func TestSharedGPUJobspecShowsEnvironment(t *testing.T) {
+	job, err := cluster.RunFile(repoPath(t, "jobspecs", "shared-gpu.nomad.hcl"), map[string]string{"hold_seconds": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopJob(t, *job.ID)
+	envs := map[string]map[string]string{}
+	for _, task := range []string{"left", "right"} {
+		a, err := cluster.WaitAlloc(within(t, 90*time.Second), *job.ID, harness.TaskState(task, "dead"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.TaskStates[task].Failed {
+			t.Fatalf("task %s failed:\n%s", task, harness.Events(a, task))
+		}
+		out, err := cluster.Logs(a, task, "stdout")
+		if err != nil {
+			t.Fatal(err)
+		}
+		envs[task] = envOf(out)
+		t.Logf("%s:\n%s", task, out)
+	}
+	l, r := envs["left"], envs["right"]
+	if !strings.HasPrefix(l["CUDA_VISIBLE_DEVICES"], "GPU-") || l["CUDA_VISIBLE_DEVICES"] != r["CUDA_VISIBLE_DEVICES"] {
+		t.Errorf("both halves should see the same GPU: left %q right %q", l["CUDA_VISIBLE_DEVICES"], r["CUDA_VISIBLE_DEVICES"])
+	}
+	for _, e := range []map[string]string{l, r} {
+		if e["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] != "50" {
+			t.Errorf("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE = %q, want 50", e["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"])
+		}
+		if e["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] != "0=8192M" {
+			t.Errorf("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT = %q, want 0=8192M", e["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"])
+		}
+		if e["CARAVAN_GPU_BACKEND"] != "simulated" {
+			t.Errorf("CARAVAN_GPU_BACKEND = %q, want simulated", e["CARAVAN_GPU_BACKEND"])
+		}
+		for _, k := range []string{"CARAVAN_CHECKPOINT_DIR", "CARAVAN_PROGRESS_FILE"} {
+			if e[k] == "" {
+				t.Errorf("%s missing", k)
+			}
+		}
+	}
+}
+
+// (2) Two tasks at 0.5 share the GPU; a third asking 0.6 fails clearly and
+// the two keep running.
+func TestOversubscribedGPUFailsClearly(t *testing.T) {
+	var ids []string
+	for _, id := range []string{"half-a", "half-b"} {
+		if _, err := cluster.RunHCL(shJob(id, "sleep 120", 0.5, ""), nil); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+		defer stopJob(t, id)
+	}
+	for _, id := range ids {
+		if _, err := cluster.WaitAlloc(within(t, 60*time.Second), id, harness.TaskState("t", "running")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := cluster.RunHCL(shJob("too-big", "sleep 120", 0.6, ""), nil); err != nil {
+		t.Fatal(err)
+	}
+	defer stopJob(t, "too-big")
+	a, err := cluster.WaitAlloc(within(t, 60*time.Second), "too-big", func(a *api.Allocation) bool {
+		ts := a.TaskStates["t"]
+		return ts != nil && ts.Failed
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := harness.Events(a, "t")
+	t.Logf("events of the 0.6 task:\n%s", events)
+	if !strings.Contains(events, "does not fit") || !strings.Contains(events, "0.6") {
+		t.Errorf("failure event should say the 0.6 fraction does not fit; got:\n%s", events)
+	}
+	for _, id := range ids {
+		if _, err := cluster.WaitAlloc(within(t, 5*time.Second), id, harness.TaskState("t", "running")); err != nil {
+			t.Errorf("%s was disturbed: %v", id, err)
+		}
+	}
+}
+
+// (3) The plugin is killed while a task runs: the task keeps running, is
+// recovered, and its exit code is reported.
+func TestTaskSurvivesPluginKill(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "go")
+	script := fmt.Sprintf("echo started $$; while [ ! -e %s ]; do sleep 0.2; done; echo finishing; exit 3", marker)
+	if _, err := cluster.RunHCL(shJob("survivor", script, 0.25, ""), nil); err != nil {
+		t.Fatal(err)
+	}
+	defer stopJob(t, "survivor")
+	a, err := cluster.WaitAlloc(within(t, 60*time.Second), "survivor", harness.TaskState("t", "running"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := cluster.PluginPIDs()
+	if err != nil || len(before) == 0 {
+		t.Fatalf("no caravan-driver plugin process found: %v", err)
+	}
+	for _, pid := range before {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitNewPlugin(t, before)
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err = cluster.WaitAlloc(within(t, 60*time.Second), "survivor", harness.TaskState("t", "dead"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := harness.Events(a, "t")
+	t.Logf("events:\n%s", events)
+	out, _ := cluster.Logs(a, "t", "stdout")
+	if !strings.Contains(out, "finishing") {
+		t.Errorf("the task did not run to its end after the plugin was killed; stdout:\n%s", out)
+	}
+	if strings.Count(out, "started") != 1 {
+		t.Errorf("the task was started more than once; stdout:\n%s", out)
+	}
+	if code := exitCode(a, "t"); code != 3 {
+		t.Errorf("exit code reported as %d, want 3; events:\n%s", code, events)
+	}
+}
+
+func waitNewPlugin(t *testing.T, old []int) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		pids, _ := cluster.PluginPIDs()
+		if len(pids) > 0 && pids[0] != old[0] {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatal("nomad did not relaunch the caravan-driver plugin")
+}
+
+func exitCode(a *api.Allocation, task string) int {
+	code := -1
+	for _, e := range a.TaskStates[task].Events {
+		if e.Type == api.TaskTerminated {
+			code = e.ExitCode
+		}
+	}
+	return code
+}
+
+// (4) `nomad job stop` delivers SIGTERM; the training script checkpoints to
+// CARAVAN_CHECKPOINT_DIR before it exits.
+func TestStopCheckpoints(t *testing.T) {
+	job, err := cluster.RunFile(repoPath(t, "jobspecs", "train-digits.nomad.hcl"), map[string]string{
+		"workloads": repoPath(t, "workloads"), "steps": "1000000", "step_sleep": "0.01",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := *job.ID
+	a, err := cluster.WaitAlloc(within(t, 60*time.Second), id, harness.TaskState("train", "running"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := waitProgress(t, a, "train", 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := cluster.API.Jobs().Deregister(id, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	a, err = cluster.WaitAlloc(within(t, 60*time.Second), id, harness.TaskState("train", "dead"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopJob(t, id)
+	out, _ := cluster.Logs(a, "train", "stdout")
+	t.Logf("stdout:\n%s", out)
+	dir := envOf(out)["CARAVAN_CHECKPOINT_DIR"]
+	if dir == "" {
+		t.Fatal("task did not see CARAVAN_CHECKPOINT_DIR")
+	}
+	if !strings.Contains(out, "received signal 15") || !strings.Contains(out, "checkpoint saved") {
+		t.Errorf("task should report SIGTERM and a checkpoint; stdout:\n%s", out)
+	}
+	st, err := os.Stat(filepath.Join(dir, "digits.pt"))
+	if err != nil || st.Size() == 0 {
+		t.Fatalf("no checkpoint in %s: %v", dir, err)
+	}
+}
+
+type progressLine struct {
+	Step    float64 `json:"step"`
+	Loss    float64 `json:"loss"`
+	Samples float64 `json:"samples"`
+}
+
+// waitProgress polls the task's progress file (through Nomad's fs API) until
+// it holds at least n lines.
+func waitProgress(t *testing.T, a *api.Allocation, task string, n int) ([]progressLine, error) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	var lines []progressLine
+	var err error
+	for time.Now().Before(deadline) {
+		if lines, err = readProgress(a, task); err == nil && len(lines) >= n {
+			return lines, nil
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	return lines, fmt.Errorf("progress file has %d lines, want %d (last error %v)", len(lines), n, err)
+}
+
+func readProgress(a *api.Allocation, task string) ([]progressLine, error) {
+	body, err := cluster.Cat(a, "alloc/caravan/"+task+".progress.jsonl")
+	if err != nil {
+		return nil, err
+	}
+	var lines []progressLine
+	for _, l := range strings.Split(strings.TrimSpace(body), "\n") {
+		if l == "" {
+			continue
+		}
+		var p progressLine
+		if err := json.Unmarshal([]byte(l), &p); err != nil {
+			return nil, fmt.Errorf("bad progress line %q: %w", l, err)
+		}
+		lines = append(lines, p)
+	}
+	return lines, nil
+}
+
+// (5) Real PyTorch training on CPU under the driver: its loss falls, as read
+// from its progress file.
+func TestPyTorchTrainingLossFalls(t *testing.T) {
+	job, err := cluster.RunFile(repoPath(t, "jobspecs", "train-digits.nomad.hcl"), map[string]string{
+		"workloads": repoPath(t, "workloads"), "steps": "300",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopJob(t, *job.ID)
+	a, err := cluster.WaitAlloc(within(t, 180*time.Second), *job.ID, harness.TaskState("train", "dead"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := cluster.Logs(a, "train", "stdout")
+	if a.TaskStates["train"].Failed {
+		errOut, _ := cluster.Logs(a, "train", "stderr")
+		t.Fatalf("training failed:\n%s\n%s\n%s", harness.Events(a, "train"), out, errOut)
+	}
+	lines, err := readProgress(a, "train")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) < 10 {
+		t.Fatalf("only %d progress lines", len(lines))
+	}
+	first, last := lines[0], lines[len(lines)-1]
+	t.Logf("loss %.4f at step %g -> %.4f at step %g; %s", first.Loss, first.Step, last.Loss, last.Step, strings.TrimSpace(out[strings.LastIndex(out, "done"):]))
+	if last.Step != 300 || !(last.Loss < first.Loss/2) {
+		t.Errorf("loss should at least halve over 300 steps: first %+v last %+v", first, last)
+	}
+}

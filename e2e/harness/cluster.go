@@ -1,0 +1,204 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// Options shape a cluster. The zero value is one agent that is both server and
+// client, with two simulated GPUs.
+type Options struct {
+	// Clients is the number of client-only agents beside a server-only agent;
+	// 0 runs a single combined server+client agent.
+	Clients int
+	// GPUs each client declares (simulated). Count < 0 declares none.
+	GPUs GPUs
+	// RawExec enables Nomad's raw_exec driver too (for side-by-side benchmarks).
+	RawExec bool
+	// Dir holds configs, data dirs and logs; a temp dir when empty.
+	Dir string
+	// ExtraConfig is appended to every agent's HCL.
+	ExtraConfig string
+	// Ready is how long to wait for the cluster (default 90s).
+	Ready time.Duration
+}
+
+func (o *Options) defaults() error {
+	if o.GPUs.Count == 0 {
+		o.GPUs = GPUs{Model: "Simulated A100 40GB", MemoryMiB: 40960, Count: 2}
+	}
+	if o.Ready == 0 {
+		o.Ready = 90 * time.Second
+	}
+	if o.Dir == "" {
+		d, err := os.MkdirTemp("", "caravan-e2e-")
+		if err != nil {
+			return err
+		}
+		o.Dir = d
+	}
+	return nil
+}
+
+// Cluster is a running set of agents and an API client for it.
+type Cluster struct {
+	Server  *Agent
+	Clients []*Agent // includes Server when it is also the client
+	API     *api.Client
+	Bins    Binaries
+	Dir     string
+}
+
+// Start builds configs, launches the agents and waits until every client node
+// is ready with a healthy caravan driver.
+func Start(ctx context.Context, o Options) (*Cluster, error) {
+	bins, err := FindBinaries()
+	if err != nil {
+		return nil, err
+	}
+	if err := o.defaults(); err != nil {
+		return nil, err
+	}
+	c := &Cluster{Bins: bins, Dir: o.Dir}
+	if err := c.launch(o); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.Ready)
+	defer cancel()
+	if err := c.waitReady(ctx, len(c.Clients)); err != nil {
+		c.Stop()
+		return nil, fmt.Errorf("%w (agent logs in %s)", err, o.Dir)
+	}
+	return c, nil
+}
+
+func (c *Cluster) launch(o Options) error {
+	gpus := o.GPUs
+	if gpus.Count < 0 {
+		gpus.Count = 0
+	}
+	n := 1 + o.Clients
+	ports, err := freePorts(3 * n)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		cfg := agentConfig{
+			Name: fmt.Sprintf("client-%d", i), PluginDir: c.Bins.PluginDir,
+			HTTP: ports[3*i], RPC: ports[3*i+1], Serf: ports[3*i+2],
+			Client: true, GPUs: gpus, RawExec: o.RawExec, Extra: o.ExtraConfig,
+		}
+		if i == 0 {
+			cfg.Name, cfg.Server, cfg.Client = "server", true, o.Clients == 0
+		} else {
+			cfg.Servers = []string{c.Server.RPCAddr}
+		}
+		cfg.DataDir = filepath.Join(o.Dir, cfg.Name)
+		a, err := newAgent(c.Bins.Nomad, o.Dir, cfg)
+		if err != nil {
+			return err
+		}
+		if err := a.Start(); err != nil {
+			return err
+		}
+		if i == 0 {
+			c.Server = a
+			api, err := api.NewClient(&api.Config{Address: a.HTTPAddr})
+			if err != nil {
+				return err
+			}
+			c.API = api
+		}
+		if cfg.Client {
+			c.Clients = append(c.Clients, a)
+		}
+	}
+	return nil
+}
+
+// waitReady polls until n nodes are ready and their caravan driver is healthy.
+func (c *Cluster) waitReady(ctx context.Context, n int) error {
+	var last error
+	for {
+		if last = c.ready(n); last == nil {
+			return nil
+		}
+		if c.Server.Exited() {
+			return errors.New("harness: nomad server exited during start")
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("harness: cluster not ready: %v", last)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func (c *Cluster) ready(n int) error {
+	nodes, _, err := c.API.Nodes().List(nil)
+	if err != nil {
+		return err
+	}
+	healthy := 0
+	for _, stub := range nodes {
+		d := stub.Drivers["caravan"]
+		if stub.Status == "ready" && d != nil && d.Detected && d.Healthy {
+			healthy++
+		}
+	}
+	if healthy < n {
+		return fmt.Errorf("%d of %d nodes ready with a healthy caravan driver", healthy, n)
+	}
+	return nil
+}
+
+// Stop purges every job (so no task outlives the test), then stops the agents.
+func (c *Cluster) Stop() error {
+	if c.API != nil && c.Server != nil && !c.Server.Exited() {
+		c.purgeJobs(30 * time.Second)
+	}
+	var errs []error
+	for i := len(c.Clients) - 1; i >= 0; i-- {
+		if c.Clients[i] != c.Server {
+			errs = append(errs, c.Clients[i].Stop(15*time.Second))
+		}
+	}
+	if c.Server != nil {
+		errs = append(errs, c.Server.Stop(15*time.Second))
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Cluster) purgeJobs(wait time.Duration) {
+	jobs, _, err := c.API.Jobs().List(nil)
+	if err != nil {
+		return
+	}
+	for _, j := range jobs {
+		c.API.Jobs().Deregister(j.ID, true, &api.WriteOptions{Namespace: j.Namespace})
+	}
+	deadline := time.Now().Add(wait)
+	for time.Now().Before(deadline) {
+		allocs, _, err := c.API.Allocations().List(nil)
+		if err != nil || !anyRunning(allocs) {
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func anyRunning(allocs []*api.AllocationListStub) bool {
+	for _, a := range allocs {
+		if a.ClientStatus == "running" || a.ClientStatus == "pending" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,72 @@
+package harness
+
+import (
+	"fmt"
+	"strings"
+)
+
+// GPUs are the simulated GPUs each client's caravan driver declares.
+type GPUs struct {
+	Model     string
+	MemoryMiB int
+	Count     int
+}
+
+// agentConfig renders one agent's HCL. server and client say which roles it
+// plays; servers lists the RPC addresses a client-only agent joins.
+type agentConfig struct {
+	Name      string
+	DataDir   string
+	PluginDir string
+	HTTP, RPC int
+	Serf      int
+	Server    bool
+	Client    bool
+	Servers   []string
+	GPUs      GPUs
+	RawExec   bool
+	Extra     string
+}
+
+func (c agentConfig) render() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "name = %q\ndata_dir = %q\nplugin_dir = %q\n", c.Name, c.DataDir, c.PluginDir)
+	fmt.Fprintf(&b, "bind_addr = \"127.0.0.1\"\nlog_level = \"DEBUG\"\ndisable_update_check = true\n")
+	fmt.Fprintf(&b, "ports {\n  http = %d\n  rpc = %d\n  serf = %d\n}\n", c.HTTP, c.RPC, c.Serf)
+	fmt.Fprintf(&b, "advertise {\n  http = \"127.0.0.1\"\n  rpc = \"127.0.0.1\"\n  serf = \"127.0.0.1\"\n}\n")
+	if c.Server {
+		b.WriteString("server {\n  enabled = true\n  bootstrap_expect = 1\n}\n")
+	}
+	if c.Client {
+		b.WriteString(c.clientBlock())
+		b.WriteString(c.pluginBlocks())
+	}
+	b.WriteString(c.Extra)
+	return b.String()
+}
+
+func (c agentConfig) clientBlock() string {
+	var b strings.Builder
+	b.WriteString("client {\n  enabled = true\n")
+	if len(c.Servers) > 0 {
+		fmt.Fprintf(&b, "  servers = [%q]\n", strings.Join(c.Servers, `", "`))
+	}
+	// The cloud fingerprinters probe metadata services that do not exist here,
+	// and the AWS one refuses to start when AWS_CA_BUNDLE is set.
+	b.WriteString("  options {\n    \"fingerprint.denylist\" = \"env_aws,env_gce,env_azure,env_digitalocean\"\n  }\n}\n")
+	return b.String()
+}
+
+func (c agentConfig) pluginBlocks() string {
+	var b strings.Builder
+	b.WriteString("plugin \"caravan-driver\" {\n  config {\n")
+	if c.GPUs.Count > 0 {
+		fmt.Fprintf(&b, "    gpu_backend = \"simulated\"\n    simulated_gpus {\n      model = %q\n      memory_mib = %d\n      count = %d\n    }\n",
+			c.GPUs.Model, c.GPUs.MemoryMiB, c.GPUs.Count)
+	}
+	fmt.Fprintf(&b, "    state_dir = %q\n  }\n}\n", c.DataDir+"/caravan")
+	if c.RawExec {
+		b.WriteString("plugin \"raw_exec\" {\n  config {\n    enabled = true\n  }\n}\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,65 @@
+// Package harness starts real Nomad agents (and Consul) on this machine, with
+// the caravan driver loaded from bin/plugins, for end-to-end tests and the demo.
+package harness
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+)
+
+// RepoRoot walks up from the working directory to the folder holding go.mod.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("harness: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Binaries are the executables a cluster needs, built by `make tools build`.
+type Binaries struct {
+	Nomad     string
+	Consul    string
+	PluginDir string
+	Caravan   string
+}
+
+// FindBinaries locates the built binaries under <repo>/bin and says which is
+// missing and how to build it.
+func FindBinaries() (Binaries, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return Binaries{}, err
+	}
+	b := Binaries{
+		Nomad:     filepath.Join(root, "bin", "nomad"),
+		Consul:    filepath.Join(root, "bin", "consul"),
+		PluginDir: filepath.Join(root, "bin", "plugins"),
+		Caravan:   filepath.Join(root, "bin", "caravan"),
+	}
+	for _, p := range []string{b.Nomad, filepath.Join(b.PluginDir, "caravan-driver")} {
+		if _, err := os.Stat(p); err != nil {
+			return b, errors.New("harness: " + p + " is missing: run `make tools build` first")
+		}
+	}
+	return b, nil
+}
+
+// SharedTraces is ../shared/traces beside the repository.
+func SharedTraces() (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(root), "shared", "traces"), nil
+}

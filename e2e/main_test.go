@@ -1,0 +1,70 @@
+// Package e2e runs Caravan against real Nomad agents on this machine: the
+// nomad binary built by `make tools`, the caravan-driver plugin loaded from
+// bin/plugins, real jobspecs from jobspecs/ and real processes.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/caravan-dl/caravan/e2e/harness"
+)
+
+// cluster is one combined server+client agent with a single simulated GPU,
+// shared by the tests in this package; they run one at a time.
+var cluster *harness.Cluster
+
+func TestMain(m *testing.M) {
+	if _, err := harness.FindBinaries(); err != nil {
+		if os.Getenv("CARAVAN_E2E") != "" {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Fprintln(os.Stderr, "skipping e2e:", err)
+		os.Exit(0)
+	}
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := harness.Start(ctx, harness.Options{
+		GPUs:    harness.GPUs{Model: "Simulated A100 40GB", MemoryMiB: 40960, Count: 1},
+		RawExec: true,
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: start nomad:", err)
+		return 1
+	}
+	cluster = c
+	code := m.Run()
+	if err := c.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: stop:", err)
+	}
+	if code == 0 {
+		os.RemoveAll(c.Dir)
+	} else {
+		fmt.Fprintln(os.Stderr, "e2e: agent logs kept in", c.Dir)
+	}
+	return code
+}
+
+func repoPath(t testing.TB, rel ...string) string {
+	t.Helper()
+	root, err := harness.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(append([]string{root}, rel...)...)
+}
+
+func within(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}

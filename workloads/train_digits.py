@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+"""Train a small MLP on scikit-learn's bundled digits data with PyTorch on CPU.
+
+Speaks Caravan's task contract:
+  * appends {"step", "loss", "samples", ...} JSON lines to $CARAVAN_PROGRESS_FILE,
+  * checkpoints to $CARAVAN_CHECKPOINT_DIR when told to stop (SIGTERM/SIGINT)
+    and every --checkpoint-every steps, and resumes from the last checkpoint.
+"""
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+
+import torch
+from sklearn.datasets import load_digits
+
+stop_requested = False
+
+
+def on_stop(signum, _frame):
+    global stop_requested
+    stop_requested = True
+    print(f"received signal {signum}: checkpointing before exit", flush=True)
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--steps", type=int, default=400, help="optimizer steps in total")
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--lr", type=float, default=0.05)
+    p.add_argument("--checkpoint-every", type=int, default=100)
+    p.add_argument("--step-sleep", type=float, default=0.0,
+                   help="seconds to pause per step (stretches a demo run)")
+    p.add_argument("--seed", type=int, default=0)
+    return p.parse_args()
+
+
+def load_data():
+    digits = load_digits()
+    x = torch.tensor(digits.data, dtype=torch.float32) / 16.0
+    y = torch.tensor(digits.target, dtype=torch.long)
+    return x, y
+
+
+def model_and_opt(lr):
+    model = torch.nn.Sequential(
+        torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+    return model, torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+
+
+def checkpoint_path():
+    d = os.environ.get("CARAVAN_CHECKPOINT_DIR")
+    return os.path.join(d, "digits.pt") if d else None
+
+
+def save(path, model, opt, step):
+    if not path:
+        return
+    tmp = path + ".tmp"
+    torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step}, tmp)
+    os.replace(tmp, path)  # atomic: a kill mid-save never leaves a torn checkpoint
+    print(f"checkpoint saved at step {step}", flush=True)
+
+
+def restore(path, model, opt):
+    if not path or not os.path.exists(path):
+        return 0
+    state = torch.load(path)
+    model.load_state_dict(state["model"])
+    opt.load_state_dict(state["opt"])
+    print(f"resumed from checkpoint at step {state['step']}", flush=True)
+    return state["step"]
+
+
+def main():
+    args = parse_args()
+    signal.signal(signal.SIGTERM, on_stop)
+    signal.signal(signal.SIGINT, on_stop)
+    torch.set_num_threads(1)
+    torch.manual_seed(args.seed)
+    for k in sorted(os.environ):
+        if k.startswith(("CUDA_", "CARAVAN_")):
+            print(f"{k}={os.environ[k]}", flush=True)
+
+    x, y = load_data()
+    model, opt = model_and_opt(args.lr)
+    ckpt = checkpoint_path()
+    step = restore(ckpt, model, opt)
+    progress = os.environ.get("CARAVAN_PROGRESS_FILE")
+    out = open(progress, "a") if progress else None
+    gen = torch.Generator().manual_seed(args.seed + step)
+    loss_fn = torch.nn.CrossEntropyLoss()
+
+    while step < args.steps:
+        if stop_requested:
+            save(ckpt, model, opt, step)
+            return 0
+        idx = torch.randint(0, len(x), (args.batch,), generator=gen)
+        opt.zero_grad()
+        loss = loss_fn(model(x[idx]), y[idx])
+        loss.backward()
+        opt.step()
+        step += 1
+        if out and (step % 10 == 0 or step == args.steps):
+            with torch.no_grad():
+                acc = (model(x).argmax(1) == y).float().mean().item()
+            out.write(json.dumps({"step": step, "loss": round(loss.item(), 6),
+                                  "samples": step * args.batch, "accuracy": round(acc, 4),
+                                  "time": time.time()}) + "\n")
+            out.flush()
+        if step % args.checkpoint_every == 0:
+            save(ckpt, model, opt, step)
+        if args.step_sleep:
+            time.sleep(args.step_sleep)
+
+    with torch.no_grad():
+        acc = (model(x).argmax(1) == y).float().mean().item()
+    print(f"done: {step} steps, final loss {loss.item():.4f}, train accuracy {acc:.3f}", flush=True)
+    save(ckpt, model, opt, step)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

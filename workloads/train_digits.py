@@ -117,8 +117,9 @@ def main():
 
     with torch.no_grad():
         acc = (model(x).argmax(1) == y).float().mean().item()
-    print(f"done: {step} steps, final loss {loss.item():.4f}, train accuracy {acc:.3f}", flush=True)
-    save(ckpt, model, opt, step)
+    if step % args.checkpoint_every:
+        save(ckpt, model, opt, step)
+    print(f"done: {step} steps, train accuracy {acc:.3f}", flush=True)
     return 0
 
 

@@ -1,0 +1,119 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
+
+// apply validates and applies one decision: preempts first, then starts.
+// A decision that names unknown jobs, preempts a job that is not running,
+// or over-allocates a GPU is a policy bug and stops the run.
+func (e *engine) apply(d policy.Decision) (started int, err error) {
+	for _, id := range d.Preempts {
+		j := e.byID[id]
+		if j == nil || j.pj.State != policy.Running {
+			return 0, fmt.Errorf("t=%.0f: policy %s preempted %q, which is not running", e.now, e.pol.Name(), id)
+		}
+		e.stop(j)
+		j.pj.Preemptions++
+		j.resumePenalty = true
+	}
+	seen := map[string]bool{}
+	for _, st := range d.Starts {
+		j := e.byID[st.JobID]
+		if j == nil || j.pj.State == policy.Finished {
+			return started, fmt.Errorf("t=%.0f: policy %s started %q, which is not an active job", e.now, e.pol.Name(), st.JobID)
+		}
+		if seen[st.JobID] {
+			return started, fmt.Errorf("t=%.0f: policy %s started %q twice in one decision", e.now, e.pol.Name(), st.JobID)
+		}
+		seen[st.JobID] = true
+		if err := e.start(j, st.Placement); err != nil {
+			return started, fmt.Errorf("t=%.0f: policy %s: job %s: %w", e.now, e.pol.Name(), st.JobID, err)
+		}
+		started++
+	}
+	return started, nil
+}
+
+// stop takes a running job off its GPUs and queues it.
+func (e *engine) stop(j *simJob) {
+	e.led.release(j, j.pj.Placement)
+	j.pj.Placement = policy.Placement{}
+	j.pj.State = policy.Queued
+	j.pj.QueuedSince = e.now
+	j.gpus = 0
+	j.speed = 0
+}
+
+// start places a queued job, or resizes a running one, all-or-nothing.
+func (e *engine) start(j *simJob, p policy.Placement) error {
+	old := j.pj.Placement
+	if j.pj.State == policy.Running {
+		e.led.release(j, old)
+	}
+	if err := e.validate(j, p); err != nil {
+		if j.pj.State == policy.Running {
+			e.led.commit(j, old)
+		}
+		return err
+	}
+	e.led.commit(j, p)
+	j.pj.Placement = policy.Placement{Slots: append([]policy.Slot(nil), p.Slots...)}
+	j.gpus = 0
+	for _, s := range p.Slots {
+		j.gpus += s.Fraction
+	}
+	if j.pj.State == policy.Running {
+		return nil // a resize keeps its start time
+	}
+	j.pj.State = policy.Running
+	j.pj.LastStart = e.now
+	if !j.started {
+		j.started, j.firstStart = true, e.now
+	}
+	if j.resumePenalty {
+		j.remaining += e.cfg.RestartPenalty
+		j.resumePenalty = false
+	}
+	return nil
+}
+
+// validate checks a gang placement against the ledger without changing it.
+func (e *engine) validate(j *simJob, p policy.Placement) error {
+	n := len(p.Slots)
+	lo, hi := j.pj.Workers, j.pj.Workers
+	if j.pj.MaxWorkers > 0 {
+		lo, hi = max(1, j.pj.MinWorkers), j.pj.MaxWorkers
+	}
+	if n < lo || n > hi {
+		return fmt.Errorf("placement has %d slots, job needs %d..%d workers", n, lo, hi)
+	}
+	type key struct{ node, gpu int }
+	addFrac := map[key]float64{}
+	addMem := map[key]int64{}
+	for _, s := range p.Slots {
+		ni, ok := e.led.nodeIdx[s.Node]
+		if !ok {
+			return fmt.Errorf("slot on unknown node %q", s.Node)
+		}
+		if s.GPU < 0 || s.GPU >= len(e.led.gpus[ni]) {
+			return fmt.Errorf("slot on node %s GPU %d, which has %d GPUs", s.Node, s.GPU, len(e.led.gpus[ni]))
+		}
+		if !(s.Fraction > 0 && s.Fraction <= 1+eps) || s.MemMiB < 0 {
+			return fmt.Errorf("slot on %s/%d asks fraction %v, memory %d", s.Node, s.GPU, s.Fraction, s.MemMiB)
+		}
+		k := key{ni, s.GPU}
+		addFrac[k] += s.Fraction
+		addMem[k] += s.MemMiB
+		st := &e.led.gpus[ni][s.GPU]
+		if st.frac+addFrac[k] > 1+1e-6 {
+			return fmt.Errorf("GPU %s/%d over-allocated: %.3f used + %.3f asked > 1", s.Node, s.GPU, st.frac, addFrac[k])
+		}
+		if capMem := e.led.cluster.Nodes[ni].GPUs[s.GPU].MemoryMiB; capMem > 0 && st.mem+addMem[k] > capMem {
+			return fmt.Errorf("GPU %s/%d memory over-allocated: %d used + %d asked > %d MiB", s.Node, s.GPU, st.mem, addMem[k], capMem)
+		}
+	}
+	return nil
+}

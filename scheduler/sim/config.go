@@ -1,0 +1,51 @@
+package sim
+
+import (
+	"io"
+
+	"github.com/caravan-dl/caravan/scheduler/profile"
+)
+
+// Config tunes a run. The zero value is usable: Defaults fills it.
+type Config struct {
+	// Quantum is the scheduling period in seconds (besides every arrival
+	// and completion). Default 60.
+	Quantum float64
+	// IdleQuanta also runs quanta when no job is queued. Off by default:
+	// with nothing waiting only elastic policies could act, and skipping
+	// them keeps long replays fast.
+	IdleQuanta bool
+	// RestartPenalty is work (seconds) added each time a preempted job
+	// resumes: the checkpoint reload and warm-up it redoes. Default 0, as
+	// in the Tiresias reference simulator.
+	RestartPenalty float64
+	// Interference slows co-located jobs (see profile.Interference).
+	Interference profile.Interference
+	// StuckQuanta is how many decisions on an idle cluster with no future
+	// arrivals may start nothing before the waiting jobs are reported as
+	// unplaceable. Default 3.
+	StuckQuanta int
+	// Samples bounds the time series length. Default 2000.
+	Samples int
+	// Check verifies invariants after every event (tests; costs time).
+	Check bool
+	// Progress, if set, receives a progress bar.
+	Progress io.Writer
+}
+
+// Defaults returns c with zero fields set to their defaults.
+func (c Config) Defaults() Config {
+	if c.Quantum <= 0 {
+		c.Quantum = 60
+	}
+	if c.Interference == (profile.Interference{}) {
+		c.Interference = profile.DefaultInterference()
+	}
+	if c.StuckQuanta <= 0 {
+		c.StuckQuanta = 3
+	}
+	if c.Samples <= 0 {
+		c.Samples = 2000
+	}
+	return c
+}

@@ -1,0 +1,56 @@
+package sim
+
+import (
+	"github.com/caravan-dl/caravan/scheduler/policy"
+	"github.com/caravan-dl/caravan/scheduler/profile"
+)
+
+// progressStep is how often (fraction of the job's work) a running job
+// "appends a line to its progress file": 2% gives Optimus ≤ 50 points.
+const progressStep = 0.02
+
+// progress appends convergence points as a job crosses progress marks,
+// read from its model's measured curve (profile.Curve.LossAt).
+func (e *engine) progress(j *simJob) {
+	m := j.spec.Speed
+	if m == nil || j.spec.Work <= 0 || len(m.Curves) == 0 {
+		return
+	}
+	frac := 1 - j.remaining/j.spec.Work
+	if frac < j.nextMark {
+		return
+	}
+	steps := e.totalSteps(j)
+	c := m.CurveFor(float64(j.spec.GPUs) * m.RefBatch)
+	for frac >= j.nextMark && j.nextMark <= 1 {
+		step, loss := c.LossAt(j.nextMark, steps)
+		j.pj.Progress = append(j.pj.Progress, policy.ProgressPoint{Step: step, Loss: loss, Samples: step * m.RefBatch * float64(j.spec.GPUs)})
+		j.nextMark += progressStep
+	}
+}
+
+// totalSteps is the job's work expressed in training steps on its
+// consolidated placement.
+func (e *engine) totalSteps(j *simJob) float64 {
+	t := j.spec.Speed.StepTime(profile.Consolidated(j.spec.GPUs, e.perNode))
+	if t <= 0 {
+		return 0
+	}
+	return j.spec.Work / t
+}
+
+// stepTimes fills the policy-visible step time per worker count (what a
+// live job would report after running at that size).
+func (e *engine) stepTimes(j *simJob) map[int]policy.Seconds {
+	m := j.spec.Speed
+	if m == nil {
+		return nil
+	}
+	hi := max(j.spec.GPUs, j.spec.MaxWorkers)
+	out := map[int]policy.Seconds{}
+	for w := 1; w <= hi; w *= 2 {
+		out[w] = m.StepTime(profile.Consolidated(w, e.perNode))
+	}
+	out[j.spec.GPUs] = m.StepTime(profile.Consolidated(j.spec.GPUs, e.perNode))
+	return out
+}

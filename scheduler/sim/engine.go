@@ -1,0 +1,291 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
+
+// finishObserver is implemented by policies that learn from finished jobs
+// (e.g. Gittins priors); the simulator tells them once per job.
+type finishObserver interface {
+	ObserveFinished(j *policy.Job)
+}
+
+type engine struct {
+	cfg     Config
+	pol     policy.Policy
+	led     *ledger
+	perNode int
+	jobs    []*simJob // arrival order
+	byID    map[string]*simJob
+	active  []*simJob // queued + running, arrival order
+	run     []*simJob // running, rebuilt on change
+	runOK   bool
+	next    int // next arrival index
+	now     float64
+	lastQ   float64
+	stuck   int
+	events  int
+	res     *Result
+	rec     *recorder
+	bar     *Bar
+	// scratch buffers
+	shapeBuf, countBuf []int
+	demandBuf          []float64
+	snapJobs           []*policy.Job
+	prevAttained       map[string]float64
+}
+
+// Run replays jobs on cluster under pol and returns what happened. jobs
+// need not be sorted; IDs must be unique.
+func Run(cfg Config, cluster policy.Cluster, jobs []Job, pol policy.Policy) (*Result, error) {
+	cfg = cfg.Defaults()
+	if pol == nil {
+		return nil, fmt.Errorf("no policy")
+	}
+	e := &engine{cfg: cfg, pol: pol, led: newLedger(cluster), perNode: maxPerNode(cluster), byID: map[string]*simJob{}, lastQ: math.Inf(-1)}
+	e.res = &Result{Policy: pol.Name(), TotalGPUs: TotalGPUs(cluster)}
+	if e.res.TotalGPUs == 0 {
+		return nil, fmt.Errorf("cluster has no GPUs")
+	}
+	if err := e.load(jobs); err != nil {
+		return nil, err
+	}
+	e.rec = newRecorder(cfg.Samples, e.horizon())
+	if cfg.Progress != nil {
+		e.bar = NewBar(cfg.Progress, pol.Name(), len(e.jobs))
+	}
+	if err := e.loop(); err != nil {
+		return nil, err
+	}
+	e.bar.Finish()
+	e.finishResult()
+	return e.res, nil
+}
+
+// load builds job state, setting aside jobs that can never fit.
+func (e *engine) load(jobs []Job) error {
+	sorted := make([]*Job, len(jobs))
+	for i := range jobs {
+		sorted[i] = &jobs[i]
+	}
+	sort.SliceStable(sorted, func(a, b int) bool { return sorted[a].Submit < sorted[b].Submit })
+	for _, sp := range sorted {
+		if _, dup := e.byID[sp.ID]; dup {
+			return fmt.Errorf("%s: duplicate job ID %q", sp.Source, sp.ID)
+		}
+		if sp.GPUs < 1 || sp.Work < 0 || math.IsNaN(sp.Work) || math.IsInf(sp.Work, 0) {
+			return fmt.Errorf("%s: job %s: want ≥ 1 GPU and finite non-negative work, got %d GPUs, %v s", sp.Source, sp.ID, sp.GPUs, sp.Work)
+		}
+		j := newSimJob(sp)
+		e.byID[sp.ID] = j
+		if float64(sp.GPUs) > float64(e.res.TotalGPUs) {
+			e.res.Unfit = append(e.res.Unfit, Unfit{ID: sp.ID, GPUs: sp.GPUs, Reason: fmt.Sprintf("needs %d GPUs, cluster has %d", sp.GPUs, e.res.TotalGPUs)})
+			continue
+		}
+		j.pj.StepTimes = e.stepTimes(j)
+		e.jobs = append(e.jobs, j)
+	}
+	return nil
+}
+
+func newSimJob(sp *Job) *simJob {
+	return &simJob{
+		spec:      sp,
+		remaining: sp.Work,
+		pj: policy.Job{
+			ID: sp.ID, User: sp.User, Model: sp.Model, Submit: sp.Submit, State: policy.Queued,
+			Workers: sp.GPUs, Fraction: sp.Fraction, MemMiB: 0,
+			MinWorkers: sp.MinWorkers, MaxWorkers: sp.MaxWorkers,
+			OracleDuration: sp.Work, QueuedSince: sp.Submit, Util: sp.Util,
+		},
+		nextMark: 0,
+	}
+}
+
+func (e *engine) horizon() float64 {
+	if len(e.jobs) == 0 {
+		return 1
+	}
+	return e.jobs[len(e.jobs)-1].spec.Submit
+}
+
+// loop is the event loop: advance to the next event, retire completions,
+// admit arrivals, decide, repeat until every job is finished or reported.
+func (e *engine) loop() error {
+	for e.next < len(e.jobs) || len(e.active) > 0 {
+		t, quantum := e.nextEventTime()
+		if math.IsInf(t, 1) {
+			return fmt.Errorf("t=%.0f: simulator stalled with %d active jobs", e.now, len(e.active))
+		}
+		e.advance(t)
+		changed := e.retire()
+		changed = e.admit() || changed
+		if (!changed && !quantum) || len(e.active) == 0 {
+			continue
+		}
+		if err := e.decide(); err != nil {
+			return err
+		}
+		if e.cfg.Check {
+			if err := e.checkInvariants(); err != nil {
+				return fmt.Errorf("t=%.0f: invariant violated: %w", e.now, err)
+			}
+		}
+		e.rec.sample(e)
+		e.bar.Update(len(e.res.Jobs))
+	}
+	return nil
+}
+
+// nextEventTime is the earliest arrival, completion or due quantum.
+func (e *engine) nextEventTime() (float64, bool) {
+	t := math.Inf(1)
+	if e.next < len(e.jobs) {
+		t = e.jobs[e.next].spec.Submit
+	}
+	for _, j := range e.running() {
+		if j.speed > 0 {
+			t = min(t, e.now+j.remaining/j.speed)
+		}
+	}
+	if e.quantaActive() {
+		q := math.Floor(e.now/e.cfg.Quantum)*e.cfg.Quantum + e.cfg.Quantum
+		if q <= t {
+			return q, true
+		}
+	}
+	return max(t, e.now), false
+}
+
+// quantaActive: quanta matter while something waits (or always, if asked).
+func (e *engine) quantaActive() bool {
+	if len(e.active) == 0 {
+		return false
+	}
+	return e.cfg.IdleQuanta || len(e.active) > len(e.running())
+}
+
+// advance moves time to t, crediting progress and service.
+func (e *engine) advance(t float64) {
+	dt := t - e.now
+	if dt > 0 {
+		for _, j := range e.running() {
+			done := j.speed * dt
+			if j.remaining-done <= 1e-7*max(1, j.spec.Work) || e.now+j.remaining/j.speed <= t {
+				done = j.remaining
+			}
+			j.remaining -= done
+			j.pj.Executed += dt
+			j.pj.Attained += j.gpus * dt
+			e.rec.credit(j.gpus*dt, j.gpus*j.speed*dt)
+			e.progress(j)
+		}
+	}
+	e.now = t
+}
+
+// retire finishes every running job with no work left, exactly once.
+func (e *engine) retire() bool {
+	any := false
+	for _, j := range e.running() {
+		if j.remaining > 0 {
+			continue
+		}
+		e.stop(j)
+		j.pj.State = policy.Finished
+		j.done, j.finish = true, e.now
+		e.res.Jobs = append(e.res.Jobs, e.jobResult(j))
+		if o, ok := e.pol.(finishObserver); ok {
+			o.ObserveFinished(&j.pj)
+		}
+		any = true
+	}
+	if any {
+		e.compact()
+	}
+	return any
+}
+
+// admit queues every job submitted by now.
+func (e *engine) admit() bool {
+	any := false
+	for e.next < len(e.jobs) && e.jobs[e.next].spec.Submit <= e.now {
+		j := e.jobs[e.next]
+		e.active = append(e.active, j)
+		e.next++
+		any = true
+	}
+	return any
+}
+
+// decide builds a snapshot, asks the policy and applies its decision.
+func (e *engine) decide() error {
+	e.events++
+	e.snapJobs = e.snapJobs[:0]
+	for _, j := range e.active {
+		e.snapJobs = append(e.snapJobs, &j.pj)
+	}
+	snap := &policy.Snapshot{Now: e.now, Cluster: e.led.snapshotCluster(), Jobs: e.snapJobs}
+	d := e.pol.Decide(snap)
+	started, err := e.apply(d)
+	if err != nil {
+		return err
+	}
+	e.runOK = false
+	e.refreshSpeeds()
+	e.lastQ = e.now
+	e.detectStuck(started)
+	return nil
+}
+
+// detectStuck reports queued jobs that an idle cluster with nothing more
+// to arrive still cannot start, instead of looping on them forever.
+func (e *engine) detectStuck(started int) {
+	if started > 0 || len(e.running()) > 0 || e.next < len(e.jobs) {
+		e.stuck = 0
+		return
+	}
+	e.stuck++
+	if e.stuck < e.cfg.StuckQuanta {
+		return
+	}
+	for _, j := range e.active {
+		e.res.Unfit = append(e.res.Unfit, Unfit{ID: j.pj.ID, GPUs: j.pj.Workers, Reason: fmt.Sprintf("policy %s never placed it on an idle cluster", e.pol.Name())})
+		j.pj.State = policy.Finished
+	}
+	e.active = e.active[:0]
+}
+
+// running lists running jobs, cached until the next change.
+func (e *engine) running() []*simJob {
+	if e.runOK {
+		return e.run
+	}
+	e.run = e.run[:0]
+	for _, j := range e.active {
+		if j.pj.State == policy.Running {
+			e.run = append(e.run, j)
+		}
+	}
+	e.runOK = true
+	return e.run
+}
+
+// compact drops finished jobs from the active list.
+func (e *engine) compact() {
+	kept := e.active[:0]
+	for _, j := range e.active {
+		if !j.done {
+			kept = append(kept, j)
+		}
+	}
+	for i := len(kept); i < len(e.active); i++ {
+		e.active[i] = nil
+	}
+	e.active = kept
+	e.runOK = false
+}

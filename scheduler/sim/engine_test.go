@@ -1,0 +1,237 @@
+package sim
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+	"github.com/caravan-dl/caravan/scheduler/profile"
+	"github.com/caravan-dl/caravan/scheduler/trace"
+)
+
+func job(id string, submit, dur float64, gpus int) Job {
+	return Job{Job: trace.Job{ID: id, Submit: submit, Duration: dur, GPUs: gpus, Fraction: 1, Source: "test"}, Work: dur, Util: 1}
+}
+
+func cluster(t *testing.T, nodes, per int) policy.Cluster {
+	t.Helper()
+	c, err := Homogeneous(nodes, per, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func run(t *testing.T, c policy.Cluster, jobs []Job, p policy.Policy) *Result {
+	t.Helper()
+	r, err := Run(Config{Check: true}, c, jobs, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func jctOf(r *Result) map[string]float64 {
+	m := map[string]float64{}
+	for _, j := range r.Jobs {
+		m[j.ID] = j.JCT
+	}
+	return m
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-6*max(1, math.Abs(b)) }
+
+func TestTwoJobsOneGPUFIFO(t *testing.T) {
+	r := run(t, cluster(t, 1, 1), []Job{job("a", 0, 100, 1), job("b", 10, 50, 1)}, &testFIFO{})
+	got := jctOf(r)
+	// a runs 0..100; b waits until 100 and runs to 150: JCT 140.
+	if !near(got["a"], 100) || !near(got["b"], 140) || !near(r.Metrics.AvgJCT, 120) {
+		t.Fatalf("JCTs %v avg %v, want a=100 b=140 avg=120", got, r.Metrics.AvgJCT)
+	}
+	if !near(r.Metrics.Makespan, 150) || !near(r.Metrics.LongestWait, 90) || !near(r.Metrics.GPUAlloc, 1) {
+		t.Fatalf("metrics %+v", r.Metrics)
+	}
+}
+
+func TestGangWaitsForWholeGang(t *testing.T) {
+	// 2 GPUs; a (1 GPU, 100 s) then b (2 GPUs, 10 s) then c (1 GPU, 10 s).
+	// Strict FIFO: b waits for a; c waits behind b.
+	jobs := []Job{job("a", 0, 100, 1), job("b", 1, 10, 2), job("c", 2, 10, 1)}
+	got := jctOf(run(t, cluster(t, 1, 2), jobs, &testFIFO{}))
+	if !near(got["a"], 100) || !near(got["b"], 109) || !near(got["c"], 118) {
+		t.Fatalf("JCTs %v, want a=100 b=109 c=118", got)
+	}
+}
+
+func profiles(t *testing.T) *profile.Set {
+	t.Helper()
+	dir, _ := os.Getwd()
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		if filepath.Dir(dir) == dir {
+			t.Fatal("go.mod not found")
+		}
+		dir = filepath.Dir(dir)
+	}
+	s, err := profile.LoadSet(filepath.Join(dir, "..", "shared", "traces", "model-profiles"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestSpreadPlacementRunsSlower(t *testing.T) {
+	m, _ := profiles(t).Get("imagenet")
+	j := job("a", 0, 1000, 2)
+	j.Speed = m
+	// Two 2-GPU nodes: packed keeps the job on one node, spread splits it.
+	packed := jctOf(run(t, cluster(t, 2, 2), []Job{j}, &testFIFO{}))["a"]
+	spread := jctOf(run(t, cluster(t, 2, 2), []Job{j}, &testFIFO{spread: true}))["a"]
+	want := 1000 * m.StepTime([]int{1, 1}) / m.StepTime([]int{2})
+	if !near(packed, 1000) || !near(spread, want) || spread <= packed {
+		t.Fatalf("packed %v (want 1000), spread %v (want %v)", packed, spread, want)
+	}
+}
+
+func TestColocatedFractionsInterfere(t *testing.T) {
+	a, b := job("a", 0, 100, 1), job("b", 0, 100, 1)
+	a.Fraction, b.Fraction, a.Util, b.Util = 0.5, 0.5, 0.5, 0.5
+	got := jctOf(run(t, cluster(t, 1, 1), []Job{a, b}, &testFIFO{}))
+	if !near(got["a"], 105) || !near(got["b"], 105) {
+		t.Fatalf("JCTs %v, want 105 each (factor max(1,1.0)·1.05)", got)
+	}
+	// Overloaded: demands 0.8 + 0.7 = 1.5 → factor 1.5·1.05 until one ends.
+	a.Util, b.Util = 0.8, 0.7
+	got = jctOf(run(t, cluster(t, 1, 1), []Job{a, b}, &testFIFO{}))
+	if !near(got["a"], 157.5) {
+		t.Fatalf("JCT %v, want 157.5", got["a"])
+	}
+}
+
+func TestPolicyBugsAreErrors(t *testing.T) {
+	jobs := []Job{job("a", 0, 10, 1), job("b", 0, 10, 1)}
+	_, err := Run(Config{}, cluster(t, 1, 1), jobs, overAllocator{})
+	if err == nil || !strings.Contains(err.Error(), "over-allocated") {
+		t.Fatalf("over-allocation: err = %v", err)
+	}
+	_, err = Run(Config{}, cluster(t, 1, 1), jobs, badPreempter{})
+	if err == nil || !strings.Contains(err.Error(), "not running") {
+		t.Fatalf("bad preempt: err = %v", err)
+	}
+}
+
+func TestUnplaceableJobsAreReported(t *testing.T) {
+	jobs := []Job{job("big", 0, 10, 8), job("a", 0, 10, 1)}
+	r := run(t, cluster(t, 1, 2), jobs, &testFIFO{})
+	if len(r.Unfit) != 1 || r.Unfit[0].ID != "big" || len(r.Jobs) != 1 {
+		t.Fatalf("unfit %v, finished %d", r.Unfit, len(r.Jobs))
+	}
+	r = run(t, cluster(t, 1, 2), []Job{job("a", 0, 10, 1)}, neverStarts{})
+	if len(r.Unfit) != 1 || !strings.Contains(r.Unfit[0].Reason, "never placed") {
+		t.Fatalf("never-started job not reported: %+v", r.Unfit)
+	}
+}
+
+func TestRestartPenalty(t *testing.T) {
+	p := &preemptOnce{}
+	jobs := []Job{job("a", 0, 100, 1)}
+	r, err := Run(Config{RestartPenalty: 30, Quantum: 10, IdleQuanta: true, Check: true}, cluster(t, 1, 1), jobs, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Preempted at t=10 (10 s done), resumed at t=20 with 90+30 s left.
+	if got := r.Jobs[0]; !near(got.JCT, 140) || got.Preemptions != 1 {
+		t.Fatalf("job %+v, want JCT 140 and 1 preemption", got)
+	}
+}
+
+// preemptOnce starts the job, preempts it at t=10, restarts it at t=20.
+type preemptOnce struct{}
+
+func (preemptOnce) Name() string { return "preempt-once" }
+func (preemptOnce) Decide(s *policy.Snapshot) policy.Decision {
+	j := s.Jobs[0]
+	switch {
+	case j.State == policy.Running && s.Now == 10:
+		return policy.Decision{Preempts: []string{j.ID}}
+	case j.State == policy.Queued && (s.Now == 0 || s.Now >= 20):
+		return policy.Decision{Starts: []policy.Start{{JobID: j.ID, Placement: policy.Placement{Slots: []policy.Slot{{Node: s.Cluster.Nodes[0].Name, GPU: 0, Fraction: 1}}}}}}
+	}
+	return policy.Decision{}
+}
+
+func randomJobs(seed uint64, n int, prof *profile.Set) []Job {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	names := prof.Names()
+	out := make([]Job, n)
+	for i := range out {
+		g := []int{1, 1, 1, 2, 4, 8}[rng.IntN(6)]
+		j := job(fmt.Sprintf("j%03d", i), float64(rng.IntN(3000)), float64(10+rng.IntN(2000)), g)
+		j.Speed = prof.Models[names[rng.IntN(len(names))]]
+		switch rng.IntN(4) {
+		case 0:
+			j.GPUs, j.Fraction, j.Util = 1, []float64{0.25, 0.5, 0.3}[rng.IntN(3)], rng.Float64()
+		case 1:
+			j.MinWorkers, j.MaxWorkers = 1, 2*g
+		}
+		out[i] = j
+	}
+	return out
+}
+
+func TestRandomizedInvariants(t *testing.T) {
+	prof := profiles(t)
+	for seed := uint64(1); seed <= 6; seed++ {
+		jobs := randomJobs(seed, 120, prof)
+		r, err := Run(Config{Check: true, RestartPenalty: 5}, cluster(t, 4, 4), jobs, &testChaos{rng: rand.New(rand.NewPCG(seed, 2))})
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		seen := map[string]int{}
+		for _, j := range r.Jobs {
+			seen[j.ID]++
+			if j.Finish < j.Start || j.Start < j.Submit {
+				t.Fatalf("seed %d: job %+v out of order", seed, j)
+			}
+		}
+		for _, u := range r.Unfit {
+			seen[u.ID]++
+		}
+		for _, j := range jobs {
+			if seen[j.ID] != 1 {
+				t.Fatalf("seed %d: job %s finished/reported %d times", seed, j.ID, seen[j.ID])
+			}
+		}
+		if r.Metrics.Preemptions == 0 {
+			t.Fatalf("seed %d: chaos policy preempted nothing; test is not exercising preemption", seed)
+		}
+	}
+}
+
+func TestSameSeedSameBytes(t *testing.T) {
+	prof := profiles(t)
+	out := func() string {
+		r, err := Run(Config{}, cluster(t, 4, 4), randomJobs(7, 100, prof), &testChaos{rng: rand.New(rand.NewPCG(7, 2))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		r.WriteJSON(&b)
+		r.WriteJobsCSV(&b)
+		r.WriteSeriesCSV(&b)
+		r.WriteBucketsCSV(&b)
+		return b.String()
+	}
+	a, b := out(), out()
+	if a != b || len(a) < 1000 {
+		t.Fatalf("two runs with one seed differ (or are empty: %d bytes)", len(a))
+	}
+}

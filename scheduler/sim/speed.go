@@ -1,0 +1,79 @@
+package sim
+
+import (
+	"github.com/caravan-dl/caravan/scheduler/policy"
+	"github.com/caravan-dl/caravan/scheduler/profile"
+)
+
+// placementSpeed is how fast a running job makes progress relative to its
+// recorded run (1 = consolidated, requested workers, alone on its GPUs):
+//
+//	speed = scaling(workers) / slowdown(shape)
+//
+// slowdown is StepTime(shape)/StepTime(consolidated) from the job's speed
+// profile (GPUs per node of its slots; a worker is one GPU however small its
+// fraction). scaling is the profile's throughput ratio when an elastic
+// policy gives it another worker count (linear without a profile).
+func (e *engine) placementSpeed(j *simJob) float64 {
+	slots := j.pj.Placement.Slots
+	want := j.spec.GPUs
+	m := j.spec.Speed
+	if m == nil || len(slots) <= 1 && want <= 1 {
+		return float64(len(slots)) / float64(want)
+	}
+	shape := e.shapeOf(slots)
+	ref := profile.Consolidated(want, e.perNode)
+	if len(slots) == want {
+		return m.StepTime(ref) / m.StepTime(shape)
+	}
+	return m.Throughput(shape) / m.Throughput(ref)
+}
+
+// shapeOf counts slots per node, in first-seen order.
+func (e *engine) shapeOf(slots []policy.Slot) []int {
+	idx := e.shapeBuf[:0]
+	counts := e.countBuf[:0]
+	for _, s := range slots {
+		ni := e.led.nodeIdx[s.Node]
+		found := false
+		for k, n := range idx {
+			if n == ni {
+				counts[k]++
+				found = true
+				break
+			}
+		}
+		if !found {
+			idx = append(idx, ni)
+			counts = append(counts, 1)
+		}
+	}
+	e.shapeBuf, e.countBuf = idx, counts
+	return counts
+}
+
+// interference is the worst co-location factor over the job's GPUs: a
+// synchronous gang runs at its slowest worker's pace.
+func (e *engine) interference(j *simJob) float64 {
+	worst := 1.0
+	for _, s := range j.pj.Placement.Slots {
+		st := &e.led.gpus[e.led.nodeIdx[s.Node]][s.GPU]
+		if len(st.jobs) < 2 {
+			continue
+		}
+		d := e.demandBuf[:0]
+		for _, o := range st.jobs {
+			d = append(d, o.spec.Util)
+		}
+		e.demandBuf = d
+		worst = max(worst, e.cfg.Interference.Factor(d))
+	}
+	return worst
+}
+
+// refreshSpeeds recomputes every running job's speed after a change.
+func (e *engine) refreshSpeeds() {
+	for _, j := range e.running() {
+		j.speed = e.placementSpeed(j) / e.interference(j)
+	}
+}

@@ -1,0 +1,104 @@
+package sim
+
+import (
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
+
+const eps = 1e-9
+
+// gpuState is the ledger entry of one simulated GPU.
+type gpuState struct {
+	frac float64
+	mem  int64
+	util float64
+	jobs []*simJob // jobs with a slot here (for interference)
+}
+
+// ledger is the simulator's own record of what is committed where; the
+// policy sees a copy in every snapshot and cannot change it.
+type ledger struct {
+	cluster policy.Cluster
+	nodeIdx map[string]int
+	gpus    [][]gpuState
+}
+
+func newLedger(c policy.Cluster) *ledger {
+	l := &ledger{cluster: c, nodeIdx: map[string]int{}, gpus: make([][]gpuState, len(c.Nodes))}
+	for i, n := range c.Nodes {
+		l.nodeIdx[n.Name] = i
+		l.gpus[i] = make([]gpuState, len(n.GPUs))
+	}
+	return l
+}
+
+// snapshotCluster copies the cluster with current usage filled in.
+func (l *ledger) snapshotCluster() policy.Cluster {
+	out := policy.Cluster{Nodes: make([]policy.Node, len(l.cluster.Nodes))}
+	for i, n := range l.cluster.Nodes {
+		n.GPUs = append([]policy.GPU(nil), n.GPUs...)
+		for g := range n.GPUs {
+			st := &l.gpus[i][g]
+			n.GPUs[g].UsedFraction = st.frac
+			n.GPUs[g].UsedMemoryMiB = st.mem
+			n.GPUs[g].Util = st.util
+		}
+		out.Nodes[i] = n
+	}
+	return out
+}
+
+func (l *ledger) add(j *simJob, s policy.Slot, sign float64) {
+	st := &l.gpus[l.nodeIdx[s.Node]][s.GPU]
+	st.frac += sign * s.Fraction
+	st.mem += int64(sign) * s.MemMiB
+	st.util += sign * j.slotUtil(s)
+	if sign > 0 {
+		st.jobs = append(st.jobs, j)
+		return
+	}
+	for i, o := range st.jobs {
+		if o == j {
+			st.jobs = append(st.jobs[:i], st.jobs[i+1:]...)
+			break
+		}
+	}
+	if len(st.jobs) == 0 { // clear float dust
+		st.frac, st.mem, st.util = 0, 0, 0
+	}
+}
+
+func (l *ledger) commit(j *simJob, p policy.Placement) {
+	for _, s := range p.Slots {
+		l.add(j, s, 1)
+	}
+}
+
+func (l *ledger) release(j *simJob, p policy.Placement) {
+	for _, s := range p.Slots {
+		l.add(j, s, -1)
+	}
+}
+
+// simJob is a job's full simulated state; pj is what policies see.
+type simJob struct {
+	pj   policy.Job
+	spec *Job
+	// remaining work (seconds at speed 1) and current speed.
+	remaining, speed float64
+	gpus             float64 // GPU share held while running
+	firstStart       float64
+	finish           float64
+	started, done    bool
+	resumePenalty    bool // preempted since it last ran
+	nextMark         float64
+}
+
+// slotUtil is the demand one slot puts on its GPU: the job's utilisation
+// for the share it holds.
+func (j *simJob) slotUtil(s policy.Slot) float64 {
+	u := j.spec.Util
+	if u <= 0 {
+		u = s.Fraction
+	}
+	return min(u, 1)
+}

@@ -1,0 +1,41 @@
+package policy
+
+// batchFrom places a window of up to n admissible queued jobs starting at
+// rank i in the order the batch placer prefers (Liquid's batch mode), then
+// gives the ones that did not fit the usual preemption chance in rank
+// order. It returns the last rank index it consumed.
+func (r *round) batchFrom(i, n int) int {
+	bp := r.f.Place.(BatchPlacer)
+	var idx []int
+	var jobs []*Job
+	var dems []Demand
+	last := i
+	for k := i; k < len(r.ranked) && len(idx) < n; k++ {
+		last = k
+		j := r.ranked[k].Job
+		if j.State != Queued {
+			continue
+		}
+		d, ok := r.admissible(r.ranked[k])
+		if !ok {
+			continue
+		}
+		idx, jobs, dems = append(idx, k), append(jobs, j), append(dems, d)
+	}
+	placed := make([]bool, len(idx))
+	for _, b := range bp.PackOrder(jobs, dems) {
+		if b < 0 || b >= len(idx) || placed[b] {
+			continue
+		}
+		if p, why := r.place(jobs[b], dems[b]); why == "" {
+			placed[b] = true
+			r.dec.Starts = append(r.dec.Starts, Start{JobID: jobs[b].ID, Placement: p})
+		}
+	}
+	for b := range idx {
+		if !placed[b] {
+			r.admit(idx[b], dems[b])
+		}
+	}
+	return last
+}

@@ -1,0 +1,225 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+)
+
+// eps absorbs float noise when fractions are summed and subtracted.
+const eps = 1e-9
+
+// FreeGPU is what is still free on one GPU during a decision.
+type FreeGPU struct {
+	Index    int
+	Model    string
+	Free     float64 // free compute fraction, 0..1
+	FreeMem  int64
+	TotalMem int64
+	// Util is the summed utilisation of the tasks already on the GPU.
+	Util float64
+}
+
+// Whole reports whether nothing at all is allocated on the GPU.
+func (g *FreeGPU) Whole() bool { return g.Free >= 1-eps && g.FreeMem >= g.TotalMem }
+
+// FreeNode is one node's free capacity, with a summary kept current so that
+// placers can skip a node without scanning its GPUs.
+type FreeNode struct {
+	Name     string
+	Rack     string
+	RackID   int
+	LinkGbps float64
+	GPUs     []FreeGPU
+	// WholeFree counts GPUs with nothing allocated; FreeSum sums Free.
+	WholeFree int
+	FreeSum   float64
+}
+
+// Capacity is the mutable free-capacity view a decision works on. It is
+// built from a Snapshot's cluster and updated as gangs are committed or
+// preempted, so placers always see what is left.
+type Capacity struct {
+	Nodes  []FreeNode
+	Racks  []string
+	byName map[string]int
+	// Epoch increases whenever capacity is released, so "this shape did not
+	// fit" stays valid exactly until something is freed.
+	Epoch     int
+	totalGPUs int
+	wholeFree int
+	freeSum   float64
+}
+
+// NewCapacity indexes the free capacity of a cluster. Over-committed GPUs
+// (used > 1 or memory above the total) simply count as full.
+func NewCapacity(c *Cluster) *Capacity {
+	cp := &Capacity{byName: make(map[string]int, len(c.Nodes))}
+	rackIDs := map[string]int{}
+	for _, n := range c.Nodes {
+		if _, dup := cp.byName[n.Name]; dup {
+			continue // first entry wins; a duplicate name cannot be addressed
+		}
+		rid, ok := rackIDs[n.Rack]
+		if !ok {
+			rid = len(cp.Racks)
+			rackIDs[n.Rack] = rid
+			cp.Racks = append(cp.Racks, n.Rack)
+		}
+		fn := FreeNode{Name: n.Name, Rack: n.Rack, RackID: rid, LinkGbps: n.LinkGbps}
+		for _, g := range n.GPUs {
+			fn.GPUs = append(fn.GPUs, freeOf(g))
+		}
+		cp.byName[n.Name] = len(cp.Nodes)
+		cp.Nodes = append(cp.Nodes, fn)
+		cp.totalGPUs += len(n.GPUs)
+	}
+	for i := range cp.Nodes {
+		cp.resummarise(i)
+	}
+	return cp
+}
+
+func freeOf(g GPU) FreeGPU {
+	free := 1 - g.UsedFraction
+	if free < eps || math.IsNaN(free) {
+		free = 0
+	}
+	if free > 1 {
+		free = 1
+	}
+	mem := g.MemoryMiB - g.UsedMemoryMiB
+	if mem < 0 {
+		mem = 0
+	}
+	return FreeGPU{Index: g.Index, Model: g.Model, Free: free, FreeMem: mem, TotalMem: g.MemoryMiB, Util: g.Util}
+}
+
+// resummarise recomputes node i's summary and the cluster totals.
+func (c *Capacity) resummarise(i int) {
+	n := &c.Nodes[i]
+	c.wholeFree -= n.WholeFree
+	c.freeSum -= n.FreeSum
+	n.WholeFree, n.FreeSum = 0, 0
+	for k := range n.GPUs {
+		if n.GPUs[k].Whole() {
+			n.WholeFree++
+		}
+		n.FreeSum += n.GPUs[k].Free
+	}
+	c.wholeFree += n.WholeFree
+	c.freeSum += n.FreeSum
+}
+
+// TotalGPUs is the number of GPUs in the cluster.
+func (c *Capacity) TotalGPUs() int { return c.totalGPUs }
+
+// WholeFree is the number of GPUs with nothing allocated.
+func (c *Capacity) WholeFree() int { return c.wholeFree }
+
+// FreeSum is the summed free compute fraction over all GPUs.
+func (c *Capacity) FreeSum() float64 { return c.freeSum }
+
+// NodeIndex finds a node by name.
+func (c *Capacity) NodeIndex(name string) (int, bool) {
+	i, ok := c.byName[name]
+	return i, ok
+}
+
+func (c *Capacity) gpu(s Slot) (*FreeGPU, int, error) {
+	ni, ok := c.byName[s.Node]
+	if !ok {
+		return nil, 0, fmt.Errorf("unknown node %q", s.Node)
+	}
+	n := &c.Nodes[ni]
+	for k := range n.GPUs {
+		if n.GPUs[k].Index == s.GPU {
+			return &n.GPUs[k], ni, nil
+		}
+	}
+	return nil, 0, fmt.Errorf("node %q has no GPU %d", s.Node, s.GPU)
+}
+
+// Commit takes a gang's slots out of the free capacity, all or nothing.
+// util is the utilisation each slot adds to its GPU.
+func (c *Capacity) Commit(p Placement, util float64) error {
+	type want struct {
+		g    *FreeGPU
+		node string
+		frac float64
+		mem  int64
+	}
+	var wants []want // a gang has few slots: a slice beats a map here
+	for _, s := range p.Slots {
+		g, _, err := c.gpu(s)
+		if err != nil {
+			return err
+		}
+		k := 0
+		for k < len(wants) && wants[k].g != g {
+			k++
+		}
+		if k == len(wants) {
+			wants = append(wants, want{g: g, node: s.Node})
+		}
+		wants[k].frac += s.Fraction
+		wants[k].mem += s.MemMiB
+	}
+	for _, w := range wants {
+		if w.frac > w.g.Free+eps || w.mem > w.g.FreeMem {
+			return fmt.Errorf("%s GPU %d over-committed: wants %.3g (%d MiB), %.3g (%d MiB) free",
+				w.node, w.g.Index, w.frac, w.mem, w.g.Free, w.g.FreeMem)
+		}
+	}
+	c.apply(p, -1, util)
+	return nil
+}
+
+// Release returns a gang's slots to the free capacity (used for preemption).
+func (c *Capacity) Release(p Placement, util float64) {
+	c.apply(p, +1, util)
+	c.Epoch++
+}
+
+func (c *Capacity) apply(p Placement, sign float64, util float64) {
+	var touched []int
+	for _, s := range p.Slots {
+		g, ni, err := c.gpu(s)
+		if err != nil {
+			continue // Release of a slot on a vanished node: nothing to return
+		}
+		g.Free = clamp01(g.Free + sign*s.Fraction)
+		g.FreeMem += int64(sign) * s.MemMiB
+		if g.FreeMem < 0 {
+			g.FreeMem = 0
+		}
+		if g.FreeMem > g.TotalMem {
+			g.FreeMem = g.TotalMem
+		}
+		g.Util = math.Max(0, g.Util-sign*util)
+		if !containsInt(touched, ni) {
+			touched = append(touched, ni)
+		}
+	}
+	for _, ni := range touched {
+		c.resummarise(ni)
+	}
+}
+
+func clamp01(v float64) float64 {
+	switch {
+	case v < eps:
+		return 0
+	case v > 1-eps:
+		return 1
+	}
+	return v
+}
+
+func containsInt(xs []int, v int) bool {
+	for _, x := range xs {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

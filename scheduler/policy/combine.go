@@ -1,0 +1,90 @@
+package policy
+
+// Framework combines an Orderer and a Placer into a Policy: it walks the
+// active jobs in priority order, places each queued gang all-or-nothing,
+// and, for preemptive orderings, preempts lower-ranked running jobs when
+// (and only when) that makes a higher-ranked gang fit.
+type Framework struct {
+	Order Orderer
+	Place Placer
+	// seen dedupes finished jobs fed to learners.
+	seen map[string]bool
+}
+
+// NewFramework combines an ordering with a placement.
+func NewFramework(o Orderer, p Placer) *Framework {
+	return &Framework{Order: o, Place: p, seen: map[string]bool{}}
+}
+
+// Name is "<ordering>+<placement>".
+func (f *Framework) Name() string { return f.Order.Name() + "+" + f.Place.Name() }
+
+// HeadOfLineBlocker is implemented by orderings that stop at the first
+// queued job that does not fit instead of backfilling smaller ones.
+type HeadOfLineBlocker interface {
+	BlocksHeadOfLine() bool
+}
+
+// Decide runs one scheduling round.
+func (f *Framework) Decide(s *Snapshot) Decision {
+	if s == nil {
+		return Decision{Waiting: map[string]string{}}
+	}
+	f.learn(s)
+	r := newRound(f, s)
+	r.walk(f.Order.Order(s))
+	return r.dec
+}
+
+// ObserveFinished forwards a finished job to every plug-in that learns.
+func (f *Framework) ObserveFinished(j *Job) {
+	if j == nil || f.seen[j.ID] {
+		return
+	}
+	if f.seen == nil {
+		f.seen = map[string]bool{}
+	}
+	f.seen[j.ID] = true
+	for _, p := range []any{f.Order, f.Place} {
+		if o, ok := p.(FinishObserver); ok {
+			o.ObserveFinished(j)
+		}
+	}
+}
+
+func (f *Framework) learn(s *Snapshot) {
+	for _, j := range s.Jobs {
+		if j != nil && j.State == Finished {
+			f.ObserveFinished(j)
+		}
+	}
+	for _, p := range []any{f.Order, f.Place} {
+		if o, ok := p.(SnapshotObserver); ok {
+			o.ObserveSnapshot(s)
+		}
+	}
+}
+
+func (f *Framework) blocksHead() bool {
+	b, ok := f.Order.(HeadOfLineBlocker)
+	return ok && b.BlocksHeadOfLine()
+}
+
+func (f *Framework) batchSize() int {
+	if b, ok := f.Place.(BatchPlacer); ok {
+		return b.BatchSize()
+	}
+	return 1
+}
+
+func (f *Framework) util(j *Job) float64 {
+	if u, ok := f.Place.(UtilPredictor); ok {
+		return u.PredictUtil(j)
+	}
+	return 0
+}
+
+func (f *Framework) canPreempt(j *Job, now Seconds) bool {
+	g, ok := f.Order.(PreemptionGuard)
+	return !ok || g.CanPreempt(j, now)
+}

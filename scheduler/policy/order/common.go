@@ -1,0 +1,73 @@
+package order
+
+import (
+	"sort"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
+
+// active returns the queued and running jobs of a snapshot.
+func active(s *policy.Snapshot) []*policy.Job {
+	out := make([]*policy.Job, 0, len(s.Jobs))
+	for _, j := range s.Jobs {
+		if j != nil && (j.State == policy.Queued || j.State == policy.Running) {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// queuedAt is when a job joined its queue: QueuedSince, or Submit if the
+// executor never set it.
+func queuedAt(j *policy.Job) policy.Seconds {
+	if j.QueuedSince > j.Submit {
+		return j.QueuedSince
+	}
+	return j.Submit
+}
+
+// bySubmit is the FIFO tie-break every ordering ends with, so equal keys
+// always rank the same way.
+func bySubmit(a, b *policy.Job) bool {
+	if a.Submit != b.Submit {
+		return a.Submit < b.Submit
+	}
+	return a.ID < b.ID
+}
+
+// keyed is a job with its sort keys, compared in order (lower first).
+type keyed struct {
+	job   *policy.Job
+	queue int
+	k     [3]float64
+}
+
+// sortKeyed orders by queue, then the keys, then submit order.
+func sortKeyed(ks []keyed) []policy.Ranked {
+	sort.Slice(ks, func(a, b int) bool {
+		x, y := &ks[a], &ks[b]
+		if x.queue != y.queue {
+			return x.queue < y.queue
+		}
+		for i := range x.k {
+			if x.k[i] != y.k[i] {
+				return x.k[i] < y.k[i]
+			}
+		}
+		return bySubmit(x.job, y.job)
+	})
+	out := make([]policy.Ranked, len(ks))
+	for i, k := range ks {
+		out[i] = policy.Ranked{Job: k.job, Queue: k.queue}
+	}
+	return out
+}
+
+// gpuShare is a job's total GPU demand, treating Fraction 0 as 1.
+func gpuShare(j *policy.Job) float64 {
+	f := j.Fraction
+	if f <= 0 {
+		f = 1
+	}
+	return float64(j.Workers) * f
+}

@@ -1,0 +1,38 @@
+package order
+
+import "github.com/caravan-dl/caravan/scheduler/policy"
+
+// FIFOConfig tunes the FIFO ordering.
+type FIFOConfig struct {
+	// Backfill lets smaller queued jobs start when the head does not fit.
+	// Off by default: Tiresias' YARN-CS baseline (one_queue_fifo_sim_jobs)
+	// stops at the first pending job that does not fit, i.e. strict
+	// head-of-line blocking.
+	Backfill bool
+}
+
+// FIFO is the YARN capacity-scheduler baseline of Tiresias: jobs start in
+// submit order and are never preempted.
+type FIFO struct{ cfg FIFOConfig }
+
+// NewFIFO returns a FIFO ordering.
+func NewFIFO(cfg FIFOConfig) *FIFO { return &FIFO{cfg: cfg} }
+
+// Name is "fifo".
+func (*FIFO) Name() string { return "fifo" }
+
+// Preemptive is false: YARN-CS never preempts.
+func (*FIFO) Preemptive() bool { return false }
+
+// BlocksHeadOfLine is true unless backfilling was asked for.
+func (f *FIFO) BlocksHeadOfLine() bool { return !f.cfg.Backfill }
+
+// Order ranks jobs by submit time.
+func (*FIFO) Order(s *policy.Snapshot) []policy.Ranked {
+	js := active(s)
+	ks := make([]keyed, len(js))
+	for i, j := range js {
+		ks[i] = keyed{job: j, k: [3]float64{j.Submit}}
+	}
+	return sortKeyed(ks)
+}

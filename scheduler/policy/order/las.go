@@ -1,0 +1,42 @@
+package order
+
+import "github.com/caravan-dl/caravan/scheduler/policy"
+
+// LAS is Tiresias' 2D-LAS: attained service is GPUs × executed time
+// (Job.Attained), discretised into priority queues; FIFO inside a queue.
+// It needs no knowledge of job durations.
+//
+// Inside a queue running jobs rank ahead of queued ones, as in Tiresias
+// where pending jobs are moved behind running ones after every round, so a
+// job is only preempted by a job from a higher queue. Queued jobs keep FIFO
+// order by the time they (re)joined the queue (QueuedSince, else Submit).
+type LAS struct{ q *queues }
+
+// NewLAS builds 2D-LAS; the zero config gives Tiresias' defaults.
+func NewLAS(cfg QueueConfig) (*LAS, error) {
+	q, err := newQueues(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &LAS{q: q}, nil
+}
+
+// Name is "tiresias-las".
+func (*LAS) Name() string { return "tiresias-las" }
+
+// Preemptive is true: a job of a higher queue preempts lower ones.
+func (*LAS) Preemptive() bool { return true }
+
+// Queues is the number of priority queues.
+func (l *LAS) Queues() int { return l.q.Queues() }
+
+// Order ranks by queue, then running before queued, then queue-join time.
+func (l *LAS) Order(s *policy.Snapshot) []policy.Ranked {
+	js := active(s)
+	l.q.update(s.Now, js)
+	ks := make([]keyed, len(js))
+	for i, j := range js {
+		ks[i] = keyed{job: j, queue: l.q.queueOf(l.q.service(j)), k: [3]float64{stateTie(j), queuedAt(j)}}
+	}
+	return sortKeyed(ks)
+}

@@ -1,0 +1,46 @@
+package order
+
+import (
+	"math"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
+
+// SRTFOracle is shortest-remaining-time-first using each job's true
+// duration (OracleDuration). It is an upper-bound baseline that no real
+// scheduler can run, hence "oracle" in its name. Remaining time is
+// OracleDuration − Executed in wall seconds (Tiresias' "shortest");
+// jobs without an oracle duration rank last.
+type SRTFOracle struct{}
+
+// NewSRTFOracle returns the SRTF oracle ordering.
+func NewSRTFOracle() *SRTFOracle { return &SRTFOracle{} }
+
+// Name is "srtf-oracle".
+func (*SRTFOracle) Name() string { return "srtf-oracle" }
+
+// Preemptive is true: a shorter job preempts a longer one.
+func (*SRTFOracle) Preemptive() bool { return true }
+
+// Order ranks jobs by remaining time.
+func (*SRTFOracle) Order(s *policy.Snapshot) []policy.Ranked {
+	js := active(s)
+	ks := make([]keyed, len(js))
+	for i, j := range js {
+		rem := math.Inf(1)
+		if j.OracleDuration > 0 {
+			rem = math.Max(0, j.OracleDuration-j.Executed)
+		}
+		// running first on ties, so equal jobs never swap places
+		ks[i] = keyed{job: j, k: [3]float64{rem, stateTie(j), queuedAt(j)}}
+	}
+	return sortKeyed(ks)
+}
+
+// stateTie ranks running jobs ahead of queued ones with the same key.
+func stateTie(j *policy.Job) float64 {
+	if j.State == policy.Running {
+		return 0
+	}
+	return 1
+}

@@ -1,0 +1,93 @@
+package place
+
+import "github.com/caravan-dl/caravan/scheduler/policy"
+
+// Consolidated packs a gang onto the fewest nodes, then the fewest racks:
+// one node if any fits it (best fit, to keep big holes for big gangs);
+// else the rack that needs the fewest nodes, taking its roomiest nodes
+// first; else the roomiest nodes cluster-wide, grouped by rack. It is the
+// default placement of FIFO, SRTF and Tiresias (which consolidates).
+type Consolidated struct{}
+
+// NewConsolidated returns the consolidated placer.
+func NewConsolidated() *Consolidated { return &Consolidated{} }
+
+// Name is "consolidated".
+func (*Consolidated) Name() string { return "consolidated" }
+
+// Shape depends only on the demand.
+func (*Consolidated) Shape(_ *policy.Job, d policy.Demand) policy.ShapeKey {
+	return policy.DefaultShape(d)
+}
+
+// Place chooses the gang's slots.
+func (*Consolidated) Place(_ *policy.Job, d policy.Demand, c *policy.Capacity) (policy.Placement, string) {
+	return consolidate(c, d)
+}
+
+func consolidate(c *policy.Capacity, d policy.Demand) (policy.Placement, string) {
+	if n := bestSingleNode(c, d); n >= 0 {
+		return policy.Placement{Slots: fillNode(&c.Nodes[n], d, d.Workers)}, ""
+	}
+	cs := candidates(c, d)
+	if total := sumFit(cs); total < d.Workers {
+		return policy.Placement{}, noRoom(d, total)
+	}
+	byFitDesc(cs)
+	if p, ok := bestRack(c, d, cs); ok {
+		return p, ""
+	}
+	// Span racks: roomiest racks first, roomiest nodes within each.
+	p, _ := take(c, d, groupByRack(c, cs))
+	return p, ""
+}
+
+// bestRack places within the single rack needing the fewest nodes.
+func bestRack(c *policy.Capacity, d policy.Demand, cs []candidate) (policy.Placement, bool) {
+	best, bestNodes := -1, 0
+	for r := range c.Racks {
+		nodes, got := 0, 0
+		for _, cd := range cs {
+			if c.Nodes[cd.node].RackID == r && got < d.Workers {
+				nodes++
+				got += cd.fit
+			}
+		}
+		if got >= d.Workers && (best < 0 || nodes < bestNodes) {
+			best, bestNodes = r, nodes
+		}
+	}
+	if best < 0 {
+		return policy.Placement{}, false
+	}
+	return take(c, d, inRack(c, cs, best))
+}
+
+func inRack(c *policy.Capacity, cs []candidate, rack int) []candidate {
+	var out []candidate
+	for _, cd := range cs {
+		if c.Nodes[cd.node].RackID == rack {
+			out = append(out, cd)
+		}
+	}
+	return out
+}
+
+// groupByRack orders candidates rack by rack, roomiest rack first, keeping
+// each rack's nodes in their (roomiest-first) order.
+func groupByRack(c *policy.Capacity, cs []candidate) []candidate {
+	room := make([]int, len(c.Racks))
+	for _, cd := range cs {
+		room[c.Nodes[cd.node].RackID] += cd.fit
+	}
+	racks := make([]int, len(c.Racks))
+	for i := range racks {
+		racks[i] = i
+	}
+	sortIntsBy(racks, func(a, b int) bool { return room[a] > room[b] })
+	var out []candidate
+	for _, r := range racks {
+		out = append(out, inRack(c, cs, r)...)
+	}
+	return out
+}

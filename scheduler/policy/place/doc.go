@@ -1,0 +1,5 @@
+// Package place holds Caravan's placements (the Placer extension point):
+// consolidated, network-aware (Liquid), interference-aware (Horus) and
+// fragmentation-aware (FGD). Each chooses slots for a whole gang on the
+// free capacity of a policy.Capacity, or says why it cannot.
+package place

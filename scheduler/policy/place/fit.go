@@ -1,0 +1,126 @@
+package place
+
+import (
+	"sort"
+	"strconv"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
+
+// nodeFit is how many workers of d fit on node n.
+func nodeFit(n *policy.FreeNode, d policy.Demand) int {
+	if d.WholeGPU() {
+		if n.WholeFree == 0 {
+			return 0
+		}
+	} else if n.FreeSum+1e-9 < d.Fraction {
+		return 0
+	}
+	c := 0
+	for k := range n.GPUs {
+		c += d.FitsOn(&n.GPUs[k])
+	}
+	return c
+}
+
+// leftover is the free GPU share a node keeps after taking the gang.
+func leftover(n *policy.FreeNode, d policy.Demand, workers int) float64 {
+	return n.FreeSum - float64(workers)*d.Fraction
+}
+
+// fillNode builds k slots on node n. Fractions go to the fullest GPUs that
+// still fit first, so whole GPUs stay whole.
+func fillNode(n *policy.FreeNode, d policy.Demand, k int) []policy.Slot {
+	order := make([]int, len(n.GPUs))
+	for i := range order {
+		order[i] = i
+	}
+	if !d.WholeGPU() {
+		sort.SliceStable(order, func(a, b int) bool { return n.GPUs[order[a]].Free < n.GPUs[order[b]].Free })
+	}
+	var out []policy.Slot
+	for _, gi := range order {
+		g := &n.GPUs[gi]
+		for c := d.FitsOn(g); c > 0 && k > 0; c-- {
+			out = append(out, d.Slot(n.Name, g))
+			k--
+		}
+		if k == 0 {
+			break
+		}
+	}
+	return out
+}
+
+// bestSingleNode finds the node that fits the whole gang with the least
+// capacity left over (best fit), or -1.
+func bestSingleNode(c *policy.Capacity, d policy.Demand) int {
+	best, bestLeft := -1, 0.0
+	for i := range c.Nodes {
+		n := &c.Nodes[i]
+		if d.WholeGPU() && n.WholeFree < d.Workers {
+			continue
+		}
+		if n.FreeSum+1e-9 < d.GPUs() || nodeFit(n, d) < d.Workers {
+			continue
+		}
+		left := leftover(n, d, d.Workers)
+		if best < 0 || left < bestLeft-1e-9 {
+			best, bestLeft = i, left
+			if left < 1e-9 {
+				break // exact fit: nothing can beat it
+			}
+		}
+	}
+	return best
+}
+
+// candidate is a node that can host some workers.
+type candidate struct {
+	node int
+	fit  int
+}
+
+// candidates lists every node that hosts at least one worker.
+func candidates(c *policy.Capacity, d policy.Demand) []candidate {
+	var out []candidate
+	for i := range c.Nodes {
+		if f := nodeFit(&c.Nodes[i], d); f > 0 {
+			out = append(out, candidate{i, f})
+		}
+	}
+	return out
+}
+
+// take fills nodes in the given order until the gang is complete.
+func take(c *policy.Capacity, d policy.Demand, cs []candidate) (policy.Placement, bool) {
+	var p policy.Placement
+	need := d.Workers
+	for _, cd := range cs {
+		if need == 0 {
+			break
+		}
+		k := min(cd.fit, need)
+		p.Slots = append(p.Slots, fillNode(&c.Nodes[cd.node], d, k)...)
+		need -= k
+	}
+	return p, need == 0
+}
+
+// byFitDesc sorts candidates by how much they host, largest first, so the
+// fewest nodes are used.
+func byFitDesc(cs []candidate) {
+	sort.SliceStable(cs, func(a, b int) bool { return cs[a].fit > cs[b].fit })
+}
+
+func noRoom(d policy.Demand, free int) string {
+	return "needs " + d.String() + ", no set of nodes hosts it (" + strconv.Itoa(free) + " workers fit in total)"
+}
+
+func sumFit(cs []candidate) int {
+	s := 0
+	for _, c := range cs {
+		s += c.fit
+	}
+	return s
+}

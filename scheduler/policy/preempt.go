@@ -1,0 +1,117 @@
+package policy
+
+import "strconv"
+
+// preemptFor tries to make ranked[i] fit by releasing running jobs ranked
+// below it, lowest priority first. It preempts only if the gang then fits,
+// and afterwards gives back every victim the new placement did not need.
+func (r *round) preemptFor(i int, d Demand, why string) (Placement, string) {
+	j := r.ranked[i].Job
+	key := r.f.Place.Shape(j, d)
+	if m, ok := r.noPreempt[key]; ok && m.epoch == r.cap.Epoch {
+		return Placement{}, m.reason
+	}
+	why += " (preempting lower-priority jobs would not make it fit)"
+	if r.cap.FreeSum()+r.held.sumFrom(i+1)+eps < d.GPUs() {
+		return Placement{}, why
+	}
+	epoch := r.cap.Epoch
+	var victims []*Job
+	for k := len(r.ranked) - 1; k > i; k-- {
+		v := r.ranked[k].Job
+		if !r.victimOK(v) {
+			continue
+		}
+		r.cap.Release(v.Placement, r.f.util(v))
+		victims = append(victims, v)
+		if shortOf(d, r.cap) != "" {
+			continue
+		}
+		if p, bad := r.f.Place.Place(j, d, r.cap); bad == "" && len(p.Slots) == d.Workers &&
+			r.cap.Commit(p, r.f.util(j)) == nil {
+			r.settle(j, p, victims)
+			return p, ""
+		}
+	}
+	r.restore(victims)
+	r.cap.Epoch = epoch // capacity is exactly as before the trial
+	r.noPreempt[key] = failure{epoch, why}
+	return Placement{}, why
+}
+
+func (r *round) victimOK(v *Job) bool {
+	return v.State == Running && !r.preempted[v.ID] && len(v.Placement.Slots) > 0 &&
+		r.f.canPreempt(v, r.s.Now)
+}
+
+// settle keeps preempted only the victims whose GPUs p actually uses;
+// the others are re-committed untouched (highest priority first).
+func (r *round) settle(j *Job, p Placement, victims []*Job) {
+	for k := len(victims) - 1; k >= 0; k-- {
+		v := victims[k]
+		if !overlaps(p, v.Placement) && r.cap.Commit(v.Placement, r.f.util(v)) == nil {
+			continue
+		}
+		r.preempted[v.ID] = true
+		r.held.add(r.rankOf(v), -placementGPUs(v.Placement))
+		r.dec.Preempts = append(r.dec.Preempts, v.ID)
+		r.wait(v, "preempted for higher-priority job "+j.ID)
+	}
+}
+
+func (r *round) restore(victims []*Job) {
+	for k := len(victims) - 1; k >= 0; k-- {
+		_ = r.cap.Commit(victims[k].Placement, r.f.util(victims[k]))
+	}
+}
+
+func (r *round) rankOf(j *Job) int {
+	for k := range r.ranked {
+		if r.ranked[k].Job == j {
+			return k
+		}
+	}
+	return -1
+}
+
+// overlaps reports whether two placements share a GPU.
+func overlaps(a, b Placement) bool {
+	for _, x := range a.Slots {
+		for _, y := range b.Slots {
+			if x.Node == y.Node && x.GPU == y.GPU {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// clusterLimits are the static bounds that decide "can never fit".
+type clusterLimits struct {
+	gpus   int
+	maxMem int64
+}
+
+func limitsOf(c *Cluster) clusterLimits {
+	var l clusterLimits
+	for _, n := range c.Nodes {
+		for _, g := range n.GPUs {
+			l.gpus++
+			if g.MemoryMiB > l.maxMem {
+				l.maxMem = g.MemoryMiB
+			}
+		}
+	}
+	return l
+}
+
+func (l clusterLimits) never(d Demand) string {
+	if d.GPUs() > float64(l.gpus)+eps {
+		return "can never fit: needs " + d.String() + ", cluster has " + strconv.Itoa(l.gpus) + " GPUs"
+	}
+	if d.MemMiB > l.maxMem {
+		return "can never fit: needs " + strconv.FormatInt(d.MemMiB, 10) + " MiB per GPU, largest GPU has " +
+			strconv.FormatInt(l.maxMem, 10) + " MiB"
+	}
+	return ""
+}

@@ -1,0 +1,21 @@
+package registry
+
+import "github.com/caravan-dl/caravan/scheduler/policy/order"
+
+// Config carries every policy knob; the zero value gives each paper's
+// defaults.
+type Config struct {
+	// FIFOBackfill lets FIFO start smaller jobs past a blocked head
+	// (default off: Tiresias' YARN-CS baseline blocks head-of-line).
+	FIFOBackfill bool
+	// Queues configures Tiresias' queues (default 3 queues, limits
+	// 3250/7200/18000 GPU·s, PromoteKnob off); see order.QueueConfig.
+	Queues order.QueueConfig
+	// GittinsPrior seeds 2D-Gittins' service distribution (GPU-seconds),
+	// e.g. the samples of tiresias/yarn-gput1000.csv; GittinsDelta is its
+	// quantum (default 3250 GPU·s).
+	GittinsPrior []float64
+	GittinsDelta float64
+	// Fair tunes finish-time fairness (lease, remaining-time guess).
+	Fair order.FairConfig
+}

@@ -1,0 +1,96 @@
+// Package registry builds policies by name: "<ordering>" or
+// "<ordering>+<placement>", e.g. "tiresias-las" or
+// "fifo+consolidated". A bare ordering gets its paper's default placement.
+package registry
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+	"github.com/caravan-dl/caravan/scheduler/policy/order"
+	"github.com/caravan-dl/caravan/scheduler/policy/place"
+)
+
+type ordering struct {
+	build func(Config) (policy.Orderer, error)
+	// placement is the default placement of the ordering's paper.
+	placement string
+}
+
+var orderings = map[string]ordering{
+	"fifo": {func(c Config) (policy.Orderer, error) {
+		return order.NewFIFO(order.FIFOConfig{Backfill: c.FIFOBackfill}), nil
+	}, "consolidated"},
+	"srtf-oracle": {func(Config) (policy.Orderer, error) { return order.NewSRTFOracle(), nil }, "consolidated"},
+	"tiresias-las": {func(c Config) (policy.Orderer, error) {
+		return order.NewLAS(c.Queues)
+	}, "consolidated"},
+	"tiresias-gittins": {func(c Config) (policy.Orderer, error) {
+		return order.NewGittins(order.GittinsConfig{QueueConfig: c.Queues, Prior: c.GittinsPrior, Delta: c.GittinsDelta})
+	}, "consolidated"},
+	"fair": {func(c Config) (policy.Orderer, error) { return order.NewFair(c.Fair) }, "consolidated"},
+}
+
+var placements = map[string]func(Config) (policy.Placer, error){
+	"consolidated": func(Config) (policy.Placer, error) { return place.NewConsolidated(), nil },
+}
+
+// New builds the named policy with cfg.
+func New(name string, cfg Config) (policy.Policy, error) {
+	oname, pname, _ := strings.Cut(strings.TrimSpace(name), "+")
+	o, ok := orderings[oname]
+	if !ok {
+		return nil, unknown(name)
+	}
+	if pname == "" {
+		pname = o.placement
+	}
+	mk, ok := placements[pname]
+	if !ok {
+		return nil, unknown(name)
+	}
+	ord, err := o.build(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("policy %q: %w", name, err)
+	}
+	pl, err := mk(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("policy %q: %w", name, err)
+	}
+	return policy.NewFramework(ord, pl), nil
+}
+
+func unknown(name string) error {
+	return fmt.Errorf("unknown policy %q: valid orderings are %s, optionally followed by +<placement> with placement one of %s",
+		name, strings.Join(Orderings(), ", "), strings.Join(Placements(), ", "))
+}
+
+// Orderings lists the ordering names.
+func Orderings() []string { return sortedKeys(orderings) }
+
+// Placements lists the placement names.
+func Placements() []string { return sortedKeys(placements) }
+
+// Names lists every valid policy name: each bare ordering, then every
+// ordering+placement combination.
+func Names() []string {
+	var out []string
+	out = append(out, Orderings()...)
+	for _, o := range Orderings() {
+		for _, p := range Placements() {
+			out = append(out, o+"+"+p)
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"io"
+	"sync/atomic"
 
 	"github.com/caravan-dl/caravan/scheduler/profile"
 )
@@ -31,6 +32,8 @@ type Config struct {
 	Check bool
 	// Progress, if set, receives a progress bar.
 	Progress io.Writer
+	// Done, if set, counts finished jobs (shared progress across runs).
+	Done *atomic.Int64
 }
 
 // Defaults returns c with zero fields set to their defaults.

@@ -199,6 +199,9 @@ func (e *engine) retire() bool {
 		j.pj.State = policy.Finished
 		j.done, j.finish = true, e.now
 		e.res.Jobs = append(e.res.Jobs, e.jobResult(j))
+		if e.cfg.Done != nil {
+			e.cfg.Done.Add(1)
+		}
 		if o, ok := e.pol.(finishObserver); ok {
 			o.ObserveFinished(&j.pj)
 		}

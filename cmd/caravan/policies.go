@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+	"github.com/caravan-dl/caravan/scheduler/policy/registry"
+	"github.com/caravan-dl/caravan/scheduler/sim"
+	"github.com/caravan-dl/caravan/scheduler/trace"
+)
+
+func policyNames() []string { return registry.Names() }
+
+// policyConfig builds the registry config from flags; the Gittins prior
+// is read only when a Gittins policy is asked for.
+func (f *scenarioFlags) policyConfig(traceSpec string, policies []string) (registry.Config, error) {
+	c := registry.Config{FIFOBackfill: f.backfill}
+	c.Queues.PromoteKnob = f.promote
+	if f.queueLimits != "" {
+		for _, s := range splitList(f.queueLimits) {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil || v <= 0 {
+				return c, fmt.Errorf("--queue-limits: %q is not a positive number of GPU-seconds", s)
+			}
+			c.Queues.Limits = append(c.Queues.Limits, v)
+		}
+		c.Queues.Queues = len(c.Queues.Limits) + 1
+	}
+	if !anyContains(policies, "gittins") {
+		return c, nil
+	}
+	path := f.prior
+	if path == "auto" {
+		path = autoPath("auto", traceSpec, "tiresias/yarn-gput1000.csv")
+	}
+	if path == "" || path == "none" {
+		return c, fmt.Errorf("gittins policies need --gittins-prior (e.g. ../shared/traces/tiresias/yarn-gput1000.csv)")
+	}
+	prior, err := trace.LoadGittinsSamples(path)
+	if err != nil {
+		return c, err
+	}
+	c.GittinsPrior = prior
+	return c, nil
+}
+
+func anyContains(xs []string, sub string) bool {
+	for _, x := range xs {
+		if strings.Contains(x, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// factory builds a fresh policy per run: policies keep state.
+func factory(c registry.Config) sim.Factory {
+	return func(name string) (policy.Policy, error) { return registry.New(name, c) }
+}

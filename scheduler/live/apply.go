@@ -1,0 +1,156 @@
+package live
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
+
+// apply carries out a decision: preemptions first, then admissions that
+// fit what is really free (a preempted job keeps its GPUs until its tasks
+// have checkpointed and stopped), then reasons for every job still queued.
+func (s *Scheduler) apply(w *world, es []*entry, l *ledger, dec policy.Decision, now time.Time) map[string]string {
+	byID := map[string]*entry{}
+	for _, e := range es {
+		byID[e.stub.ID] = e
+	}
+	waiting := map[string]string{}
+	for id, why := range dec.Waiting {
+		waiting[id] = why
+	}
+	for _, id := range dec.Preempts {
+		if e := byID[id]; e != nil && e.phase == phaseRunning {
+			s.preempt(e, "preempted: "+waiting[id], now)
+		}
+	}
+	started := map[string]bool{}
+	for _, st := range dec.Starts {
+		e := byID[st.JobID]
+		if e == nil || e.phase != phaseQueued || e.job == nil || e.job.err != nil {
+			continue
+		}
+		if why := s.start(e, st.Placement, w, l, now); why != "" {
+			waiting[e.stub.ID] = why
+			continue
+		}
+		started[e.stub.ID] = true
+	}
+	for _, e := range es {
+		if e.phase == phaseQueued && !started[e.stub.ID] {
+			s.repair(e)
+			s.explain(e, reasonFor(e, waiting), now)
+		}
+	}
+	return waiting
+}
+
+// start admits one job if its placement fits; otherwise it says why not.
+func (s *Scheduler) start(e *entry, p policy.Placement, w *world, l *ledger, now time.Time) string {
+	ts, err := resolve(e.job.gang, p, w.nodes)
+	if err != nil {
+		s.fail(e, "admit", err, now)
+		return "placement error: " + err.Error()
+	}
+	if !l.fits(ts) {
+		return "waiting for preempted jobs to checkpoint and release their GPUs"
+	}
+	if err := s.admit(e, ts, now); err != nil {
+		if errors.Is(err, errConflict) {
+			return "job changed while being admitted; re-deciding"
+		}
+		return "admission failed: " + err.Error()
+	}
+	l.commit(ts)
+	return ""
+}
+
+// admit rewrites the job into its real pool, pinned to ts, with CAS.
+func (s *Scheduler) admit(e *entry, ts []target, now time.Time) error {
+	s.metrics.admitAttempts.Add(1)
+	job, err := s.readJob(e.stub.ID, e.stub.JobModifyIndex)
+	if err == nil && s.cfg.AdmitDelay > 0 {
+		time.Sleep(s.cfg.AdmitDelay)
+	}
+	if err == nil {
+		pool := e.stub.Meta[MetaPool]
+		if pool == "" {
+			pool = s.cfg.Pool
+		}
+		admitJob(job, pool, ts, now)
+		_, err = s.register(job, e.stub.JobModifyIndex)
+	}
+	if err != nil {
+		s.fail(e, "admit", err, now)
+		return err
+	}
+	r := e.rec
+	r.Admissions++
+	r.LastStart, r.QueuedSince, r.Placement = unix(now), 0, encodePlacement(ts)
+	s.metrics.admissions.Add(1)
+	s.metrics.waitSeconds.observe(unix(now) - r.Submit)
+	s.record(e.stub.ID, "admit", encodePlacement(ts), now)
+	s.log.Info("admitted", "job", e.stub.ID, "placement", r.Placement)
+	return nil
+}
+
+// preempt rewrites a running job back to the queue (CAS), then stops its
+// allocations so its tasks get their kill signal and grace to checkpoint.
+func (s *Scheduler) preempt(e *entry, reason string, now time.Time) {
+	job, err := s.readJob(e.stub.ID, e.stub.JobModifyIndex)
+	if err == nil {
+		requeueJob(job, s.cfg.QueuePool, reason)
+		_, err = s.register(job, e.stub.JobModifyIndex)
+	}
+	if err != nil {
+		s.fail(e, "preempt", err, now)
+		return
+	}
+	r := e.rec
+	r.Preemptions++
+	r.QueuedSince = unix(now)
+	r.pause()
+	e.phase = phaseRunning // still holds its GPUs this round
+	s.metrics.preemptions.Add(1)
+	s.record(e.stub.ID, "preempt", reason, now)
+	s.log.Info("preempted", "job", e.stub.ID, "reason", reason)
+	if n, err := s.stopAllocs(e.stub.ID); err != nil {
+		s.fail(e, "stop", err, now)
+	} else {
+		s.log.Debug("stopped allocations", "job", e.stub.ID, "count", n)
+	}
+}
+
+// repair stops allocations of a queued job that still run: a preemption
+// whose stop did not happen (the scheduler died in between) or a running
+// job its user re-submitted into the queue.
+func (s *Scheduler) repair(e *entry) {
+	if e.allocs.running+e.allocs.starting == 0 {
+		return
+	}
+	if n, err := s.stopAllocs(e.stub.ID); err != nil {
+		s.log.Warn("cannot stop allocations of a queued job", "job", e.stub.ID, "error", err)
+	} else if n > 0 {
+		s.log.Info("stopped allocations of a queued job", "job", e.stub.ID, "count", n)
+	}
+}
+
+// fail logs and records a failed action; conflicts are counted apart.
+func (s *Scheduler) fail(e *entry, action string, err error, now time.Time) {
+	if errors.Is(err, errConflict) {
+		s.metrics.conflicts.Add(1)
+		s.record(e.stub.ID, "conflict", action+": "+err.Error(), now)
+		s.log.Info("job changed under the scheduler; re-reading", "job", e.stub.ID, "action", action)
+		s.poke()
+		return
+	}
+	s.metrics.errors.Add(1)
+	s.record(e.stub.ID, "error", fmt.Sprintf("%s: %v", action, err), now)
+	s.log.Warn("action failed", "job", e.stub.ID, "action", action, "error", err)
+}
+
+func (s *Scheduler) record(job, action, detail string, now time.Time) {
+	s.st.log(s.cfg.KeepDecisions, decision{At: unix(now), Job: job, Action: action, Detail: detail})
+	s.dirty = true
+}

@@ -1,0 +1,125 @@
+package live
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Config shapes a scheduler. Zero fields take the defaults of DefaultConfig.
+type Config struct {
+	// Namespace holds the jobs the scheduler manages.
+	Namespace string
+	// QueuePool is the node-less pool users submit into.
+	QueuePool string
+	// Pool is the real pool a job is admitted into when its meta has no
+	// caravan.pool.
+	Pool string
+	// Policy is a registry name, e.g. "fifo" or "tiresias-las".
+	Policy string
+	// LASLimits are the Tiresias queue thresholds in GPU-seconds (nil =
+	// the policy's defaults); small values make tests fast.
+	LASLimits []float64
+	// Quantum is how often the scheduler re-decides without any event
+	// (attained service grows with time, so LAS needs a clock).
+	Quantum time.Duration
+	// Debounce coalesces bursts of events into one round.
+	Debounce time.Duration
+	// ReasonInterval is the least time between two caravan.reason rewrites
+	// of one job: each is a job version, so they are rate-limited.
+	ReasonInterval time.Duration
+	// StatePath and LockPath are Nomad Variable paths.
+	StatePath string
+	LockPath  string
+	// LockTTL (≥ 10s, Nomad's minimum) and LockDelay govern take-over
+	// after the leader dies: a standby takes over within TTL + delay.
+	LockTTL   time.Duration
+	LockDelay time.Duration
+	// Listen is the address of the HTTP API (/v1/queue, /metrics).
+	Listen string
+	// Token is the bearer token the HTTP API requires.
+	Token string
+	// KeepDecisions bounds the decision log kept in state.
+	KeepDecisions int
+	// AdmitDelay pauses between reading a job and writing its admission.
+	// Only for tests: it widens the window in which a user's update races
+	// an admission, to show the check-and-set keeps the user's change.
+	AdmitDelay time.Duration
+}
+
+// DefaultConfig is a scheduler for a single-namespace cluster.
+func DefaultConfig() Config {
+	return Config{
+		Namespace:      "default",
+		QueuePool:      "caravan-queue",
+		Pool:           "default",
+		Policy:         "fifo",
+		Quantum:        10 * time.Second,
+		Debounce:       200 * time.Millisecond,
+		ReasonInterval: 5 * time.Second,
+		StatePath:      "caravan/scheduler/state",
+		LockPath:       "caravan/scheduler/lock",
+		LockTTL:        15 * time.Second,
+		LockDelay:      5 * time.Second,
+		Listen:         "127.0.0.1:4780",
+		KeepDecisions:  100,
+	}
+}
+
+// withDefaults fills zero fields from DefaultConfig.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	str := func(v *string, def string) {
+		if *v == "" {
+			*v = def
+		}
+	}
+	dur := func(v *time.Duration, def time.Duration) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	str(&c.Namespace, d.Namespace)
+	str(&c.QueuePool, d.QueuePool)
+	str(&c.Pool, d.Pool)
+	str(&c.Policy, d.Policy)
+	str(&c.StatePath, d.StatePath)
+	str(&c.LockPath, d.LockPath)
+	str(&c.Listen, d.Listen)
+	dur(&c.Quantum, d.Quantum)
+	dur(&c.Debounce, d.Debounce)
+	dur(&c.ReasonInterval, d.ReasonInterval)
+	dur(&c.LockTTL, d.LockTTL)
+	dur(&c.LockDelay, d.LockDelay)
+	if c.KeepDecisions == 0 {
+		c.KeepDecisions = d.KeepDecisions
+	}
+	return c
+}
+
+// Validate reports every unusable field at once.
+func (c Config) Validate() error {
+	var errs []error
+	if c.QueuePool == c.Pool {
+		errs = append(errs, fmt.Errorf("queue pool and admission pool are both %q", c.Pool))
+	}
+	if c.Quantum < 100*time.Millisecond {
+		errs = append(errs, fmt.Errorf("quantum %s is below 100ms", c.Quantum))
+	}
+	if c.LockTTL < 10*time.Second {
+		errs = append(errs, fmt.Errorf("lock TTL %s is below Nomad's minimum of 10s", c.LockTTL))
+	}
+	if c.LockDelay < 0 || c.Debounce < 0 || c.AdmitDelay < 0 || c.ReasonInterval < 0 {
+		errs = append(errs, errors.New("durations must not be negative"))
+	}
+	if c.Token == "" {
+		errs = append(errs, errors.New("an API token is required (flag -token or CARAVAN_SCHEDULER_TOKEN)"))
+	}
+	for i, l := range c.LASLimits {
+		if l <= 0 || (i > 0 && l <= c.LASLimits[i-1]) {
+			errs = append(errs, fmt.Errorf("LAS limits must be positive and increasing, got %v", c.LASLimits))
+			break
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,113 @@
+package live
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// worker is one gang member: a task group with one GPU task.
+type worker struct {
+	Group string
+	Task  string
+}
+
+// gang is a job's GPU demand as the policy sees it.
+type gang struct {
+	Workers  []worker
+	Fraction float64 // per worker; 1 for a whole GPU
+	MemMiB   int64   // per worker; 0 = no cap (fraction) or all (whole)
+}
+
+// parseGang reads a job's workers. Errors say what to change in the jobspec.
+func parseGang(job *api.Job) (gang, error) {
+	var g gang
+	for _, tg := range job.TaskGroups {
+		w, frac, mem, ok, err := parseWorker(tg)
+		if err != nil {
+			return gang{}, err
+		}
+		if !ok {
+			continue
+		}
+		if len(g.Workers) > 0 && (frac != g.Fraction || mem != g.MemMiB) {
+			return gang{}, fmt.Errorf("group %q asks for a different GPU share than group %q: all workers of a gang must ask for the same", w.Group, g.Workers[0].Group)
+		}
+		g.Workers = append(g.Workers, w)
+		g.Fraction, g.MemMiB = frac, mem
+	}
+	if len(g.Workers) == 0 {
+		return gang{}, errors.New("no worker: no task group has a caravan task asking for gpus = 1 or gpu_fraction")
+	}
+	return g, nil
+}
+
+// parseWorker returns ok=false for a group without a GPU ask.
+func parseWorker(tg *api.TaskGroup) (w worker, frac float64, mem int64, ok bool, err error) {
+	name := deref(tg.Name)
+	for _, t := range tg.Tasks {
+		f, m, asks, terr := taskAsk(t)
+		if terr != nil {
+			return w, 0, 0, false, fmt.Errorf("group %q task %q: %w", name, t.Name, terr)
+		}
+		if !asks {
+			continue
+		}
+		if ok {
+			return w, 0, 0, false, fmt.Errorf("group %q has two GPU tasks (%q, %q): put each worker in its own group", name, w.Task, t.Name)
+		}
+		w, frac, mem, ok = worker{Group: name, Task: t.Name}, f, m, true
+	}
+	if ok && tg.Count != nil && *tg.Count != 1 {
+		return w, 0, 0, false, fmt.Errorf("group %q has count = %d: a worker group must have count = 1 (use one group per worker)", name, *tg.Count)
+	}
+	return w, frac, mem, ok, nil
+}
+
+// taskAsk reads a caravan task's GPU ask from its config.
+func taskAsk(t *api.Task) (frac float64, mem int64, asks bool, err error) {
+	if t.Driver != "caravan" {
+		return 0, 0, false, nil
+	}
+	if v, ok := number(t.Config["gpus"]); ok && v != 0 {
+		if v != 1 {
+			return 0, 0, false, fmt.Errorf("gpus = %v: a worker uses one GPU; split bigger asks into one group per GPU", v)
+		}
+		return 1, 0, true, nil
+	}
+	v, ok := number(t.Config["gpu_fraction"])
+	if !ok {
+		return 0, 0, false, nil
+	}
+	if !(v > 0 && v <= 1) {
+		return 0, 0, false, fmt.Errorf("gpu_fraction = %v must be in (0, 1]", v)
+	}
+	if s, ok := t.Config["gpu_memory"].(string); ok && s != "" {
+		if mem, err = parseMiB(s); err != nil {
+			return 0, 0, false, fmt.Errorf("gpu_memory: %w", err)
+		}
+	}
+	return v, mem, true, nil
+}
+
+// number reads a numeric config value as decoded from JSON or HCL.
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	}
+	return 0, false
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}

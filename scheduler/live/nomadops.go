@@ -1,0 +1,57 @@
+package live
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// errConflict means the job changed since the scheduler read it: a user
+// update (or another writer) wins, and the job is re-read and re-decided.
+var errConflict = errors.New("job changed since it was read")
+
+// readJob reads a job fresh and checks it is still at the decided index.
+func (s *Scheduler) readJob(id string, index uint64) (*api.Job, error) {
+	job, _, err := s.api.Jobs().Info(id, &api.QueryOptions{Namespace: s.cfg.Namespace})
+	if err != nil {
+		return nil, err
+	}
+	if deref(job.JobModifyIndex) != index {
+		return nil, errConflict
+	}
+	return job, nil
+}
+
+// register writes job only if nobody changed it since index.
+func (s *Scheduler) register(job *api.Job, index uint64) (uint64, error) {
+	resp, _, err := s.api.Jobs().RegisterOpts(job, &api.RegisterOptions{EnforceIndex: true, ModifyIndex: index},
+		&api.WriteOptions{Namespace: s.cfg.Namespace})
+	if err != nil {
+		if strings.Contains(err.Error(), "conflicting job modify index") {
+			return 0, errConflict
+		}
+		return 0, err
+	}
+	return resp.JobModifyIndex, nil
+}
+
+// stopAllocs stops a job's allocations that are still meant to run.
+func (s *Scheduler) stopAllocs(id string) (int, error) {
+	q := &api.QueryOptions{Namespace: s.cfg.Namespace}
+	allocs, _, err := s.api.Jobs().Allocations(id, false, q)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, a := range allocs {
+		if a.DesiredStatus != "run" || !live(a) {
+			continue
+		}
+		if _, err := s.api.Allocations().Stop(&api.Allocation{ID: a.ID, Namespace: a.Namespace}, q); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}

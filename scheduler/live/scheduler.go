@@ -1,0 +1,90 @@
+package live
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/nomad/api"
+)
+
+// Scheduler admits, places and preempts caravan's jobs on one Nomad cluster.
+type Scheduler struct {
+	cfg     Config
+	api     *api.Client
+	log     hclog.Logger
+	pol     policy.Policy
+	store   *store
+	st      *state
+	jobs    map[string]*cachedJob
+	metrics *metrics
+	view    atomic.Pointer[QueueView]
+	leader  atomic.Bool
+	wake    chan struct{}
+	now     func() time.Time
+	// savedAt is when state was last written; dirty says it must be
+	// written now (an admission, preemption or finish happened).
+	savedAt time.Time
+	dirty   bool
+}
+
+// cachedJob is a full job read at one JobModifyIndex, with its gang.
+type cachedJob struct {
+	index uint64
+	job   *api.Job
+	gang  gang
+	err   error
+}
+
+// New checks cfg and builds a scheduler talking to Nomad through client.
+func New(cfg Config, client *api.Client, log hclog.Logger) (*Scheduler, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	pol, err := buildPolicy(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	s := &Scheduler{
+		cfg: cfg, api: client, log: log, pol: pol,
+		store:   newStore(client, cfg.StatePath, cfg.Namespace),
+		st:      newState(),
+		jobs:    map[string]*cachedJob{},
+		metrics: newMetrics(),
+		wake:    make(chan struct{}, 1),
+		now:     time.Now,
+	}
+	s.view.Store(&QueueView{Policy: pol.Name()})
+	return s, nil
+}
+
+// poke asks for a scheduling round soon; it never blocks.
+func (s *Scheduler) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// fullJob returns the job at the stub's index, reading it when it changed.
+func (s *Scheduler) fullJob(stub *jobStub) *cachedJob {
+	if c := s.jobs[stub.ID]; c != nil && c.index == stub.JobModifyIndex {
+		return c
+	}
+	job, _, err := s.api.Jobs().Info(stub.ID, &api.QueryOptions{Namespace: s.cfg.Namespace})
+	if err != nil {
+		return &cachedJob{err: fmt.Errorf("read job: %w", err)}
+	}
+	c := &cachedJob{index: deref(job.JobModifyIndex), job: job}
+	c.gang, c.err = parseGang(job)
+	s.jobs[stub.ID] = c
+	return c
+}
+
+func unix(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }

@@ -1,0 +1,59 @@
+package live
+
+import (
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
+
+// snapshot builds what the policy sees: the GPUs with everything committed
+// on them, and every valid queued, running and just-finished job.
+func (s *Scheduler) snapshot(l *ledger, es []*entry, now float64) *policy.Snapshot {
+	snap := &policy.Snapshot{Now: now}
+	for _, id := range l.nodeIDs() {
+		n := l.nodes[id]
+		pn := policy.Node{Name: id}
+		for i, g := range n.GPUs {
+			u := l.used[id][i]
+			pn.GPUs = append(pn.GPUs, policy.GPU{Index: i, Model: g.Model, MemoryMiB: g.MemoryMiB,
+				UsedFraction: u.Fraction, UsedMemoryMiB: u.MemMiB})
+		}
+		snap.Cluster.Nodes = append(snap.Cluster.Nodes, pn)
+	}
+	for _, e := range es {
+		if j := s.policyJob(e); j != nil {
+			snap.Jobs = append(snap.Jobs, j)
+		}
+	}
+	return snap
+}
+
+// policyJob is the policy's view of one entry; nil for jobs it must not see.
+func (s *Scheduler) policyJob(e *entry) *policy.Job {
+	r := e.rec
+	j := &policy.Job{
+		ID: e.stub.ID, Model: e.stub.Meta[MetaModel], Submit: r.Submit,
+		Attained: r.Attained, Executed: r.Executed, LastStart: r.LastStart,
+		QueuedSince: r.QueuedSince, Preemptions: r.Preemptions,
+	}
+	switch e.phase {
+	case phaseQueued:
+		if e.job == nil || e.job.err != nil {
+			return nil
+		}
+		j.State = policy.Queued
+	case phaseRunning:
+		j.State = policy.Running
+		j.Placement = toPolicy(e.held)
+		if e.job == nil || e.job.err != nil {
+			j.Workers, j.Fraction = len(e.held), 1
+			return j
+		}
+	case phaseDone:
+		j.State = policy.Finished
+		return j
+	default:
+		return nil
+	}
+	g := e.job.gang
+	j.Workers, j.Fraction, j.MemMiB = len(g.Workers), g.Fraction, g.MemMiB
+	return j
+}

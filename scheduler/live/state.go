@@ -1,0 +1,69 @@
+package live
+
+// record is what the scheduler remembers about one job beyond what Nomad
+// stores. Times are Unix seconds.
+type record struct {
+	Submit      float64 `json:"submit"`
+	Attained    float64 `json:"attained"` // GPU-seconds
+	Executed    float64 `json:"executed"` // seconds running
+	LastStart   float64 `json:"last_start,omitempty"`
+	QueuedSince float64 `json:"queued_since,omitempty"`
+	// Accounted is when Attained was last brought up to date while the
+	// job ran; 0 while it does not run.
+	Accounted   float64 `json:"accounted,omitempty"`
+	Preemptions int     `json:"preemptions,omitempty"`
+	Admissions  int     `json:"admissions,omitempty"`
+	// Placement is the last admitted placement (encodePlacement): a
+	// preempted job holds its GPUs until its allocations have stopped.
+	Placement  string  `json:"placement,omitempty"`
+	FinishedAt float64 `json:"finished_at,omitempty"`
+	ReasonAt   float64 `json:"reason_at,omitempty"`
+}
+
+// decision is one action in the decision log.
+type decision struct {
+	At     float64 `json:"at"`
+	Job    string  `json:"job"`
+	Action string  `json:"action"` // admit, preempt, conflict, error
+	Detail string  `json:"detail,omitempty"`
+}
+
+// state is the scheduler's persisted bookkeeping.
+type state struct {
+	Jobs      map[string]*record `json:"jobs"`
+	Decisions []decision         `json:"decisions,omitempty"`
+}
+
+func newState() *state { return &state{Jobs: map[string]*record{}} }
+
+// job returns the job's record, creating it as first seen at now.
+func (s *state) job(id string, now float64) *record {
+	r := s.Jobs[id]
+	if r == nil {
+		r = &record{Submit: now, QueuedSince: now}
+		s.Jobs[id] = r
+	}
+	return r
+}
+
+// log appends a decision, keeping the newest keep.
+func (s *state) log(keep int, d decision) {
+	s.Decisions = append(s.Decisions, d)
+	if over := len(s.Decisions) - keep; over > 0 {
+		s.Decisions = append([]decision(nil), s.Decisions[over:]...)
+	}
+}
+
+// accrue brings a running job's service up to now; share is the gang's
+// GPU share (workers × fraction).
+func (r *record) accrue(now, share float64) {
+	if r.Accounted > 0 && now > r.Accounted {
+		dt := now - r.Accounted
+		r.Executed += dt
+		r.Attained += dt * share
+	}
+	r.Accounted = now
+}
+
+// pause stops accrual: the job no longer runs.
+func (r *record) pause() { r.Accounted = 0 }

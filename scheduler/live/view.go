@@ -1,0 +1,72 @@
+package live
+
+import (
+	"sort"
+	"time"
+)
+
+// QueueView is what GET /v1/queue returns.
+type QueueView struct {
+	Leader bool       `json:"leader"`
+	Policy string     `json:"policy"`
+	At     time.Time  `json:"at"`
+	Jobs   []QueueJob `json:"jobs"`
+}
+
+// QueueJob is one job as the scheduler sees it.
+type QueueJob struct {
+	ID    string `json:"id"`
+	State string `json:"state"` // queued, running, finished, stopped
+	// Rank is the policy's priority (0 = next); -1 when the policy has no
+	// ordering to ask or the job is not schedulable.
+	Rank        int     `json:"rank"`
+	Queue       int     `json:"queue"`
+	Workers     int     `json:"workers"`
+	Fraction    float64 `json:"fraction"`
+	Attained    float64 `json:"attained_gpu_seconds"`
+	Executed    float64 `json:"executed_seconds"`
+	WaitSeconds float64 `json:"wait_seconds,omitempty"`
+	Preemptions int     `json:"preemptions"`
+	Placement   string  `json:"placement,omitempty"`
+	Reason      string  `json:"reason,omitempty"`
+}
+
+// buildView summarises a round for the API, highest priority first.
+func buildView(pol string, es []*entry, rk map[string]rank, waiting map[string]string, now time.Time) *QueueView {
+	v := &QueueView{Leader: true, Policy: pol, At: now.UTC()}
+	for _, e := range es {
+		r := e.rec
+		q := QueueJob{ID: e.stub.ID, State: e.phase.String(), Rank: -1, Attained: r.Attained,
+			Executed: r.Executed, Preemptions: r.Preemptions}
+		if k, ok := rk[e.stub.ID]; ok {
+			q.Rank, q.Queue = k.Rank, k.Queue
+		}
+		if e.job != nil && e.job.err == nil {
+			q.Workers, q.Fraction = len(e.job.gang.Workers), e.job.gang.Fraction
+		}
+		switch e.phase {
+		case phaseQueued:
+			q.Reason = reasonFor(e, waiting)
+			if r.QueuedSince > 0 {
+				q.WaitSeconds = unix(now) - r.QueuedSince
+			}
+		case phaseRunning:
+			q.Placement = e.stub.Meta[MetaPlacement]
+		}
+		v.Jobs = append(v.Jobs, q)
+	}
+	sort.SliceStable(v.Jobs, func(a, b int) bool { return less(v.Jobs[a], v.Jobs[b]) })
+	return v
+}
+
+// less orders running before queued, then by rank, unranked last.
+func less(a, b QueueJob) bool {
+	order := map[string]int{"running": 0, "queued": 1, "finished": 2, "stopped": 3}
+	if order[a.State] != order[b.State] {
+		return order[a.State] < order[b.State]
+	}
+	if (a.Rank < 0) != (b.Rank < 0) {
+		return a.Rank >= 0
+	}
+	return a.Rank < b.Rank
+}

@@ -28,7 +28,11 @@ func placeOn(t *testing.T, pl policy.Placer, c *policy.Capacity, j *policy.Job) 
 	if why != "" {
 		t.Fatalf("%s: %s", j.ID, why)
 	}
-	if err := c.Commit(p, 0); err != nil {
+	util := 0.0
+	if u, ok := pl.(policy.UtilPredictor); ok {
+		util = u.PredictUtil(j)
+	}
+	if err := c.Commit(p, util); err != nil {
 		t.Fatalf("%s: invalid placement: %v", j.ID, err)
 	}
 	return p

@@ -1,6 +1,9 @@
 package registry
 
-import "github.com/caravan-dl/caravan/scheduler/policy/order"
+import (
+	"github.com/caravan-dl/caravan/scheduler/policy/order"
+	"github.com/caravan-dl/caravan/scheduler/policy/place"
+)
 
 // Config carries every policy knob; the zero value gives each paper's
 // defaults.
@@ -18,4 +21,12 @@ type Config struct {
 	GittinsDelta float64
 	// Fair tunes finish-time fairness (lease, remaining-time guess).
 	Fair order.FairConfig
+
+	// Network tunes network-aware placement; "network-aware-batch" uses
+	// Network.BatchSize, default 8.
+	Network place.NetworkConfig
+	// Interference tunes Horus packing (threshold default 1.0, prior).
+	Interference place.InterferenceConfig
+	// Frag tunes FGD (prior request-size distribution).
+	Frag place.FragConfig
 }

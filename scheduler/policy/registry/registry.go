@@ -35,6 +35,18 @@ var orderings = map[string]ordering{
 
 var placements = map[string]func(Config) (policy.Placer, error){
 	"consolidated": func(Config) (policy.Placer, error) { return place.NewConsolidated(), nil },
+	"network-aware": func(c Config) (policy.Placer, error) {
+		c.Network.BatchSize = 0
+		return place.NewNetwork(c.Network), nil
+	},
+	"network-aware-batch": func(c Config) (policy.Placer, error) {
+		if c.Network.BatchSize <= 1 {
+			c.Network.BatchSize = 8
+		}
+		return place.NewNetwork(c.Network), nil
+	},
+	"interference-aware": func(c Config) (policy.Placer, error) { return place.NewInterference(c.Interference), nil },
+	"frag-aware":         func(c Config) (policy.Placer, error) { return place.NewFrag(c.Frag), nil },
 }
 
 // New builds the named policy with cfg.

@@ -1,0 +1,164 @@
+package place
+
+import (
+	"strconv"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
+
+// InterferenceConfig tunes the interference-aware placer.
+type InterferenceConfig struct {
+	// Threshold caps the predicted summed utilisation of jobs sharing a
+	// GPU; default 1.0 (co-located jobs then do not contend for SMs).
+	Threshold float64
+	// Prior and PriorWeight seed the utilisation regression; defaults
+	// DefaultUtilPrior and 5 pseudo-observations.
+	Prior       *[4]float64
+	PriorWeight float64
+}
+
+// Interference is Horus' interference-aware packing. Whole-GPU gangs are
+// consolidated as usual. A fractional worker only joins a GPU that already
+// has work if the predicted utilisations on it stay under Threshold; among
+// those it packs the busiest (so whole GPUs stay free), preferring nodes the
+// gang already uses. A job's own observed Util, when > 0, replaces the
+// prediction, and running jobs' observed utilisations train the model.
+type Interference struct {
+	cfg  InterferenceConfig
+	pred *UtilPredictor
+	seen map[string]bool
+}
+
+// NewInterference returns the interference-aware placer.
+func NewInterference(cfg InterferenceConfig) *Interference {
+	if cfg.Threshold <= 0 {
+		cfg.Threshold = 1
+	}
+	prior := DefaultUtilPrior
+	if cfg.Prior != nil {
+		prior = *cfg.Prior
+	}
+	if cfg.PriorWeight <= 0 {
+		cfg.PriorWeight = 5
+	}
+	return &Interference{cfg: cfg, pred: NewUtilPredictor(prior, cfg.PriorWeight), seen: map[string]bool{}}
+}
+
+// Name is "interference-aware".
+func (*Interference) Name() string { return "interference-aware" }
+
+// Predictor exposes the utilisation model (for Observe and inspection).
+func (i *Interference) Predictor() *UtilPredictor { return i.pred }
+
+// PredictUtil is the job's observed Util if known, else the prediction.
+func (i *Interference) PredictUtil(j *policy.Job) float64 {
+	if j.Util > 0 {
+		return j.Util
+	}
+	return i.pred.Predict(j.Features)
+}
+
+// Shape adds the predicted utilisation to the demand.
+func (i *Interference) Shape(j *policy.Job, d policy.Demand) policy.ShapeKey {
+	k := policy.DefaultShape(d)
+	k.Extra = i.PredictUtil(j)
+	return k
+}
+
+// ObserveSnapshot learns each running job's observed utilisation once.
+func (i *Interference) ObserveSnapshot(s *policy.Snapshot) {
+	live := map[string]bool{}
+	for _, j := range s.Jobs {
+		if j == nil || j.State != policy.Running || j.Util <= 0 {
+			continue
+		}
+		live[j.ID] = true
+		if !i.seen[j.ID] {
+			i.seen[j.ID] = true
+			i.pred.Observe(j.Features, j.Util)
+		}
+	}
+	for id := range i.seen {
+		if !live[id] {
+			delete(i.seen, id)
+		}
+	}
+}
+
+// Place chooses the gang's slots.
+func (i *Interference) Place(j *policy.Job, d policy.Demand, c *policy.Capacity) (policy.Placement, string) {
+	if d.WholeGPU() {
+		return consolidate(c, d)
+	}
+	u := i.PredictUtil(j)
+	ov := overlay{}
+	var p policy.Placement
+	for w := 0; w < d.Workers; w++ {
+		ni, gi, ok := i.pick(c, d, u, ov, p)
+		if !ok {
+			return policy.Placement{}, "needs " + d.String() + " at predicted utilisation " +
+				strconv.FormatFloat(u, 'f', 2, 64) + ": no GPU keeps co-located utilisation ≤ " +
+				strconv.FormatFloat(i.cfg.Threshold, 'f', 2, 64)
+		}
+		g := ov.view(c, ni, gi)
+		p.Slots = append(p.Slots, d.Slot(c.Nodes[ni].Name, &g))
+		ov.take(c, ni, gi, d.Fraction, d.SlotMem(&g), u)
+	}
+	return p, ""
+}
+
+// pick scores every GPU for one worker: same node as the gang first, then
+// shared over empty GPUs, then the highest resulting utilisation.
+func (i *Interference) pick(c *policy.Capacity, d policy.Demand, u float64, ov overlay, p policy.Placement) (int, int, bool) {
+	bn, bg, bestScore := -1, -1, [3]float64{}
+	for ni := range c.Nodes {
+		n := &c.Nodes[ni]
+		if n.FreeSum+1e-9 < d.Fraction && !ov.touches(ni) {
+			continue
+		}
+		same := 1.0
+		if len(p.Slots) > 0 && usesNode(p, n.Name) {
+			same = 0
+		}
+		for gi := range n.GPUs {
+			g := ov.view(c, ni, gi)
+			if d.FitsOn(&g) == 0 {
+				continue
+			}
+			empty := g.Whole()
+			if !empty && g.Util+u > i.cfg.Threshold+1e-9 {
+				continue
+			}
+			score := [3]float64{same, b2f(empty), -(g.Util + u)}
+			if bn < 0 || less3(score, bestScore) {
+				bn, bg, bestScore = ni, gi, score
+			}
+		}
+	}
+	return bn, bg, bn >= 0
+}
+
+func usesNode(p policy.Placement, node string) bool {
+	for _, s := range p.Slots {
+		if s.Node == node {
+			return true
+		}
+	}
+	return false
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func less3(a, b [3]float64) bool {
+	for k := range a {
+		if a[k] != b[k] {
+			return a[k] < b[k]
+		}
+	}
+	return false
+}

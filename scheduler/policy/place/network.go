@@ -1,0 +1,155 @@
+package place
+
+import (
+	"sort"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
+
+// NetworkConfig tunes the network-aware placer.
+type NetworkConfig struct {
+	// UnknownLinkGbps stands in for nodes whose LinkGbps is 0; default 10.
+	UnknownLinkGbps float64
+	// BatchSize > 1 selects Liquid's batch mode: the framework hands over
+	// this many queued jobs at a time and they are packed largest gang
+	// first (best-fit decreasing), which packs better than arrival order
+	// at the cost of strict priority inside the window. 0 or 1 is
+	// immediate mode: jobs are placed one by one in priority order.
+	BatchSize int
+}
+
+// Network is Liquid's network-aware placement. A gang that fits one node
+// goes there (best fit, no network traffic). Otherwise it stays inside
+// one rack if any rack can hold it, and among the possible node sets it
+// maximises the slowest uplink the gang's traffic crosses (the bottleneck
+// of ring all-reduce), then uses the fewest nodes. Only if no rack can hold
+// it does the gang span racks, again fastest bottleneck first.
+type Network struct{ cfg NetworkConfig }
+
+// NewNetwork returns the network-aware placer.
+func NewNetwork(cfg NetworkConfig) *Network {
+	if cfg.UnknownLinkGbps <= 0 {
+		cfg.UnknownLinkGbps = 10
+	}
+	return &Network{cfg: cfg}
+}
+
+// Name is "network-aware", or "network-aware-batch" in batch mode.
+func (n *Network) Name() string {
+	if n.cfg.BatchSize > 1 {
+		return "network-aware-batch"
+	}
+	return "network-aware"
+}
+
+// Shape depends only on the demand.
+func (*Network) Shape(_ *policy.Job, d policy.Demand) policy.ShapeKey { return policy.DefaultShape(d) }
+
+// BatchSize is the batch window (≤ 1: immediate mode).
+func (n *Network) BatchSize() int { return n.cfg.BatchSize }
+
+// PackOrder packs the largest gangs first; ties keep priority order.
+func (*Network) PackOrder(_ []*policy.Job, ds []policy.Demand) []int {
+	idx := make([]int, len(ds))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return ds[idx[a]].GPUs() > ds[idx[b]].GPUs() })
+	return idx
+}
+
+// Place chooses the gang's slots.
+func (n *Network) Place(_ *policy.Job, d policy.Demand, c *policy.Capacity) (policy.Placement, string) {
+	if i := bestSingleNode(c, d); i >= 0 {
+		return policy.Placement{Slots: fillNode(&c.Nodes[i], d, d.Workers)}, ""
+	}
+	cs := candidates(c, d)
+	if total := sumFit(cs); total < d.Workers {
+		return policy.Placement{}, noRoom(d, total)
+	}
+	var best option
+	for r := range c.Racks {
+		if o, ok := n.widest(c, d, inRack(c, cs, r)); ok && o.better(best) {
+			best = o
+		}
+	}
+	if best.nodes == nil {
+		best, _ = n.widest(c, d, cs)
+	}
+	p, _ := take(c, d, best.nodes)
+	return p, ""
+}
+
+// option is one node set for a gang.
+type option struct {
+	nodes      []candidate
+	bottleneck float64
+}
+
+func (o option) better(than option) bool {
+	if than.nodes == nil {
+		return true
+	}
+	if o.bottleneck != than.bottleneck {
+		return o.bottleneck > than.bottleneck
+	}
+	return len(o.nodes) < len(than.nodes)
+}
+
+// widest finds, among cs, the node set with the fastest slowest link that
+// still holds the gang, using the fewest (roomiest) nodes at that speed.
+// Lowering the link floor only adds nodes, so the floor is binary-searched.
+func (n *Network) widest(c *policy.Capacity, d policy.Demand, cs []candidate) (option, bool) {
+	speeds := make([]float64, 0, len(cs))
+	for _, cd := range cs {
+		speeds = append(speeds, n.link(&c.Nodes[cd.node]))
+	}
+	sort.Sort(sort.Reverse(sort.Float64Slice(speeds)))
+	speeds = uniq(speeds)
+	above := func(floor float64) []candidate {
+		var set []candidate
+		for _, cd := range cs {
+			if n.link(&c.Nodes[cd.node]) >= floor {
+				set = append(set, cd)
+			}
+		}
+		return set
+	}
+	// first index (fastest floor) whose node set holds the gang
+	k := sort.Search(len(speeds), func(i int) bool { return sumFit(above(speeds[i])) >= d.Workers })
+	if k == len(speeds) {
+		return option{}, false
+	}
+	set := above(speeds[k])
+	byFitDesc(set)
+	return option{nodes: prefixHolding(set, d.Workers), bottleneck: speeds[k]}, true
+}
+
+func uniq(xs []float64) []float64 {
+	out := xs[:0]
+	for i, x := range xs {
+		if i == 0 || x != xs[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// prefixHolding keeps the shortest prefix that holds workers.
+func prefixHolding(cs []candidate, workers int) []candidate {
+	got := 0
+	for i, cd := range cs {
+		got += cd.fit
+		if got >= workers {
+			return cs[:i+1]
+		}
+	}
+	return cs
+}
+
+func (n *Network) link(fn *policy.FreeNode) float64 {
+	if fn.LinkGbps > 0 {
+		return fn.LinkGbps
+	}
+	return n.cfg.UnknownLinkGbps
+}

@@ -47,7 +47,7 @@ func TestFragScoreByHand(t *testing.T) {
 		want float64
 	}{
 		{[]float64{1}, 0},
-		{[]float64{0.75}, 0.5 * 0.75},                    // whole: all 0.75; half: fits → 0
+		{[]float64{0.75}, 0.5 * 0.75},                     // whole: all 0.75; half: fits → 0
 		{[]float64{0.25, 0.5, 1, 1}, 0.5*0.75 + 0.5*0.25}, // whole: partials .75; half: the .25
 		{[]float64{0.25, 0.25}, 0.5},                      // nothing fits: all of it, both types
 	} {

@@ -1,0 +1,76 @@
+package live
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// testJob builds a job with one group per worker config (nil = no GPU task).
+func testJob(id string, cfgs ...map[string]any) *api.Job {
+	job := api.NewBatchJob(id, id, "global", 50)
+	for i, c := range cfgs {
+		tg := api.NewTaskGroup("w"+string(rune('0'+i)), 1)
+		task := api.NewTask("work", "caravan")
+		if c == nil {
+			task.Driver = "raw_exec"
+			c = map[string]any{"command": "/bin/true"}
+		}
+		task.Config = c
+		tg.AddTask(task)
+		job.AddTaskGroup(tg)
+	}
+	return job
+}
+
+func TestParseGangReadsWorkersAndShare(t *testing.T) {
+	frac := map[string]any{"command": "x", "gpu_fraction": 0.5, "gpu_memory": "8GiB"}
+	g, err := parseGang(testJob("j", frac, frac, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Workers) != 2 || g.Fraction != 0.5 || g.MemMiB != 8192 {
+		t.Fatalf("gang = %+v, want 2 workers of 0.5 GPU and 8192 MiB", g)
+	}
+	if g.Workers[1].Group != "w1" || g.Workers[1].Task != "work" {
+		t.Fatalf("worker 1 = %+v", g.Workers[1])
+	}
+	whole, err := parseGang(testJob("k", map[string]any{"command": "x", "gpus": 1.0}))
+	if err != nil || whole.Fraction != 1 || len(whole.Workers) != 1 {
+		t.Fatalf("whole GPU gang = %+v, %v", whole, err)
+	}
+}
+
+func TestParseGangRejectsWhatItCannotPin(t *testing.T) {
+	two := testJob("c", map[string]any{"command": "x", "gpus": 1.0})
+	two.TaskGroups[0].Count = ptr(2)
+	cases := map[string]*api.Job{
+		"no worker":         testJob("a", nil),
+		"uses one GPU":      testJob("b", map[string]any{"command": "x", "gpus": 2.0}),
+		"count = 2":         two,
+		"different GPU":     testJob("d", map[string]any{"command": "x", "gpus": 1.0}, map[string]any{"command": "x", "gpu_fraction": 0.5}),
+		"must be in (0, 1]": testJob("e", map[string]any{"command": "x", "gpu_fraction": 1.5}),
+		"gpu_memory: size":  testJob("f", map[string]any{"command": "x", "gpu_fraction": 0.5, "gpu_memory": "lots"}),
+	}
+	for want, job := range cases {
+		if _, err := parseGang(job); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want it to mention %q", *job.ID, err, want)
+		}
+	}
+}
+
+func TestParseMiB(t *testing.T) {
+	for in, want := range map[string]int64{"8GiB": 8192, "512MiB": 512, "2G": 2048, "100": 100, "1TiB": 1 << 20} {
+		if got, err := parseMiB(in); err != nil || got != want {
+			t.Errorf("parseMiB(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "-1GiB", "GiB", "1XB"} {
+		if _, err := parseMiB(bad); err == nil {
+			t.Errorf("parseMiB(%q) accepted", bad)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

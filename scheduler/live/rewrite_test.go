@@ -1,0 +1,102 @@
+package live
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
+
+func testNodes() map[string]*nodeInfo {
+	return map[string]*nodeInfo{
+		"n1": {ID: "n1", Name: "one", GPUs: []nodeGPU{{Index: 0, UUID: "GPU-a", MemoryMiB: 1000, FreeFraction: 1, FreeMemMiB: 1000}, {Index: 1, UUID: "GPU-b", MemoryMiB: 1000, FreeFraction: 1, FreeMemMiB: 1000}}},
+		"n2": {ID: "n2", Name: "two", GPUs: []nodeGPU{{Index: 0, UUID: "GPU-c", MemoryMiB: 1000, FreeFraction: 1, FreeMemMiB: 1000}}},
+	}
+}
+
+func TestAdmitPinsEveryWorkerAndRequeueUndoesIt(t *testing.T) {
+	job := testJob("j", map[string]any{"command": "x", "gpu_fraction": 0.5}, map[string]any{"command": "x", "gpu_fraction": 0.5}, nil)
+	job.NodePool = ptr("caravan-queue")
+	g, err := parseGang(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := policy.Placement{Slots: []policy.Slot{{Node: "n1", GPU: 1, Fraction: 0.5, MemMiB: 300}, {Node: "n2", GPU: 0, Fraction: 0.5}}}
+	ts, err := resolve(g, p, testNodes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	admitJob(job, "gpu", ts, time.Unix(100, 0))
+	if *job.NodePool != "gpu" || job.Meta[MetaAdmitted] == "" {
+		t.Fatalf("pool %s meta %v", *job.NodePool, job.Meta)
+	}
+	w0 := job.TaskGroups[0]
+	if c := w0.Constraints; len(c) != 1 || c[0].LTarget != nodeIDTarget || c[0].RTarget != "n1" {
+		t.Fatalf("group w0 constraints %+v", c)
+	}
+	cfg := w0.Tasks[0].Config
+	if !reflect.DeepEqual(cfg["gpu_uuids"], []string{"GPU-b"}) || cfg["gpu_memory"] != "300MiB" {
+		t.Fatalf("task config %v", cfg)
+	}
+	if got := job.TaskGroups[1].Tasks[0].Config["gpu_uuids"]; !reflect.DeepEqual(got, []string{"GPU-c"}) {
+		t.Fatalf("worker 1 pinned to %v", got)
+	}
+	if len(job.TaskGroups[2].Constraints) != 0 {
+		t.Fatal("a group without a GPU task was pinned")
+	}
+	back, err := decodePlacement(job.Meta[MetaPlacement])
+	if err != nil || !reflect.DeepEqual(toPolicy(back).Slots, []policy.Slot{{Node: "n1", GPU: 1, Fraction: 0.5, MemMiB: 300}, {Node: "n2", GPU: 0, Fraction: 0.5}}) {
+		t.Fatalf("placement round trip: %v %v", back, err)
+	}
+
+	requeueJob(job, "caravan-queue", "preempted: test")
+	requeueJob(job, "caravan-queue", "preempted: again")
+	if *job.NodePool != "caravan-queue" || len(w0.Constraints) != 0 || w0.Tasks[0].Config["gpu_uuids"] != nil {
+		t.Fatalf("requeue left pins: pool %s constraints %v config %v", *job.NodePool, w0.Constraints, w0.Tasks[0].Config)
+	}
+	if job.Meta[MetaPreemptions] != "2" || job.Meta[MetaAdmitted] != "" || job.Meta[MetaReason] != "preempted: again" {
+		t.Fatalf("meta after requeue %v", job.Meta)
+	}
+}
+
+func TestResolveRejectsBadPlacements(t *testing.T) {
+	g := gang{Workers: []worker{{Group: "a", Task: "t"}}, Fraction: 1}
+	for _, p := range []policy.Placement{
+		{},
+		{Slots: []policy.Slot{{Node: "nope", GPU: 0}}},
+		{Slots: []policy.Slot{{Node: "n2", GPU: 3}}},
+	} {
+		if _, err := resolve(g, p, testNodes()); err == nil {
+			t.Errorf("resolve accepted %+v", p)
+		}
+	}
+	if _, err := decodePlacement("a=n1/x/GPU/1/0"); err == nil {
+		t.Error("decodePlacement accepted a bad GPU index")
+	}
+}
+
+func TestLedgerHoldsDrainingJobsAndForeignUse(t *testing.T) {
+	nodes := testNodes()
+	nodes["n2"].GPUs[0].FreeFraction = 0.25 // a task caravan does not manage
+	draining := &entry{held: []target{{NodeID: "n1", GPU: 0, Fraction: 1}}}
+	l := newLedger(nodes, []*entry{draining})
+	if l.fits([]target{{NodeID: "n1", GPU: 0, Fraction: 0.5}}) {
+		t.Error("a GPU still held by a draining job was offered")
+	}
+	if l.fits([]target{{NodeID: "n2", GPU: 0, Fraction: 0.5}}) {
+		t.Error("the driver's foreign use was ignored")
+	}
+	two := []target{{NodeID: "n1", GPU: 1, Fraction: 0.5}, {NodeID: "n1", GPU: 1, Fraction: 0.5}}
+	if !l.fits(two) {
+		t.Error("two halves did not fit a free GPU")
+	}
+	l.commit(two)
+	if l.fits([]target{{NodeID: "n1", GPU: 1, Fraction: 0.1}}) {
+		t.Error("a full GPU took more")
+	}
+	snap := (&Scheduler{}).snapshot(l, nil, 5)
+	if len(snap.Cluster.Nodes) != 2 || snap.Cluster.Nodes[0].GPUs[0].UsedFraction != 1 || snap.Cluster.Nodes[1].GPUs[0].UsedFraction != 0.75 {
+		t.Fatalf("snapshot cluster %+v", snap.Cluster)
+	}
+}

@@ -115,3 +115,6 @@ func (l clusterLimits) never(d Demand) string {
 	}
 	return ""
 }
+
+// NeverFits explains why a gang can never fit the cluster, or returns "".
+func NeverFits(c *Cluster, d Demand) string { return limitsOf(c).never(d) }

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"github.com/caravan-dl/caravan/scheduler/policy/optimus"
 	"github.com/caravan-dl/caravan/scheduler/policy/order"
 	"github.com/caravan-dl/caravan/scheduler/policy/place"
 )
@@ -29,4 +30,6 @@ type Config struct {
 	Interference place.InterferenceConfig
 	// Frag tunes FGD (prior request-size distribution).
 	Frag place.FragConfig
+	// Optimus tunes Optimus (resize hysteresis, remaining-time guess).
+	Optimus optimus.Config
 }

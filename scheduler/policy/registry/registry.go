@@ -9,28 +9,36 @@ import (
 	"strings"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
+	"github.com/caravan-dl/caravan/scheduler/policy/optimus"
 	"github.com/caravan-dl/caravan/scheduler/policy/order"
 	"github.com/caravan-dl/caravan/scheduler/policy/place"
 )
 
 type ordering struct {
 	build func(Config) (policy.Orderer, error)
+	// whole builds policies that are more than an ordering (Optimus
+	// allocates worker counts itself and only borrows the placer).
+	whole func(Config, policy.Placer) (policy.Policy, error)
 	// placement is the default placement of the ordering's paper.
 	placement string
 }
 
 var orderings = map[string]ordering{
-	"fifo": {func(c Config) (policy.Orderer, error) {
+	"fifo": {build: func(c Config) (policy.Orderer, error) {
 		return order.NewFIFO(order.FIFOConfig{Backfill: c.FIFOBackfill}), nil
-	}, "consolidated"},
-	"srtf-oracle": {func(Config) (policy.Orderer, error) { return order.NewSRTFOracle(), nil }, "consolidated"},
-	"tiresias-las": {func(c Config) (policy.Orderer, error) {
+	}, placement: "consolidated"},
+	"srtf-oracle": {build: func(Config) (policy.Orderer, error) { return order.NewSRTFOracle(), nil }, placement: "consolidated"},
+	"tiresias-las": {build: func(c Config) (policy.Orderer, error) {
 		return order.NewLAS(c.Queues)
-	}, "consolidated"},
-	"tiresias-gittins": {func(c Config) (policy.Orderer, error) {
+	}, placement: "consolidated"},
+	"tiresias-gittins": {build: func(c Config) (policy.Orderer, error) {
 		return order.NewGittins(order.GittinsConfig{QueueConfig: c.Queues, Prior: c.GittinsPrior, Delta: c.GittinsDelta})
-	}, "consolidated"},
-	"fair": {func(c Config) (policy.Orderer, error) { return order.NewFair(c.Fair) }, "consolidated"},
+	}, placement: "consolidated"},
+	"fair": {build: func(c Config) (policy.Orderer, error) { return order.NewFair(c.Fair) }, placement: "consolidated"},
+	// Optimus places a job's tasks on the fewest servers: consolidated.
+	"optimus": {whole: func(c Config, p policy.Placer) (policy.Policy, error) {
+		return optimus.New(c.Optimus, p)
+	}, placement: "consolidated"},
 }
 
 var placements = map[string]func(Config) (policy.Placer, error){
@@ -63,11 +71,18 @@ func New(name string, cfg Config) (policy.Policy, error) {
 	if !ok {
 		return nil, unknown(name)
 	}
-	ord, err := o.build(cfg)
+	pl, err := mk(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("policy %q: %w", name, err)
 	}
-	pl, err := mk(cfg)
+	if o.whole != nil {
+		p, err := o.whole(cfg, pl)
+		if err != nil {
+			return nil, fmt.Errorf("policy %q: %w", name, err)
+		}
+		return p, nil
+	}
+	ord, err := o.build(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("policy %q: %w", name, err)
 	}

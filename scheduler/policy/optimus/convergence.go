@@ -1,0 +1,115 @@
+package optimus
+
+import (
+	"errors"
+	"math"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
+
+// Curve is Optimus' convergence model loss(k) = 1/(B0·k + B1) + B2 with
+// every β ≥ 0, k the training step.
+type Curve struct {
+	B0, B1, B2 float64
+	// RMSE is the fit's root-mean-square error in loss units.
+	RMSE float64
+}
+
+// Loss evaluates the curve at step k.
+func (c Curve) Loss(k float64) float64 { return 1/(c.B0*k+c.B1) + c.B2 }
+
+// StepsTo is the step at which the curve reaches target, or false if it
+// never does (target at or below the asymptote B2).
+func (c Curve) StepsTo(target float64) (float64, bool) {
+	if target <= c.B2 || c.B0 <= 0 {
+		return 0, false
+	}
+	return (1/(target-c.B2) - c.B1) / c.B0, true
+}
+
+// FitCurve fits the Optimus model to progress points. For a fixed B2 the
+// model is linear in (B0, B1) after y = 1/(loss − B2), so we solve a
+// weighted NNLS there (weights (loss − B2)² make residuals approximate loss
+// units) and search B2 in [0, min loss) by a grid then golden-section.
+func FitCurve(pts []policy.ProgressPoint) (Curve, error) {
+	var ks, ls []float64
+	for _, p := range pts {
+		if p.Loss > 0 && !math.IsInf(p.Loss, 0) && p.Step >= 0 && !math.IsNaN(p.Step) {
+			ks, ls = append(ks, p.Step), append(ls, p.Loss)
+		}
+	}
+	if len(ks) < 3 {
+		return Curve{}, errors.New("optimus: need at least 3 progress points with positive loss")
+	}
+	minL := ls[0]
+	for _, l := range ls {
+		minL = math.Min(minL, l)
+	}
+	hi := minL * (1 - 1e-9)
+	sse := func(b2 float64) (Curve, float64) { return fitGiven(ks, ls, b2) }
+	best, bestErr := sse(0)
+	const grid = 40
+	lo, up := 0.0, hi
+	for i := 1; i < grid; i++ {
+		b2 := hi * float64(i) / grid
+		if c, e := sse(b2); e < bestErr {
+			best, bestErr = c, e
+			lo, up = hi*float64(i-1)/grid, math.Min(hi, hi*float64(i+1)/grid)
+		}
+	}
+	if c, e := golden(sse, lo, up); e < bestErr {
+		best, bestErr = c, e
+	}
+	best.RMSE = math.Sqrt(bestErr / float64(len(ks)))
+	return best, nil
+}
+
+// fitGiven fits B0, B1 for a fixed B2 and returns the loss-space SSE.
+func fitGiven(ks, ls []float64, b2 float64) (Curve, float64) {
+	a := make([][]float64, len(ks))
+	b := make([]float64, len(ks))
+	for i := range ks {
+		gap := ls[i] - b2
+		w := gap * gap
+		a[i] = []float64{w * ks[i], w}
+		b[i] = w / gap
+	}
+	x, err := NNLS(a, b)
+	if err != nil || x[0]*ks[0]+x[1] <= 0 {
+		return Curve{}, math.Inf(1)
+	}
+	c := Curve{B0: x[0], B1: x[1], B2: b2}
+	e := 0.0
+	for i := range ks {
+		d := c.Loss(ks[i]) - ls[i]
+		e += d * d
+	}
+	if math.IsNaN(e) {
+		e = math.Inf(1)
+	}
+	return c, e
+}
+
+// golden minimises f's error on [lo, hi] by golden-section search.
+func golden(f func(float64) (Curve, float64), lo, hi float64) (Curve, float64) {
+	const phi = 0.6180339887498949
+	a, b := lo, hi
+	x1, x2 := b-phi*(b-a), a+phi*(b-a)
+	c1, e1 := f(x1)
+	c2, e2 := f(x2)
+	for i := 0; i < 60 && b-a > 1e-12*(1+math.Abs(b)); i++ {
+		if e1 <= e2 {
+			b, x2, c2, e2 = x2, x1, c1, e1
+			x1 = b - phi*(b-a)
+			c1, e1 = f(x1)
+		} else {
+			a, x1, c1, e1 = x1, x2, c2, e2
+			x2 = a + phi*(b-a)
+			c2, e2 = f(x2)
+		}
+	}
+	if e1 <= e2 {
+		return c1, e1
+	}
+	return c2, e2
+}

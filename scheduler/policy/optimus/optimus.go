@@ -1,0 +1,91 @@
+package optimus
+
+import (
+	"errors"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
+
+var errNoProgress = errors.New("optimus: no progress yet")
+
+// Config tunes Optimus.
+type Config struct {
+	// MinRemaining is the remaining-time guess (s) for a job with no
+	// progress, no target and no step budget; default 60.
+	MinRemaining policy.Seconds
+	// ResizeMinGain is the relative cut in a running job's estimated
+	// remaining time needed before it is resized (each resize restarts
+	// it from a checkpoint); default 0.1.
+	ResizeMinGain float64
+}
+
+// Optimus allocates GPUs by marginal gain. Every round:
+//  1. estimate each active job's remaining steps (fitted convergence to
+//     TargetLoss, see estimateOf) and its step time against workers
+//     (FitSpeed);
+//  2. keep running jobs at least at their minimum gang and admit queued
+//     jobs at their minimum, shortest estimated remaining GPU-time first,
+//     while unallocated GPUs remain;
+//  3. hand out the remaining GPUs one worker at a time to the elastic job
+//     (MinWorkers < MaxWorkers) whose estimated completion time drops most
+//     per GPU;
+//  4. place: shrinks first, then admissions, then growths, each as a whole
+//     gang through the placer; a running job's Start is its resize.
+//
+// It never preempts a job below its minimum gang.
+type Optimus struct {
+	cfg    Config
+	place  policy.Placer
+	curves map[string]curveCache
+}
+
+// New builds Optimus placing gangs with p.
+func New(cfg Config, p policy.Placer) (*Optimus, error) {
+	if cfg.MinRemaining < 0 || cfg.ResizeMinGain < 0 {
+		return nil, errors.New("optimus: MinRemaining and ResizeMinGain must be ≥ 0")
+	}
+	if cfg.MinRemaining == 0 {
+		cfg.MinRemaining = 60
+	}
+	if cfg.ResizeMinGain == 0 {
+		cfg.ResizeMinGain = 0.1
+	}
+	if p == nil {
+		return nil, errors.New("optimus: nil placer")
+	}
+	return &Optimus{cfg: cfg, place: p, curves: map[string]curveCache{}}, nil
+}
+
+// Name is "optimus+<placement>".
+func (o *Optimus) Name() string { return "optimus+" + o.place.Name() }
+
+// Decide runs one allocation round.
+func (o *Optimus) Decide(s *policy.Snapshot) policy.Decision {
+	dec := policy.Decision{Waiting: map[string]string{}}
+	if s == nil {
+		return dec
+	}
+	if so, ok := o.place.(policy.SnapshotObserver); ok {
+		so.ObserveSnapshot(s)
+	}
+	jobs := o.collect(s, &dec)
+	o.allocate(jobs, policy.NewCapacity(&s.Cluster).TotalGPUs())
+	o.apply(s, jobs, &dec)
+	o.forget(s)
+	return dec
+}
+
+// forget drops cached fits of jobs no longer active.
+func (o *Optimus) forget(s *policy.Snapshot) {
+	live := make(map[string]bool, len(s.Jobs))
+	for _, j := range s.Jobs {
+		if j != nil {
+			live[j.ID] = true
+		}
+	}
+	for id := range o.curves {
+		if !live[id] {
+			delete(o.curves, id)
+		}
+	}
+}

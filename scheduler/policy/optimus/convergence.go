@@ -66,19 +66,17 @@ func FitCurve(pts []policy.ProgressPoint) (Curve, error) {
 
 // fitGiven fits B0, B1 for a fixed B2 and returns the loss-space SSE.
 func fitGiven(ks, ls []float64, b2 float64) (Curve, float64) {
-	a := make([][]float64, len(ks))
-	b := make([]float64, len(ks))
+	var n normal2
 	for i := range ks {
 		gap := ls[i] - b2
 		w := gap * gap
-		a[i] = []float64{w * ks[i], w}
-		b[i] = w / gap
+		n.add(w*ks[i], w, w/gap)
 	}
-	x, err := NNLS(a, b)
-	if err != nil || x[0]*ks[0]+x[1] <= 0 {
+	x0, x1 := n.solve()
+	if x0*ks[0]+x1 <= 0 {
 		return Curve{}, math.Inf(1)
 	}
-	c := Curve{B0: x[0], B1: x[1], B2: b2}
+	c := Curve{B0: x0, B1: x1, B2: b2}
 	e := 0.0
 	for i := range ks {
 		d := c.Loss(ks[i]) - ls[i]
@@ -112,4 +110,45 @@ func golden(f func(float64) (Curve, float64), lo, hi float64) (Curve, float64) {
 		return c1, e1
 	}
 	return c2, e2
+}
+
+// normal2 accumulates the normal equations of a two-column least-squares
+// problem, so the inner fit of the B2 search allocates nothing.
+type normal2 struct{ aa, ab, bb, ay, by, yy float64 }
+
+func (n *normal2) add(a, b, y float64) {
+	n.aa += a * a
+	n.ab += a * b
+	n.bb += b * b
+	n.ay += a * y
+	n.by += b * y
+	n.yy += y * y
+}
+
+// solve is the two-variable NNLS: the unconstrained optimum if it is
+// non-negative, else the better of the two one-variable optima (which is
+// what Lawson–Hanson converges to for n = 2).
+func (n *normal2) solve() (float64, float64) {
+	det := n.aa*n.bb - n.ab*n.ab
+	if det > 1e-300 {
+		x0 := (n.ay*n.bb - n.by*n.ab) / det
+		x1 := (n.by*n.aa - n.ay*n.ab) / det
+		if x0 >= 0 && x1 >= 0 {
+			return x0, x1
+		}
+	}
+	x0, x1 := 0.0, 0.0
+	if n.aa > 0 {
+		x0 = math.Max(0, n.ay/n.aa)
+	}
+	if n.bb > 0 {
+		x1 = math.Max(0, n.by/n.bb)
+	}
+	// residual² = yy − 2·x·(a·y) + x²·(a·a); keep the smaller one
+	r0 := n.yy - 2*x0*n.ay + x0*x0*n.aa
+	r1 := n.yy - 2*x1*n.by + x1*x1*n.bb
+	if r0 <= r1 {
+		return x0, 0
+	}
+	return 0, x1
 }

@@ -31,3 +31,21 @@ func TestNNLSBadInput(t *testing.T) {
 		t.Error("ragged matrix must fail")
 	}
 }
+
+func TestTwoVariableFastPathMatchesNNLS(t *testing.T) {
+	for _, c := range []struct{ a, b [][]float64 }{
+		{[][]float64{{1, 1}, {1, 0}}, [][]float64{{1, 2}}},
+		{[][]float64{{1, 2}, {3, 1}, {0, 1}}, [][]float64{{-1, 2, 3}}},
+		{[][]float64{{2, 1}, {1, 3}, {1, 1}}, [][]float64{{1, -5, 0}}},
+	} {
+		var n normal2
+		for i, row := range c.a {
+			n.add(row[0], row[1], c.b[0][i])
+		}
+		f0, f1 := n.solve()
+		x, err := NNLS(c.a, c.b[0])
+		if err != nil || math.Abs(f0-x[0]) > 1e-9 || math.Abs(f1-x[1]) > 1e-9 {
+			t.Errorf("fast (%g, %g) vs Lawson–Hanson %v (%v)", f0, f1, x, err)
+		}
+	}
+}

@@ -1,0 +1,126 @@
+package driver
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/nomad/helper/pluginutils/hclutils"
+)
+
+func TestTaskConfig_ParseHCL(t *testing.T) {
+	var tc TaskConfig
+	hclutils.NewConfigParser(taskConfigSpec).ParseHCL(t, `
+config {
+  command      = "python"
+  args         = ["train.py"]
+  gpu_fraction = 0.25
+  gpu_memory   = "4GiB"
+  gpu_uuids    = ["GPU-1"]
+}`, &tc)
+	req, err := tc.parse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc.GPUs != nil {
+		t.Errorf("unset gpus decoded as %v", *tc.GPUs)
+	}
+	if req.Fraction != 0.25 || req.MemMiB != 4096 || req.Whole != 0 || len(req.UUIDs) != 1 {
+		t.Fatalf("request %+v", req)
+	}
+}
+
+func TestTaskConfig_PlainNumberMemory(t *testing.T) {
+	var tc TaskConfig
+	hclutils.NewConfigParser(taskConfigSpec).ParseHCL(t, `
+config {
+  command      = "python"
+  gpu_fraction = 0.5
+  gpu_memory   = 2048
+}`, &tc)
+	req, err := tc.parse()
+	if err != nil || req.MemMiB != 2048 {
+		t.Fatalf("req %+v err %v", req, err)
+	}
+}
+
+func TestTaskConfig_Whole(t *testing.T) {
+	var tc TaskConfig
+	hclutils.NewConfigParser(taskConfigSpec).ParseHCL(t, `
+config {
+  command = "python"
+  gpus    = 2
+}`, &tc)
+	req, err := tc.parse()
+	if err != nil || req.Whole != 2 || req.Fraction != 0 {
+		t.Fatalf("req %+v err %v", req, err)
+	}
+}
+
+func TestTaskConfig_BadValues(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	cases := []struct {
+		name string
+		tc   TaskConfig
+		want string
+	}{
+		{"empty command", TaskConfig{Command: " "}, "command: must not be empty"},
+		{"both", TaskConfig{Command: "x", GPUs: f(1), GPUFraction: f(0.5)}, "gpus and gpu_fraction: set one or the other"},
+		{"negative gpus", TaskConfig{Command: "x", GPUs: f(-1)}, "gpus: -1 must be a whole number"},
+		{"fractional gpus", TaskConfig{Command: "x", GPUs: f(1.5)}, "gpus: 1.5 must be a whole number"},
+		{"too many gpus", TaskConfig{Command: "x", GPUs: f(5000)}, "gpus: 5000"},
+		{"zero fraction", TaskConfig{Command: "x", GPUFraction: f(0)}, "gpu_fraction: 0 must be greater than 0"},
+		{"fraction above 1", TaskConfig{Command: "x", GPUFraction: f(1.5)}, "gpu_fraction: 1.5"},
+		{"negative fraction", TaskConfig{Command: "x", GPUFraction: f(-0.1)}, "gpu_fraction: -0.1"},
+		{"memory without fraction", TaskConfig{Command: "x", GPUMemory: "1GiB"}, "gpu_memory: only applies with gpu_fraction"},
+		{"memory garbage", TaskConfig{Command: "x", GPUFraction: f(0.5), GPUMemory: "lots"}, `gpu_memory: "lots" is not a size`},
+		{"memory zero", TaskConfig{Command: "x", GPUFraction: f(0.5), GPUMemory: "0MiB"}, "gpu_memory: \"0MiB\" must be greater than 0"},
+		{"memory negative", TaskConfig{Command: "x", GPUFraction: f(0.5), GPUMemory: "-4GiB"}, "gpu_memory:"},
+		{"empty uuid", TaskConfig{Command: "x", GPUs: f(1), GPUUUIDs: []string{""}}, "gpu_uuids: entries must not be empty"},
+		{"duplicate uuid", TaskConfig{Command: "x", GPUs: f(2), GPUUUIDs: []string{"a", "a"}}, `gpu_uuids: "a" is listed twice`},
+		{"uuids vs count", TaskConfig{Command: "x", GPUs: f(2), GPUUUIDs: []string{"a"}}, "gpu_uuids: 1 UUIDs listed but gpus = 2"},
+		{"fraction two uuids", TaskConfig{Command: "x", GPUFraction: f(0.5), GPUUUIDs: []string{"a", "b"}}, "gpu_uuids: a gpu_fraction task runs on one GPU"},
+		{"uuids alone", TaskConfig{Command: "x", GPUUUIDs: []string{"a"}}, "gpu_uuids: set gpus or gpu_fraction"},
+		{"remote memory garbage", TaskConfig{Command: "x", RemoteMemory: "8 bananas"}, "remote_memory:"},
+		{"aggregator name", TaskConfig{Command: "x", Aggregator: "agg svc!"}, `aggregator: "agg svc!" is not a valid Consul service name`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := c.tc.parse()
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want error containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestTaskConfig_UnavailableFeatures(t *testing.T) {
+	tc := TaskConfig{Command: "x", RemoteMemory: "8GiB"}
+	if _, err := tc.parse(); err != nil {
+		t.Fatalf("a well-formed remote_memory must validate: %v", err)
+	}
+	if err := tc.unavailableFeature(); err == nil || !strings.Contains(err.Error(), "remote_memory: remote memory needs memshare") {
+		t.Fatalf("got %v", err)
+	}
+	tc = TaskConfig{Command: "x", Aggregator: "caravan-aggsvc"}
+	if err := tc.unavailableFeature(); err == nil || !strings.Contains(err.Error(), "aggregator:") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestParseMiB(t *testing.T) {
+	cases := map[string]uint64{
+		"4GiB": 4096, "512MiB": 512, "512": 512, "1.5GiB": 1536, "1 TiB": 1 << 20,
+		"1GB": 954, "100kib": 1, "2g": 2048, " 64 MiB ": 64,
+	}
+	for in, want := range cases {
+		got, err := parseMiB(in)
+		if err != nil || got != want {
+			t.Errorf("parseMiB(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "GiB", "4XB", "-1", "0", "NaN", "Inf", "1e30GiB"} {
+		if _, err := parseMiB(bad); err == nil {
+			t.Errorf("parseMiB(%q) accepted", bad)
+		}
+	}
+}

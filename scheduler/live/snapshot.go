@@ -19,9 +19,15 @@ func (s *Scheduler) snapshot(l *ledger, es []*entry, now float64) *policy.Snapsh
 		snap.Cluster.Nodes = append(snap.Cluster.Nodes, pn)
 	}
 	for _, e := range es {
-		if j := s.policyJob(e); j != nil {
-			snap.Jobs = append(snap.Jobs, j)
+		j := s.policyJob(e)
+		if j == nil {
+			continue
 		}
+		// Whole-GPU slots hold all memory, as the ledger counted them.
+		for i, sl := range j.Placement.Slots {
+			j.Placement.Slots[i].MemMiB = l.slotMem(target{NodeID: sl.Node, GPU: sl.GPU, Fraction: sl.Fraction, MemMiB: sl.MemMiB})
+		}
+		snap.Jobs = append(snap.Jobs, j)
 	}
 	return snap
 }

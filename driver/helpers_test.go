@@ -1,0 +1,156 @@
+package driver
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/nomad/client/lib/cgroupslib"
+	"github.com/hashicorp/nomad/client/lib/numalib"
+	"github.com/hashicorp/nomad/helper/uuid"
+	nstructs "github.com/hashicorp/nomad/nomad/structs"
+	"github.com/hashicorp/nomad/plugins/base"
+	"github.com/hashicorp/nomad/plugins/drivers"
+	dtestutil "github.com/hashicorp/nomad/plugins/drivers/testutils"
+)
+
+var topology = numalib.Scan(numalib.PlatformScanners(false))
+
+// simConfig is a plugin config with count simulated 80 GiB GPUs.
+func simConfig(stateDir string, count int64) Config {
+	return Config{
+		GPUBackend:    "simulated",
+		SimulatedGPUs: &SimulatedGPU{Model: "Test GPU", MemoryMiB: 81920, Count: count},
+		StateDir:      stateDir,
+	}
+}
+
+type testDriver struct {
+	*dtestutil.DriverHarness
+	impl *Driver
+}
+
+// newTestDriver starts a driver behind Nomad's gRPC driver harness and
+// configures it through SetConfig, as the agent would.
+func newTestDriver(t *testing.T, conf Config, opts ...Option) *testDriver {
+	t.Helper()
+	d := New(hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Warn}), opts...).(*Driver)
+	h := dtestutil.NewDriverHarness(t, d)
+	var data []byte
+	if err := base.MsgPackEncode(&data, &conf); err != nil {
+		t.Fatal(err)
+	}
+	err := h.SetConfig(&base.Config{
+		PluginConfig: data,
+		AgentConfig:  &base.AgentConfig{Driver: &base.ClientDriverConfig{Topology: topology}},
+	})
+	if err != nil {
+		t.Fatalf("SetConfig: %v", err)
+	}
+	t.Cleanup(func() {
+		d.cancel()
+		h.Kill()
+	})
+	return &testDriver{DriverHarness: h, impl: d}
+}
+
+// newTask builds a task running /bin/sh -c script with logs captured.
+func (td *testDriver) newTask(t *testing.T, name, script string, tc TaskConfig) *drivers.TaskConfig {
+	t.Helper()
+	allocID := uuid.Generate()
+	task := &drivers.TaskConfig{
+		ID:            uuid.Generate(),
+		AllocID:       allocID,
+		Name:          name,
+		JobID:         "train-" + name,
+		TaskGroupName: "workers",
+		Namespace:     "default",
+		Resources:     testResources(allocID, name),
+	}
+	tc.Command = "/bin/sh"
+	tc.Args = []string{"-c", script}
+	if err := task.EncodeConcreteDriverConfig(&tc); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(td.MkAllocDir(task, true))
+	td.MakeTaskCgroup(allocID, name)
+	return task
+}
+
+func testResources(allocID, task string) *drivers.Resources {
+	return &drivers.Resources{
+		NomadResources: &nstructs.AllocatedTaskResources{
+			Memory: nstructs.AllocatedMemoryResources{MemoryMB: 128},
+			Cpu:    nstructs.AllocatedCpuResources{CpuShares: 100},
+		},
+		LinuxResources: &drivers.LinuxResources{
+			MemoryLimitBytes: 128 << 20,
+			CPUShares:        100,
+			CpusetCgroupPath: cgroupslib.LinuxResourcesPath(allocID, task, false),
+		},
+	}
+}
+
+// waitExit waits for the task's exit result.
+func (td *testDriver) waitExit(t *testing.T, id string) *drivers.ExitResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ch, err := td.WaitTask(ctx, id)
+	if err != nil {
+		t.Fatalf("WaitTask: %v", err)
+	}
+	res, ok := <-ch
+	if !ok {
+		t.Fatal("task did not exit in time")
+	}
+	return res
+}
+
+// stdoutEnv reads KEY=VALUE lines the task printed with env.
+func stdoutEnv(t *testing.T, task *drivers.TaskConfig) map[string]string {
+	t.Helper()
+	path := filepath.Join(task.TaskDir().LogDir, task.Name+".stdout.0")
+	var out []byte
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out, _ = os.ReadFile(path)
+		if strings.Contains(string(out), "END_OF_ENV") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	env := map[string]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			env[k] = v
+		}
+	}
+	return env
+}
+
+// fingerprint reads one fingerprint from the driver.
+func (td *testDriver) fingerprint(t *testing.T) *drivers.Fingerprint {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := td.Fingerprint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case fp := <-ch:
+		return fp
+	case <-time.After(10 * time.Second):
+		t.Fatal("no fingerprint")
+		return nil
+	}
+}
+
+func contextWithCancel() (context.Context, context.CancelFunc) {
+	return context.WithCancel(context.Background())
+}

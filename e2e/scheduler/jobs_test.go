@@ -1,0 +1,171 @@
+package scheduler
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// work is a sched_work.py job: workers groups of one caravan task each.
+type work struct {
+	ID       string
+	Workers  int
+	Fraction float64 // 0 = a whole GPU
+	Seconds  float64
+	Tag      string
+}
+
+func (w work) hcl() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "job %q {\n  type = \"batch\"\n  node_pool = \"caravan-queue\"\n", w.ID)
+	ask := "gpus = 1"
+	if w.Fraction > 0 {
+		ask = fmt.Sprintf("gpu_fraction = %g", w.Fraction)
+	}
+	for i := 0; i < w.Workers; i++ {
+		fmt.Fprintf(&b, `  group "w%d" {
+    restart {
+      attempts = 0
+      mode     = "fail"
+    }
+    reschedule {
+      attempts  = 0
+      unlimited = false
+    }
+    task "work" {
+      driver       = "caravan"
+      kill_signal  = "SIGTERM"
+      kill_timeout = "15s"
+      config {
+        command = "/usr/bin/python3"
+        args    = ["%s/workloads/sched_work.py", "--seconds", "%g", "--tag", "%s"]
+        %s
+      }
+      resources {
+        cpu    = 50
+        memory = 64
+      }
+    }
+  }
+`, i, repo, w.Seconds, w.Tag, ask)
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+func submit(t *testing.T, w work) {
+	t.Helper()
+	if w.Workers == 0 {
+		w.Workers = 1
+	}
+	if _, err := cluster.RunHCL(w.hcl(), nil); err != nil {
+		t.Fatalf("submit %s: %v", w.ID, err)
+	}
+	t.Cleanup(func() { purge(w.ID) })
+}
+
+// purge removes a job and waits for its tasks to end, so tests do not
+// share GPUs.
+func purge(id string) {
+	cluster.API.Jobs().Deregister(id, true, nil)
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		as, _, err := cluster.API.Allocations().List(&api.QueryOptions{Filter: fmt.Sprintf("JobID == %q", id)})
+		if err != nil || !anyLive(as) {
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func anyLive(as []*api.AllocationListStub) bool {
+	for _, a := range as {
+		if a.ClientStatus == "running" || a.ClientStatus == "pending" {
+			return true
+		}
+	}
+	return false
+}
+
+// allocs lists a job's allocations, oldest first, with full detail.
+func allocs(t *testing.T, id string) []*api.Allocation {
+	t.Helper()
+	stubs, _, err := cluster.API.Jobs().Allocations(id, true, nil)
+	if err != nil {
+		t.Fatalf("allocations of %s: %v", id, err)
+	}
+	var out []*api.Allocation
+	for _, s := range stubs {
+		a, _, err := cluster.API.Allocations().Info(s.ID, nil)
+		if err == nil {
+			out = append(out, a)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].CreateIndex < out[j].CreateIndex })
+	return out
+}
+
+func jobInfo(t *testing.T, id string) *api.Job {
+	t.Helper()
+	j, _, err := cluster.API.Jobs().Info(id, nil)
+	if err != nil {
+		t.Fatalf("job %s: %v", id, err)
+	}
+	return j
+}
+
+// count returns how many allocations match.
+func count(as []*api.Allocation, match func(*api.Allocation) bool) int {
+	n := 0
+	for _, a := range as {
+		if match(a) {
+			n++
+		}
+	}
+	return n
+}
+
+func running(a *api.Allocation) bool {
+	ts := a.TaskStates["work"]
+	return a.ClientStatus == "running" && ts != nil && ts.State == "running"
+}
+
+// completed: the task ran to its end (not stopped by preemption).
+func completed(a *api.Allocation) bool {
+	return a.ClientStatus == "complete" && a.DesiredStatus == "run"
+}
+
+// stdout concatenates the task's output of every allocation of a job.
+func stdout(t *testing.T, id string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, a := range allocs(t, id) {
+		s, err := cluster.Logs(a, "work", "stdout")
+		if err != nil {
+			t.Logf("logs of %s: %v", a.ID, err)
+		}
+		fmt.Fprintf(&b, "[alloc %s %s]\n%s", a.ID[:8], a.TaskGroup, s)
+	}
+	return b.String()
+}
+
+// waitDone waits until every worker group of a job completed its work.
+func waitDone(t *testing.T, id string, workers int, timeout time.Duration) {
+	t.Helper()
+	waitFor(t, timeout, id+" completes", func() (bool, string) {
+		as := allocs(t, id)
+		return count(as, completed) >= workers, describe(as)
+	})
+}
+
+func describe(as []*api.Allocation) string {
+	var parts []string
+	for _, a := range as {
+		parts = append(parts, fmt.Sprintf("%s/%s client=%s desired=%s", a.ID[:8], a.TaskGroup, a.ClientStatus, a.DesiredStatus))
+	}
+	return strings.Join(parts, "; ")
+}

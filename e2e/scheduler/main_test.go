@@ -1,0 +1,71 @@
+// Package scheduler tests the live Caravan scheduler against real Nomad
+// agents: a server and two clients with two simulated GPUs each, real
+// scheduler processes, real jobs (workloads/sched_work.py).
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/caravan-dl/caravan/e2e/harness"
+)
+
+var (
+	cluster  *harness.Cluster
+	schedBin string // the scheduler binary built from testbin
+	repo     string
+)
+
+func TestMain(m *testing.M) {
+	if _, err := harness.FindBinaries(); err != nil {
+		if os.Getenv("CARAVAN_E2E") != "" {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Fprintln(os.Stderr, "skipping e2e:", err)
+		os.Exit(0)
+	}
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	var err error
+	if repo, err = harness.RepoRoot(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "caravan-sched-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	schedBin = filepath.Join(dir, "caravan-scheduler")
+	build := exec.Command("go", "build", "-o", schedBin, "./e2e/scheduler/testbin")
+	build.Dir, build.Stdout, build.Stderr = repo, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build scheduler:", err)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := harness.Start(ctx, harness.Options{
+		Clients: 2,
+		GPUs:    harness.GPUs{Model: "Simulated A100 40GB", MemoryMiB: 40960, Count: 2},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: start nomad:", err)
+		return 1
+	}
+	cluster = c
+	code := m.Run()
+	if err := c.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: stop nomad:", err)
+	}
+	return code
+}

@@ -4,7 +4,11 @@ import "strconv"
 
 // preemptFor tries to make ranked[i] fit by releasing running jobs ranked
 // below it, lowest priority first. It preempts only if the gang then fits,
-// and afterwards gives back every victim the new placement did not need.
+// and afterwards gives back every victim the new placement did not use.
+// Victims are released in doubling batches (1, 2, 4, ...) between placement
+// attempts, so a trial costs O(log victims) placer calls; the placer may
+// then use any released victim's GPUs, so a victim up to twice as deep in
+// the list as strictly needed can be chosen.
 func (r *round) preemptFor(i int, d Demand, why string) (Placement, string) {
 	j := r.ranked[i].Job
 	key := r.f.Place.Shape(j, d)
@@ -17,13 +21,18 @@ func (r *round) preemptFor(i int, d Demand, why string) (Placement, string) {
 	}
 	epoch := r.cap.Epoch
 	var victims []*Job
-	for k := len(r.ranked) - 1; k > i; k-- {
-		v := r.ranked[k].Job
+	batch := 1
+	for k := len(r.running) - 1; k >= 0 && r.running[k] > i; k-- {
+		v := r.ranked[r.running[k]].Job
 		if !r.victimOK(v) {
 			continue
 		}
 		r.cap.Release(v.Placement, r.f.util(v))
 		victims = append(victims, v)
+		if len(victims) < batch && k > 0 && r.running[k-1] > i {
+			continue // keep releasing until the batch is complete
+		}
+		batch *= 2
 		if shortOf(d, r.cap) != "" {
 			continue
 		}
@@ -47,13 +56,17 @@ func (r *round) victimOK(v *Job) bool {
 // settle keeps preempted only the victims whose GPUs p actually uses;
 // the others are re-committed untouched (highest priority first).
 func (r *round) settle(j *Job, p Placement, victims []*Job) {
+	used := make(map[gpuKey]bool, len(p.Slots))
+	for _, s := range p.Slots {
+		used[gpuKey{s.Node, s.GPU}] = true
+	}
 	for k := len(victims) - 1; k >= 0; k-- {
 		v := victims[k]
-		if !overlaps(p, v.Placement) && r.cap.Commit(v.Placement, r.f.util(v)) == nil {
+		if !uses(used, v.Placement) && r.cap.Commit(v.Placement, r.f.util(v)) == nil {
 			continue
 		}
 		r.preempted[v.ID] = true
-		r.held.add(r.rankOf(v), -placementGPUs(v.Placement))
+		r.held.add(r.rank[v], -placementGPUs(v.Placement))
 		r.dec.Preempts = append(r.dec.Preempts, v.ID)
 		r.wait(v, "preempted for higher-priority job "+j.ID)
 	}
@@ -65,22 +78,16 @@ func (r *round) restore(victims []*Job) {
 	}
 }
 
-func (r *round) rankOf(j *Job) int {
-	for k := range r.ranked {
-		if r.ranked[k].Job == j {
-			return k
-		}
-	}
-	return -1
+type gpuKey struct {
+	node string
+	gpu  int
 }
 
-// overlaps reports whether two placements share a GPU.
-func overlaps(a, b Placement) bool {
-	for _, x := range a.Slots {
-		for _, y := range b.Slots {
-			if x.Node == y.Node && x.GPU == y.GPU {
-				return true
-			}
+// uses reports whether p has a slot on any GPU in the set.
+func uses(set map[gpuKey]bool, p Placement) bool {
+	for _, s := range p.Slots {
+		if set[gpuKey{s.Node, s.GPU}] {
+			return true
 		}
 	}
 	return false

@@ -16,6 +16,8 @@ type round struct {
 	preempted map[string]bool
 	held      *fenwick // GPU share of preemptable running jobs by rank
 	ranked    []Ranked
+	running   []int        // ranks of preemptable running jobs, ascending
+	rank      map[*Job]int // rank of each preemptable running job
 }
 
 type failure struct {
@@ -41,9 +43,12 @@ func (r *round) walk(ranked []Ranked) {
 	r.ranked = ranked
 	if r.f.Order.Preemptive() {
 		r.held = newFenwick(len(ranked))
+		r.rank = map[*Job]int{}
 		for i, rk := range ranked {
 			if rk.Job.State == Running && r.f.canPreempt(rk.Job, r.s.Now) {
 				r.held.add(i, placementGPUs(rk.Job.Placement))
+				r.running = append(r.running, i)
+				r.rank[rk.Job] = i
 			}
 		}
 	}

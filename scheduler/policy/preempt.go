@@ -93,14 +93,16 @@ func uses(set map[gpuKey]bool, p Placement) bool {
 	return false
 }
 
-// clusterLimits are the static bounds that decide "can never fit".
-type clusterLimits struct {
+// ClusterLimits are the static bounds that decide "can never fit";
+// compute them once per decision with LimitsOf.
+type ClusterLimits struct {
 	gpus   int
 	maxMem int64
 }
 
-func limitsOf(c *Cluster) clusterLimits {
-	var l clusterLimits
+// LimitsOf measures a cluster's total GPUs and largest GPU memory.
+func LimitsOf(c *Cluster) ClusterLimits {
+	var l ClusterLimits
 	for _, n := range c.Nodes {
 		for _, g := range n.GPUs {
 			l.gpus++
@@ -112,7 +114,8 @@ func limitsOf(c *Cluster) clusterLimits {
 	return l
 }
 
-func (l clusterLimits) never(d Demand) string {
+// Never explains why a gang can never fit, or returns "".
+func (l ClusterLimits) Never(d Demand) string {
 	if d.GPUs() > float64(l.gpus)+eps {
 		return "can never fit: needs " + d.String() + ", cluster has " + strconv.Itoa(l.gpus) + " GPUs"
 	}
@@ -124,4 +127,4 @@ func (l clusterLimits) never(d Demand) string {
 }
 
 // NeverFits explains why a gang can never fit the cluster, or returns "".
-func NeverFits(c *Cluster, d Demand) string { return limitsOf(c).never(d) }
+func NeverFits(c *Cluster, d Demand) string { return LimitsOf(c).Never(d) }

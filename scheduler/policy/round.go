@@ -8,7 +8,7 @@ type round struct {
 	s    *Snapshot
 	cap  *Capacity
 	dec  Decision
-	fit  clusterLimits
+	fit  ClusterLimits
 	memo map[ShapeKey]failure // placement failures, valid while Epoch holds
 	// noPreempt memoises shapes that failed even with preemption at some
 	// rank: later ranks have fewer victims, so they fail too.
@@ -30,8 +30,8 @@ func newRound(f *Framework, s *Snapshot) *round {
 		f:         f,
 		s:         s,
 		cap:       NewCapacity(&s.Cluster),
-		dec:       Decision{Waiting: map[string]string{}},
-		fit:       limitsOf(&s.Cluster),
+		dec:       Decision{Waiting: make(map[string]string, len(s.Jobs))},
+		fit:       LimitsOf(&s.Cluster),
 		memo:      map[ShapeKey]failure{},
 		noPreempt: map[ShapeKey]failure{},
 		preempted: map[string]bool{},
@@ -85,7 +85,7 @@ func (r *round) admissible(rk Ranked) (Demand, bool) {
 		r.wait(rk.Job, "invalid request: "+err.Error())
 		return d, false
 	}
-	if why := r.fit.never(d); why != "" {
+	if why := r.fit.Never(d); why != "" {
 		r.wait(rk.Job, why)
 		return d, false
 	}

@@ -23,11 +23,12 @@ func (e *entry) running() bool { return e.job.State == policy.Running }
 // collect validates active jobs and estimates them.
 func (o *Optimus) collect(s *policy.Snapshot, dec *policy.Decision) []*entry {
 	var out []*entry
+	lim := policy.LimitsOf(&s.Cluster)
 	for _, j := range s.Jobs {
 		if j == nil || (j.State != policy.Queued && j.State != policy.Running) {
 			continue
 		}
-		e, why := o.entryOf(&s.Cluster, j)
+		e, why := o.entryOf(lim, j)
 		if why != "" {
 			if j.State == policy.Queued {
 				dec.Waiting[j.ID] = why
@@ -39,7 +40,7 @@ func (o *Optimus) collect(s *policy.Snapshot, dec *policy.Decision) []*entry {
 	return out
 }
 
-func (o *Optimus) entryOf(c *policy.Cluster, j *policy.Job) (*entry, string) {
+func (o *Optimus) entryOf(lim policy.ClusterLimits, j *policy.Job) (*entry, string) {
 	lo, hi := j.Workers, j.Workers
 	if j.MinWorkers > 0 {
 		lo = j.MinWorkers
@@ -54,7 +55,7 @@ func (o *Optimus) entryOf(c *policy.Cluster, j *policy.Job) (*entry, string) {
 	if hi < lo {
 		return nil, "invalid request: job " + j.ID + ": MaxWorkers below MinWorkers"
 	}
-	if why := policy.NeverFits(c, d); why != "" {
+	if why := lim.Never(d); why != "" {
 		return nil, why
 	}
 	return &entry{job: j, est: o.estimateOf(j), lo: lo, hi: hi, cur: len(j.Placement.Slots), frac: d.Fraction}, ""

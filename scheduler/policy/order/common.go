@@ -1,7 +1,8 @@
 package order
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
 )
@@ -44,17 +45,22 @@ type keyed struct {
 
 // sortKeyed orders by queue, then the keys, then submit order.
 func sortKeyed(ks []keyed) []policy.Ranked {
-	sort.Slice(ks, func(a, b int) bool {
-		x, y := &ks[a], &ks[b]
+	slices.SortFunc(ks, func(x, y keyed) int {
 		if x.queue != y.queue {
-			return x.queue < y.queue
+			return cmp.Compare(x.queue, y.queue)
 		}
 		for i := range x.k {
-			if x.k[i] != y.k[i] {
-				return x.k[i] < y.k[i]
+			if c := cmp.Compare(x.k[i], y.k[i]); c != 0 {
+				return c
 			}
 		}
-		return bySubmit(x.job, y.job)
+		if bySubmit(x.job, y.job) {
+			return -1
+		}
+		if bySubmit(y.job, x.job) {
+			return 1
+		}
+		return 0
 	})
 	out := make([]policy.Ranked, len(ks))
 	for i, k := range ks {

@@ -1,6 +1,7 @@
 package place
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
@@ -50,13 +51,19 @@ func (*Interference) Name() string { return "interference-aware" }
 // Predictor exposes the utilisation model (for Observe and inspection).
 func (i *Interference) Predictor() *UtilPredictor { return i.pred }
 
-// PredictUtil is the job's observed Util if known, else the prediction.
+// PredictUtil is the job's observed Util if known, else the prediction,
+// rounded up to a multiple of utilStep: conservative by less than a step,
+// and it lets the framework memoise failures per utilisation level.
 func (i *Interference) PredictUtil(j *policy.Job) float64 {
-	if j.Util > 0 {
-		return j.Util
+	u := j.Util
+	if u <= 0 {
+		u = i.pred.Predict(j.Features)
 	}
-	return i.pred.Predict(j.Features)
+	return math.Min(1, math.Ceil(u/utilStep-1e-9)*utilStep)
 }
+
+// utilStep is the granularity of utilisation predictions.
+const utilStep = 0.05
 
 // Shape adds the predicted utilisation to the demand.
 func (i *Interference) Shape(j *policy.Job, d policy.Demand) policy.ShapeKey {

@@ -55,6 +55,10 @@ type Driver struct {
 	tasks   *taskStore
 	changed *notifier // fires when the ledger changes, to re-fingerprint
 
+	// admitMu is held (read) by StartTask and RecoverTask and (write) by
+	// the orphan sweep, so the sweep never sees an untracked fresh grant.
+	admitMu sync.RWMutex
+
 	mu          sync.RWMutex
 	config      Config // defaulted; zero until SetConfig
 	nomadConfig *base.ClientDriverConfig
@@ -132,6 +136,7 @@ func (d *Driver) SetConfig(cfg *base.Config) error {
 	if old != nil {
 		old.close()
 	}
+	go d.sweepOrphansAfter(d.node, orphanGrace)
 	d.changed.notify()
 	return nil
 }

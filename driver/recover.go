@@ -16,6 +16,8 @@ func (d *Driver) RecoverTask(handle *drivers.TaskHandle) error {
 	if handle == nil || handle.Config == nil {
 		return fmt.Errorf("recover: handle cannot be nil")
 	}
+	d.admitMu.RLock()
+	defer d.admitMu.RUnlock()
 	if _, ok := d.tasks.get(handle.Config.ID); ok {
 		return nil
 	}
@@ -37,6 +39,9 @@ func (d *Driver) RecoverTask(handle *drivers.TaskHandle) error {
 	logger := d.logger.With("task_name", handle.Config.Name, "alloc_id", handle.Config.AllocID)
 	exec, client, err := executor.ReattachToExecutor(rc, logger, d.driverConfig().Topology.Compute())
 	if err != nil {
+		// The executor is gone, so is the task: Nomad will restart it under
+		// a new task ID, and the old grant would otherwise never be freed.
+		d.releaseGrants(node, state.TaskConfig.ID, nil)
 		return fmt.Errorf("recover: reattaching to executor: %v", err)
 	}
 	if err := d.readopt(node, state); err != nil {

@@ -18,6 +18,8 @@ import (
 // through Nomad's executor. A task that does not fit fails with the
 // ledger's message and leaves nothing held.
 func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, *drivers.DriverNetwork, error) {
+	d.admitMu.RLock()
+	defer d.admitMu.RUnlock()
 	if _, ok := d.tasks.get(cfg.ID); ok {
 		return nil, nil, fmt.Errorf("task with ID %q already started", cfg.ID)
 	}

@@ -1,7 +1,7 @@
 package order
 
 import (
-	"cmp"
+	"math"
 	"slices"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
@@ -45,28 +45,45 @@ type keyed struct {
 
 // sortKeyed orders by queue, then the keys, then submit order.
 func sortKeyed(ks []keyed) []policy.Ranked {
-	slices.SortFunc(ks, func(x, y keyed) int {
-		if x.queue != y.queue {
-			return cmp.Compare(x.queue, y.queue)
-		}
-		for i := range x.k {
-			if c := cmp.Compare(x.k[i], y.k[i]); c != 0 {
-				return c
+	for i := range ks {
+		for k, v := range ks[i].k {
+			if v != v { // NaN from bad input ranks last instead of breaking the sort
+				ks[i].k[k] = math.Inf(1)
 			}
 		}
-		if bySubmit(x.job, y.job) {
-			return -1
-		}
-		if bySubmit(y.job, x.job) {
-			return 1
-		}
-		return 0
-	})
+	}
+	slices.SortFunc(ks, compareKeyed)
 	out := make([]policy.Ranked, len(ks))
 	for i, k := range ks {
 		out[i] = policy.Ranked{Job: k.job, Queue: k.queue}
 	}
 	return out
+}
+
+// compareKeyed uses plain comparisons (keys are never NaN) because the
+// comparator dominates a 10,000-job decision.
+func compareKeyed(x, y keyed) int {
+	switch {
+	case x.queue != y.queue:
+		return x.queue - y.queue
+	case x.k[0] < y.k[0]:
+		return -1
+	case x.k[0] > y.k[0]:
+		return 1
+	case x.k[1] < y.k[1]:
+		return -1
+	case x.k[1] > y.k[1]:
+		return 1
+	case x.k[2] < y.k[2]:
+		return -1
+	case x.k[2] > y.k[2]:
+		return 1
+	case bySubmit(x.job, y.job):
+		return -1
+	case bySubmit(y.job, x.job):
+		return 1
+	}
+	return 0
 }
 
 // gpuShare is a job's total GPU demand, treating Fraction 0 as 1.

@@ -34,27 +34,41 @@ type schedProc struct {
 // (named for the test) and fast timings, and waits until it leads.
 func startScheduler(t *testing.T, extra ...string) *schedProc {
 	t.Helper()
+	name := strings.ToLower(t.Name())
+	args := append([]string{
+		"-token", token, "-log-level", "debug",
+		"-state-path", "caravan/e2e/" + name + "/state", "-lock-path", "caravan/e2e/" + name + "/lock",
+		"-lock-ttl", "10s", "-lock-delay", "1s", "-quantum", "1s", "-debounce", "100ms", "-reason-interval", "1s",
+	}, extra...)
+	p := launch(t, args)
+	p.waitLeader(60 * time.Second)
+	return p
+}
+
+// launch runs a scheduler process with args on a fresh port, without
+// waiting for it to lead.
+func launch(t *testing.T, args []string) *schedProc {
+	t.Helper()
 	port, err := freePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := strings.ToLower(t.Name())
 	p := &schedProc{t: t, addr: "127.0.0.1:" + strconv.Itoa(port), log: filepath.Join(t.TempDir(), "scheduler.log")}
-	p.args = append([]string{
-		"-listen", p.addr, "-token", token, "-log-level", "debug",
-		"-state-path", "caravan/e2e/" + name + "/state", "-lock-path", "caravan/e2e/" + name + "/lock",
-		"-lock-ttl", "10s", "-lock-delay", "1s", "-quantum", "1s", "-debounce", "100ms", "-reason-interval", "1s",
-	}, extra...)
+	p.args = append([]string{"-listen", p.addr}, args...)
 	p.start()
 	t.Cleanup(func() {
 		p.stop()
-		if t.Failed() {
+		if t.Failed() || os.Getenv("CARAVAN_E2E_VERBOSE") != "" {
 			b, _ := os.ReadFile(p.log)
-			t.Logf("scheduler log:\n%s", tail(string(b), 12000))
+			t.Logf("scheduler %s log:\n%s", p.addr, tail(string(b), 12000))
 		}
 	})
-	p.waitLeader(60 * time.Second)
 	return p
+}
+
+// peer runs a second instance sharing p's state and lock.
+func (p *schedProc) peer() *schedProc {
+	return launch(p.t, p.args[2:])
 }
 
 func (p *schedProc) start() {

@@ -3,6 +3,7 @@ package live
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
@@ -22,7 +23,7 @@ func (s *Scheduler) apply(w *world, es []*entry, l *ledger, dec policy.Decision,
 	}
 	for _, id := range dec.Preempts {
 		if e := byID[id]; e != nil && e.phase == phaseRunning {
-			s.preempt(e, "preempted: "+waiting[id], now)
+			s.preempt(e, preemptReason(waiting[id]), now)
 		}
 	}
 	started := map[string]bool{}
@@ -153,4 +154,12 @@ func (s *Scheduler) fail(e *entry, action string, err error, now time.Time) {
 func (s *Scheduler) record(job, action, detail string, now time.Time) {
 	s.st.log(s.cfg.KeepDecisions, decision{At: unix(now), Job: job, Action: action, Detail: detail})
 	s.dirty = true
+}
+
+// preemptReason is the reason a preempted job shows while it waits.
+func preemptReason(why string) string {
+	if strings.HasPrefix(why, "preempted") {
+		return why
+	}
+	return "preempted: " + why
 }

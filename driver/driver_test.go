@@ -16,7 +16,7 @@ func TestStartTask_FractionEnvAndExitCode(t *testing.T) {
 	state := t.TempDir()
 	td := newTestDriver(t, simConfig(state, 2))
 	task := td.newTask(t, "trainer", "env; echo END_OF_ENV; exit 3",
-		TaskConfig{GPUFraction: ptr(0.5), GPUMemory: "8GiB"})
+		TaskConfig{GPUFraction: "0.5", GPUMemory: "8GiB"})
 
 	if _, _, err := td.StartTask(task); err != nil {
 		t.Fatalf("StartTask: %v", err)
@@ -77,7 +77,7 @@ func TestStartTask_NoGPUHidesDevices(t *testing.T) {
 
 func TestStartTask_WholeGPUs(t *testing.T) {
 	td := newTestDriver(t, simConfig(t.TempDir(), 2))
-	task := td.newTask(t, "whole", "env; echo END_OF_ENV", TaskConfig{GPUs: ptr(2.0)})
+	task := td.newTask(t, "whole", "env; echo END_OF_ENV", TaskConfig{GPUs: "2"})
 	if _, _, err := td.StartTask(task); err != nil {
 		t.Fatal(err)
 	}
@@ -94,9 +94,9 @@ func TestStartTask_SharingAndNoFit(t *testing.T) {
 	state := t.TempDir()
 	td := newTestDriver(t, simConfig(state, 1))
 	sleep := "sleep 60"
-	a := td.newTask(t, "a", sleep, TaskConfig{GPUFraction: ptr(0.5)})
-	b := td.newTask(t, "b", sleep, TaskConfig{GPUFraction: ptr(0.5)})
-	c := td.newTask(t, "c", sleep, TaskConfig{GPUFraction: ptr(0.6)})
+	a := td.newTask(t, "a", sleep, TaskConfig{GPUFraction: "0.5"})
+	b := td.newTask(t, "b", sleep, TaskConfig{GPUFraction: "0.5"})
+	c := td.newTask(t, "c", sleep, TaskConfig{GPUFraction: "0.6"})
 	for _, task := range []*drivers.TaskConfig{a, b} {
 		if _, _, err := td.StartTask(task); err != nil {
 			t.Fatalf("StartTask %s: %v", task.Name, err)
@@ -141,7 +141,7 @@ func TestStopTask_SignalLetsTaskCheckpoint(t *testing.T) {
 	td := newTestDriver(t, simConfig(t.TempDir(), 1))
 	script := `trap 'echo checkpointed > "$CARAVAN_CHECKPOINT_DIR/ckpt"; exit 7' TERM
 while true; do sleep 0.1; done`
-	task := td.newTask(t, "stopper", script, TaskConfig{GPUFraction: ptr(0.3)})
+	task := td.newTask(t, "stopper", script, TaskConfig{GPUFraction: "0.3"})
 	if _, _, err := td.StartTask(task); err != nil {
 		t.Fatal(err)
 	}
@@ -194,11 +194,11 @@ func TestSignalAndExec(t *testing.T) {
 func TestStartTask_BadConfigNamesField(t *testing.T) {
 	td := newTestDriver(t, simConfig(t.TempDir(), 1))
 	cases := map[string]TaskConfig{
-		"gpu_fraction":  {GPUFraction: ptr(1.5)},
-		"gpu_memory":    {GPUFraction: ptr(0.5), GPUMemory: "lots"},
-		"gpu_uuids":     {GPUFraction: ptr(0.5), GPUUUIDs: []string{"GPU-not-here"}},
+		"gpu_fraction":  {GPUFraction: "1.5"},
+		"gpu_memory":    {GPUFraction: "0.5", GPUMemory: "lots"},
+		"gpu_uuids":     {GPUFraction: "0.5", GPUUUIDs: []string{"GPU-not-here"}},
 		"remote_memory": {RemoteMemory: "8GiB"},
-		"gpus":          {GPUs: ptr(3.0)},
+		"gpus":          {GPUs: "3"},
 	}
 	for field, tc := range cases {
 		task := td.newTask(t, "bad", "true", tc)
@@ -214,7 +214,7 @@ func TestStartTask_BadConfigNamesField(t *testing.T) {
 
 func TestTaskStats_IncludesGPU(t *testing.T) {
 	td := newTestDriver(t, simConfig(t.TempDir(), 1))
-	task := td.newTask(t, "stats", "sleep 30", TaskConfig{GPUFraction: ptr(0.25)})
+	task := td.newTask(t, "stats", "sleep 30", TaskConfig{GPUFraction: "0.25"})
 	if _, _, err := td.StartTask(task); err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ func TestFingerprint_ResentOnLedgerChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-ch // initial
-	task := td.newTask(t, "fp", "sleep 30", TaskConfig{GPUFraction: ptr(0.4), GPUMemory: "10GiB"})
+	task := td.newTask(t, "fp", "sleep 30", TaskConfig{GPUFraction: "0.4", GPUMemory: "10GiB"})
 	if _, _, err := td.StartTask(task); err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func TestSweepOrphans_FreesUnclaimedGrants(t *testing.T) {
 	if f := freeFraction(t, td, 0); f != 0.5 {
 		t.Fatalf("persisted grant not loaded, free = %v", f)
 	}
-	live := td.newTask(t, "live", "sleep 30", TaskConfig{GPUFraction: ptr(0.25)})
+	live := td.newTask(t, "live", "sleep 30", TaskConfig{GPUFraction: "0.25"})
 	if _, _, err := td.StartTask(live); err != nil {
 		t.Fatal(err)
 	}

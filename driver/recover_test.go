@@ -17,7 +17,7 @@ func TestRecoverTask_AfterPluginRestart(t *testing.T) {
 	conf := simConfig(state, 1)
 	first := newTestDriver(t, conf)
 	task := first.newTask(t, "long", `while [ ! -f "$NOMAD_TASK_DIR/go" ]; do sleep 0.1; done; exit 5`,
-		TaskConfig{GPUFraction: ptr(0.7)})
+		TaskConfig{GPUFraction: "0.7"})
 	handle, _, err := first.StartTask(task)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/nomad/plugins/shared/hclspec"
@@ -11,10 +12,14 @@ import (
 
 // TaskConfig is the config block of a task using driver = "caravan".
 type TaskConfig struct {
-	Command     string   `codec:"command"`
-	Args        []string `codec:"args"`
-	GPUs        *float64 `codec:"gpus"`
-	GPUFraction *float64 `codec:"gpu_fraction"`
+	Command string   `codec:"command"`
+	Args    []string `codec:"args"`
+	// GPUs and GPUFraction are strings in the schema because cty encodes a
+	// number like 0.6, which float64 cannot hold exactly, as a msgpack
+	// string that Nomad's decoder then refuses; HCL numbers convert to
+	// strings, so `gpu_fraction = 0.6` still works. "" means unset.
+	GPUs        string   `codec:"gpus"`
+	GPUFraction string   `codec:"gpu_fraction"`
 	GPUMemory   string   `codec:"gpu_memory"`
 	GPUUUIDs    []string `codec:"gpu_uuids"`
 	// RemoteMemory and Aggregator are accepted by the schema so jobspecs
@@ -26,8 +31,8 @@ type TaskConfig struct {
 var taskConfigSpec = hclspec.NewObject(map[string]*hclspec.Spec{
 	"command":       hclspec.NewAttr("command", "string", true),
 	"args":          hclspec.NewAttr("args", "list(string)", false),
-	"gpus":          hclspec.NewAttr("gpus", "number", false),
-	"gpu_fraction":  hclspec.NewAttr("gpu_fraction", "number", false),
+	"gpus":          hclspec.NewAttr("gpus", "string", false),
+	"gpu_fraction":  hclspec.NewAttr("gpu_fraction", "string", false),
 	"gpu_memory":    hclspec.NewAttr("gpu_memory", "string", false),
 	"gpu_uuids":     hclspec.NewAttr("gpu_uuids", "list(string)", false),
 	"remote_memory": hclspec.NewAttr("remote_memory", "string", false),
@@ -75,20 +80,23 @@ func (tc *TaskConfig) parse() (gpuRequest, error) {
 }
 
 func (tc *TaskConfig) parseCount(req *gpuRequest) error {
-	if tc.GPUs != nil && tc.GPUFraction != nil {
+	gpus, fraction := strings.TrimSpace(tc.GPUs), strings.TrimSpace(tc.GPUFraction)
+	if gpus != "" && fraction != "" {
 		return errors.New("gpus and gpu_fraction: set one or the other, not both")
 	}
-	if g := tc.GPUs; g != nil {
-		if *g < 0 || *g != math.Trunc(*g) || *g > maxWholeGPUs {
-			return fmt.Errorf("gpus: %v must be a whole number from 0 to %d", *g, maxWholeGPUs)
+	if gpus != "" {
+		g, err := strconv.ParseFloat(gpus, 64)
+		if err != nil || g < 0 || g != math.Trunc(g) || g > maxWholeGPUs {
+			return fmt.Errorf("gpus: %q must be a whole number from 0 to %d", gpus, maxWholeGPUs)
 		}
-		req.Whole = int(*g)
+		req.Whole = int(g)
 	}
-	if f := tc.GPUFraction; f != nil {
-		if !(*f > 0 && *f <= 1) {
-			return fmt.Errorf("gpu_fraction: %v must be greater than 0 and at most 1", *f)
+	if fraction != "" {
+		f, err := strconv.ParseFloat(fraction, 64)
+		if err != nil || !(f > 0 && f <= 1) {
+			return fmt.Errorf("gpu_fraction: %q must be a number greater than 0 and at most 1", fraction)
 		}
-		req.Fraction = *f
+		req.Fraction = f
 	}
 	return nil
 }
@@ -97,7 +105,7 @@ func (tc *TaskConfig) parseMemory(req *gpuRequest) error {
 	if tc.GPUMemory == "" {
 		return nil
 	}
-	if tc.GPUFraction == nil {
+	if strings.TrimSpace(tc.GPUFraction) == "" {
 		return errors.New("gpu_memory: only applies with gpu_fraction (whole GPUs get all their memory)")
 	}
 	mib, err := parseMiB(tc.GPUMemory)

@@ -21,11 +21,26 @@ config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tc.GPUs != nil {
-		t.Errorf("unset gpus decoded as %v", *tc.GPUs)
+	if tc.GPUs != "" {
+		t.Errorf("unset gpus decoded as %q", tc.GPUs)
 	}
 	if req.Fraction != 0.25 || req.MemMiB != 4096 || req.Whole != 0 || len(req.UUIDs) != 1 {
 		t.Fatalf("request %+v", req)
+	}
+}
+
+// 0.6 has no exact float64, so cty sends it as a msgpack string; a numeric
+// field would fail to decode (found on a real agent).
+func TestTaskConfig_InexactFraction(t *testing.T) {
+	var tc TaskConfig
+	hclutils.NewConfigParser(taskConfigSpec).ParseHCL(t, `
+config {
+  command      = "python"
+  gpu_fraction = 0.6
+}`, &tc)
+	req, err := tc.parse()
+	if err != nil || req.Fraction != 0.6 {
+		t.Fatalf("req %+v err %v", req, err)
 	}
 }
 
@@ -57,28 +72,29 @@ config {
 }
 
 func TestTaskConfig_BadValues(t *testing.T) {
-	f := func(v float64) *float64 { return &v }
 	cases := []struct {
 		name string
 		tc   TaskConfig
 		want string
 	}{
 		{"empty command", TaskConfig{Command: " "}, "command: must not be empty"},
-		{"both", TaskConfig{Command: "x", GPUs: f(1), GPUFraction: f(0.5)}, "gpus and gpu_fraction: set one or the other"},
-		{"negative gpus", TaskConfig{Command: "x", GPUs: f(-1)}, "gpus: -1 must be a whole number"},
-		{"fractional gpus", TaskConfig{Command: "x", GPUs: f(1.5)}, "gpus: 1.5 must be a whole number"},
-		{"too many gpus", TaskConfig{Command: "x", GPUs: f(5000)}, "gpus: 5000"},
-		{"zero fraction", TaskConfig{Command: "x", GPUFraction: f(0)}, "gpu_fraction: 0 must be greater than 0"},
-		{"fraction above 1", TaskConfig{Command: "x", GPUFraction: f(1.5)}, "gpu_fraction: 1.5"},
-		{"negative fraction", TaskConfig{Command: "x", GPUFraction: f(-0.1)}, "gpu_fraction: -0.1"},
+		{"both", TaskConfig{Command: "x", GPUs: "1", GPUFraction: "0.5"}, "gpus and gpu_fraction: set one or the other"},
+		{"negative gpus", TaskConfig{Command: "x", GPUs: "-1"}, `gpus: "-1" must be a whole number`},
+		{"fractional gpus", TaskConfig{Command: "x", GPUs: "1.5"}, `gpus: "1.5" must be a whole number`},
+		{"gpus not a number", TaskConfig{Command: "x", GPUs: "two"}, `gpus: "two" must be a whole number`},
+		{"fraction not a number", TaskConfig{Command: "x", GPUFraction: "half"}, `gpu_fraction: "half" must be a number`},
+		{"too many gpus", TaskConfig{Command: "x", GPUs: "5000"}, `gpus: "5000"`},
+		{"zero fraction", TaskConfig{Command: "x", GPUFraction: "0"}, `gpu_fraction: "0" must be a number greater than 0`},
+		{"fraction above 1", TaskConfig{Command: "x", GPUFraction: "1.5"}, `gpu_fraction: "1.5"`},
+		{"negative fraction", TaskConfig{Command: "x", GPUFraction: "-0.1"}, `gpu_fraction: "-0.1"`},
 		{"memory without fraction", TaskConfig{Command: "x", GPUMemory: "1GiB"}, "gpu_memory: only applies with gpu_fraction"},
-		{"memory garbage", TaskConfig{Command: "x", GPUFraction: f(0.5), GPUMemory: "lots"}, `gpu_memory: "lots" is not a size`},
-		{"memory zero", TaskConfig{Command: "x", GPUFraction: f(0.5), GPUMemory: "0MiB"}, "gpu_memory: \"0MiB\" must be greater than 0"},
-		{"memory negative", TaskConfig{Command: "x", GPUFraction: f(0.5), GPUMemory: "-4GiB"}, "gpu_memory:"},
-		{"empty uuid", TaskConfig{Command: "x", GPUs: f(1), GPUUUIDs: []string{""}}, "gpu_uuids: entries must not be empty"},
-		{"duplicate uuid", TaskConfig{Command: "x", GPUs: f(2), GPUUUIDs: []string{"a", "a"}}, `gpu_uuids: "a" is listed twice`},
-		{"uuids vs count", TaskConfig{Command: "x", GPUs: f(2), GPUUUIDs: []string{"a"}}, "gpu_uuids: 1 UUIDs listed but gpus = 2"},
-		{"fraction two uuids", TaskConfig{Command: "x", GPUFraction: f(0.5), GPUUUIDs: []string{"a", "b"}}, "gpu_uuids: a gpu_fraction task runs on one GPU"},
+		{"memory garbage", TaskConfig{Command: "x", GPUFraction: "0.5", GPUMemory: "lots"}, `gpu_memory: "lots" is not a size`},
+		{"memory zero", TaskConfig{Command: "x", GPUFraction: "0.5", GPUMemory: "0MiB"}, "gpu_memory: \"0MiB\" must be greater than 0"},
+		{"memory negative", TaskConfig{Command: "x", GPUFraction: "0.5", GPUMemory: "-4GiB"}, "gpu_memory:"},
+		{"empty uuid", TaskConfig{Command: "x", GPUs: "1", GPUUUIDs: []string{""}}, "gpu_uuids: entries must not be empty"},
+		{"duplicate uuid", TaskConfig{Command: "x", GPUs: "2", GPUUUIDs: []string{"a", "a"}}, `gpu_uuids: "a" is listed twice`},
+		{"uuids vs count", TaskConfig{Command: "x", GPUs: "2", GPUUUIDs: []string{"a"}}, "gpu_uuids: 1 UUIDs listed but gpus = 2"},
+		{"fraction two uuids", TaskConfig{Command: "x", GPUFraction: "0.5", GPUUUIDs: []string{"a", "b"}}, "gpu_uuids: a gpu_fraction task runs on one GPU"},
 		{"uuids alone", TaskConfig{Command: "x", GPUUUIDs: []string{"a"}}, "gpu_uuids: set gpus or gpu_fraction"},
 		{"remote memory garbage", TaskConfig{Command: "x", RemoteMemory: "8 bananas"}, "remote_memory:"},
 		{"aggregator name", TaskConfig{Command: "x", Aggregator: "agg svc!"}, `aggregator: "agg svc!" is not a valid Consul service name`},

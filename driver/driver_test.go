@@ -201,7 +201,7 @@ func TestStartTask_BadConfigNamesField(t *testing.T) {
 		"gpus":          {GPUs: "3"},
 	}
 	for field, tc := range cases {
-		task := td.newTask(t, "bad", "true", tc)
+		task := td.newRejectedTask(t, "bad", tc)
 		_, _, err := td.StartTask(task)
 		if err == nil || !strings.Contains(err.Error(), field) {
 			t.Errorf("%s: got %v, want an error naming the field", field, err)

@@ -92,7 +92,7 @@ func (d *Driver) assignWhole(n *nodeGPUs, taskID string, req gpuRequest) (assign
 	}
 	grants, err := n.ledger.AdmitWhole(taskID, req.Whole, req.UUIDs)
 	if err != nil {
-		return assignment{}, fmt.Errorf("gpus: %w", err)
+		return assignment{}, fmt.Errorf("GPU admission: %w", err)
 	}
 	d.changed.notify()
 	return assignment{grants: grants, env: mps.WholeGrantsEnv(grants)}, nil
@@ -108,7 +108,7 @@ func (d *Driver) assignFraction(n *nodeGPUs, taskID string, req gpuRequest) (ass
 	}
 	grant, err := n.ledger.Admit(taskID, lreq)
 	if err != nil {
-		return assignment{}, fmt.Errorf("gpu_fraction: %w", err)
+		return assignment{}, fmt.Errorf("GPU admission: %w", err)
 	}
 	a := assignment{grants: []ledger.Grant{grant}}
 	pipeDir := ""

@@ -61,6 +61,18 @@ func newTestDriver(t *testing.T, conf Config, opts ...Option) *testDriver {
 // newTask builds a task running /bin/sh -c script with logs captured.
 func (td *testDriver) newTask(t *testing.T, name, script string, tc TaskConfig) *drivers.TaskConfig {
 	t.Helper()
+	return td.buildTask(t, name, script, tc, true)
+}
+
+// newRejectedTask builds a task expected to fail StartTask: without log
+// capture, whose teardown waits seconds for a writer that never came.
+func (td *testDriver) newRejectedTask(t *testing.T, name string, tc TaskConfig) *drivers.TaskConfig {
+	t.Helper()
+	return td.buildTask(t, name, "true", tc, false)
+}
+
+func (td *testDriver) buildTask(t *testing.T, name, script string, tc TaskConfig, logs bool) *drivers.TaskConfig {
+	t.Helper()
 	allocID := uuid.Generate()
 	task := &drivers.TaskConfig{
 		ID:            uuid.Generate(),
@@ -76,7 +88,7 @@ func (td *testDriver) newTask(t *testing.T, name, script string, tc TaskConfig) 
 	if err := task.EncodeConcreteDriverConfig(&tc); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(td.MkAllocDir(task, true))
+	t.Cleanup(td.MkAllocDir(task, logs))
 	td.MakeTaskCgroup(allocID, name)
 	return task
 }

@@ -91,7 +91,7 @@ func TestStartTask_NvidiaDevicePluginGPUs(t *testing.T) {
 	if f := freeFraction(t, td, 0); f != 0 {
 		t.Errorf("device-plugin GPU must be reserved in the ledger, free = %v", f)
 	}
-	pinned := td.newTask(t, "pinned", "true", TaskConfig{GPUFraction: "0.1", GPUUUIDs: []string{uuid}})
+	pinned := td.newRejectedTask(t, "pinned", TaskConfig{GPUFraction: "0.1", GPUUUIDs: []string{uuid}})
 	if _, _, err := td.StartTask(pinned); err == nil {
 		t.Error("a fraction on a device-plugin GPU was admitted")
 	}
@@ -100,7 +100,7 @@ func TestStartTask_NvidiaDevicePluginGPUs(t *testing.T) {
 		t.Errorf("CUDA_VISIBLE_DEVICES = %q, want %q", got, uuid)
 	}
 
-	both := td.newTask(t, "both", "true", TaskConfig{GPUFraction: "0.5"})
+	both := td.newRejectedTask(t, "both", TaskConfig{GPUFraction: "0.5"})
 	both.DeviceEnv = map[string]string{nvidiaVisibleDevices: uuid}
 	_, _, err := td.StartTask(both)
 	if err == nil || !strings.Contains(err.Error(), "nvidia device plugin") {

@@ -50,7 +50,7 @@ func TestRecoverTask_LostExecutorFreesGrant(t *testing.T) {
 	state := t.TempDir()
 	g := seedGrant(t, state, "dead-task", 0.5)
 	td := newTestDriver(t, simConfig(state, 1))
-	task := td.newTask(t, "dead", "true", TaskConfig{})
+	task := td.newRejectedTask(t, "dead", TaskConfig{})
 	task.ID = "dead-task"
 	handle := drivers.NewTaskHandle(taskHandleVersion)
 	handle.Config = task

@@ -54,7 +54,7 @@ func TestRecoverTask_AfterPluginRestart(t *testing.T) {
 
 func TestRecoverTask_DeadExecutorFails(t *testing.T) {
 	td := newTestDriver(t, simConfig(t.TempDir(), 1))
-	task := td.newTask(t, "gone", "true", TaskConfig{})
+	task := td.newRejectedTask(t, "gone", TaskConfig{})
 	handle := drivers.NewTaskHandle(taskHandleVersion)
 	handle.Config = task
 	if err := handle.SetDriverState(&taskState{TaskConfig: task}); err != nil {

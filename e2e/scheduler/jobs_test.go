@@ -17,11 +17,16 @@ type work struct {
 	Fraction float64 // 0 = a whole GPU
 	Seconds  float64
 	Tag      string
+	Pool     string // default caravan-queue; "default" submits past the scheduler
 }
 
 func (w work) hcl() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "job %q {\n  type = \"batch\"\n  node_pool = \"caravan-queue\"\n", w.ID)
+	pool := w.Pool
+	if pool == "" {
+		pool = "caravan-queue"
+	}
+	fmt.Fprintf(&b, "job %q {\n  type = \"batch\"\n  node_pool = %q\n", w.ID, pool)
 	ask := "gpus = 1"
 	if w.Fraction > 0 {
 		ask = fmt.Sprintf("gpu_fraction = %g", w.Fraction)
@@ -57,7 +62,7 @@ func (w work) hcl() string {
 	return b.String()
 }
 
-func submit(t *testing.T, w work) {
+func submit(t testing.TB, w work) {
 	t.Helper()
 	if w.Workers == 0 {
 		w.Workers = 1
@@ -92,7 +97,7 @@ func anyLive(as []*api.AllocationListStub) bool {
 }
 
 // allocs lists a job's allocations, oldest first, with full detail.
-func allocs(t *testing.T, id string) []*api.Allocation {
+func allocs(t testing.TB, id string) []*api.Allocation {
 	t.Helper()
 	stubs, _, err := cluster.API.Jobs().Allocations(id, true, nil)
 	if err != nil {
@@ -109,7 +114,7 @@ func allocs(t *testing.T, id string) []*api.Allocation {
 	return out
 }
 
-func jobInfo(t *testing.T, id string) *api.Job {
+func jobInfo(t testing.TB, id string) *api.Job {
 	t.Helper()
 	j, _, err := cluster.API.Jobs().Info(id, nil)
 	if err != nil {
@@ -140,7 +145,7 @@ func completed(a *api.Allocation) bool {
 }
 
 // stdout concatenates the task's output of every allocation of a job.
-func stdout(t *testing.T, id string) string {
+func stdout(t testing.TB, id string) string {
 	t.Helper()
 	var b strings.Builder
 	for _, a := range allocs(t, id) {
@@ -154,7 +159,7 @@ func stdout(t *testing.T, id string) string {
 }
 
 // waitDone waits until every worker group of a job completed its work.
-func waitDone(t *testing.T, id string, workers int, timeout time.Duration) {
+func waitDone(t testing.TB, id string, workers int, timeout time.Duration) {
 	t.Helper()
 	waitFor(t, timeout, id+" completes", func() (bool, string) {
 		as := allocs(t, id)

@@ -52,20 +52,39 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "build scheduler:", err)
 		return 1
 	}
+	code := m.Run()
+	if cluster != nil {
+		if err := cluster.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: stop nomad:", err)
+		}
+	}
+	return code
+}
+
+// useCluster starts the shared cluster on first use: a server and two
+// clients with two simulated GPUs each. Benchmarks start their own.
+func useCluster(tb testing.TB) *harness.Cluster {
+	tb.Helper()
+	if cluster != nil {
+		return cluster
+	}
+	c, err := startCluster(2, 2)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cluster = c
+	return c
+}
+
+func startCluster(clients, gpus int) (*harness.Cluster, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c, err := harness.Start(ctx, harness.Options{
-		Clients: 2,
-		GPUs:    harness.GPUs{Model: "Simulated A100 40GB", MemoryMiB: 40960, Count: 2},
+		Clients: clients,
+		GPUs:    harness.GPUs{Model: "Simulated A100 40GB", MemoryMiB: 40960, Count: gpus},
 	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: start nomad:", err)
-		return 1
+		return nil, fmt.Errorf("e2e: start nomad: %w", err)
 	}
-	cluster = c
-	code := m.Run()
-	if err := c.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: stop nomad:", err)
-	}
-	return code
+	return c, nil
 }

@@ -22,7 +22,7 @@ const token = "e2e-token"
 // schedProc is one scheduler process; restart runs it again with the same
 // arguments, as an operator (or Nomad) would after a crash.
 type schedProc struct {
-	t    *testing.T
+	t    testing.TB
 	args []string
 	addr string
 	log  string
@@ -32,8 +32,9 @@ type schedProc struct {
 
 // startScheduler runs a scheduler with its own state and lock Variables
 // (named for the test) and fast timings, and waits until it leads.
-func startScheduler(t *testing.T, extra ...string) *schedProc {
+func startScheduler(t testing.TB, extra ...string) *schedProc {
 	t.Helper()
+	useCluster(t)
 	name := strings.ToLower(t.Name())
 	args := append([]string{
 		"-token", token, "-log-level", "debug",
@@ -47,7 +48,7 @@ func startScheduler(t *testing.T, extra ...string) *schedProc {
 
 // launch runs a scheduler process with args on a fresh port, without
 // waiting for it to lead.
-func launch(t *testing.T, args []string) *schedProc {
+func launch(t testing.TB, args []string) *schedProc {
 	t.Helper()
 	port, err := freePort()
 	if err != nil {
@@ -170,7 +171,7 @@ func freePort() (int, error) {
 }
 
 // waitFor polls cond until it holds, failing with its last words if not.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	last := ""

@@ -1,0 +1,152 @@
+package scheduler
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caravan-dl/caravan/e2e/harness"
+	"github.com/caravan-dl/caravan/scheduler/policy/registry"
+	"github.com/caravan-dl/caravan/scheduler/sim"
+	"github.com/caravan-dl/caravan/scheduler/trace"
+)
+
+// replayCompress is how many trace seconds one real second stands for.
+const replayCompress = 20
+
+// BenchmarkTraceReplay replays the Tiresias 60-job trace, time-compressed
+// 20×, on a real cluster of 2 nodes × 8 simulated GPUs under FIFO and
+// 2D-LAS, and reports the live mean JCT (in trace seconds) beside the
+// simulator's prediction for the same cluster and policy. Every job runs
+// sched_work.py for its compressed duration; preempted jobs checkpoint and
+// resume, so live JCTs also pay Nomad's start and stop latencies.
+//
+//	CARAVAN_E2E=1 go test -run '^$' -bench TraceReplay -benchtime 1x -timeout 60m ./e2e/scheduler/
+func BenchmarkTraceReplay(b *testing.B) {
+	dir, err := harness.SharedTraces()
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr, err := trace.LoadTiresias(filepath.Join(dir, "tiresias", "60_job.csv"))
+	if err != nil {
+		b.Skip("no Tiresias trace:", err)
+	}
+	own, err := startCluster(2, 8)
+	if err != nil {
+		b.Fatal(err)
+	}
+	prev := cluster
+	cluster = own
+	defer func() { own.Stop(); cluster = prev }()
+	for _, pol := range []string{"fifo", "tiresias-las"} {
+		b.Run(pol, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				live := replayLive(b, tr, pol, i)
+				predicted := replaySim(b, tr, pol)
+				b.ReportMetric(live, "live-avg-jct-s")
+				b.ReportMetric(predicted, "sim-avg-jct-s")
+				b.ReportMetric(live/predicted, "live/sim")
+			}
+		})
+	}
+}
+
+// replayLive submits the trace's jobs on the compressed clock and returns
+// the mean JCT in trace seconds.
+func replayLive(b *testing.B, tr *trace.Trace, pol string, iter int) float64 {
+	limits := fmt.Sprintf("%g,%g", 3250.0/replayCompress, 7200.0/replayCompress)
+	startScheduler(b, "-policy", pol, "-las-limits", limits,
+		"-quantum", (60 * time.Second / replayCompress).String(), "-log-level", "info")
+	begin := time.Now()
+	submitted := map[string]time.Time{}
+	var ids []string
+	for _, j := range tr.Jobs {
+		at := begin.Add(time.Duration(j.Submit / replayCompress * float64(time.Second)))
+		time.Sleep(time.Until(at))
+		id := fmt.Sprintf("%s-%d-%s", strings.SplitN(pol, "-", 2)[0], iter, j.ID)
+		submit(b, work{ID: id, Workers: j.GPUs, Seconds: j.Duration / replayCompress})
+		submitted[id] = time.Now()
+		ids = append(ids, id)
+	}
+	var jcts []float64
+	preempted := 0
+	for k, id := range ids {
+		waitDone(b, id, tr.Jobs[k].GPUs, 30*time.Minute)
+		end := time.Time{}
+		for _, a := range allocs(b, id) {
+			if completed(a) && a.TaskStates["work"].FinishedAt.After(end) {
+				end = a.TaskStates["work"].FinishedAt
+			}
+		}
+		jcts = append(jcts, end.Sub(submitted[id]).Seconds()*replayCompress)
+		n, _ := strconv.Atoi(jobInfo(b, id).Meta["caravan.preemptions"])
+		preempted += n
+	}
+	b.Logf("%s live: %d jobs, %d preemptions, JCT %s (trace seconds)", pol, len(jcts), preempted, spread(jcts))
+	writeJCTs(b, pol, ids, jcts)
+	return mean(jcts)
+}
+
+// replaySim runs the simulator on the same trace, cluster and policy.
+func replaySim(b *testing.B, tr *trace.Trace, pol string) float64 {
+	c, err := sim.Homogeneous(2, 8, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	jobs, err := sim.Build(tr.Jobs, sim.WorkloadOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := registry.New(pol, registry.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, err := sim.Run(sim.Config{Quantum: 60}, c, jobs, p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var jcts []float64
+	for _, j := range res.Jobs {
+		jcts = append(jcts, j.JCT)
+	}
+	b.Logf("%s simulated: %d jobs, %d preemptions, JCT %s", pol, len(jcts), res.Metrics.Preemptions, spread(jcts))
+	return res.Metrics.AvgJCT
+}
+
+// writeJCTs keeps the per-job live JCTs when CARAVAN_REPLAY_OUT names a folder.
+func writeJCTs(b *testing.B, pol string, ids []string, jcts []float64) {
+	dir := os.Getenv("CARAVAN_REPLAY_OUT")
+	if dir == "" {
+		return
+	}
+	var sb strings.Builder
+	sb.WriteString("job,jct_trace_s\n")
+	for i, id := range ids {
+		fmt.Fprintf(&sb, "%s,%.1f\n", id, jcts[i])
+	}
+	if err := os.WriteFile(filepath.Join(dir, "replay-"+pol+".csv"), []byte(sb.String()), 0o644); err != nil {
+		b.Log(err)
+	}
+}
+
+func mean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(max(len(xs), 1))
+}
+
+func spread(xs []float64) string {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("mean %.0f median %.0f p95 %.0f", mean(s), s[len(s)/2], s[len(s)*95/100])
+}

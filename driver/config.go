@@ -24,6 +24,11 @@ type Config struct {
 	MPSBinary      string        `codec:"mps_binary"`
 	StateDir       string        `codec:"state_dir"`
 	CheckpointRoot string        `codec:"checkpoint_root"`
+	// ConsulAddress and ConsulToken reach the Consul that has the
+	// aggregator services; empty means CONSUL_HTTP_ADDR/CONSUL_HTTP_TOKEN
+	// or 127.0.0.1:8500.
+	ConsulAddress string `codec:"consul_address"`
+	ConsulToken   string `codec:"consul_token"`
 }
 
 // SimulatedGPU declares identical fake GPUs for nodes without NVIDIA hardware.
@@ -50,6 +55,8 @@ var configSpec = hclspec.NewObject(map[string]*hclspec.Spec{
 	"mps_binary":      hclspec.NewAttr("mps_binary", "string", false),
 	"state_dir":       hclspec.NewAttr("state_dir", "string", false),
 	"checkpoint_root": hclspec.NewAttr("checkpoint_root", "string", false),
+	"consul_address":  hclspec.NewAttr("consul_address", "string", false),
+	"consul_token":    hclspec.NewAttr("consul_token", "string", false),
 })
 
 // withDefaults fills every unset field; the result is what the driver runs.

@@ -71,6 +71,7 @@ type Option func(*options)
 type options struct {
 	nvml      nvml.Interface
 	mpsRunner mps.Runner
+	resolver  serviceResolver
 }
 
 // WithNVML makes gpu_backend = "nvml" use lib instead of the real library
@@ -153,7 +154,8 @@ func (d *Driver) gpus() (*nodeGPUs, Config, error) {
 
 func configEqual(a, b Config) bool {
 	same := a.GPUBackend == b.GPUBackend && *a.MPS == *b.MPS && a.MPSBinary == b.MPSBinary &&
-		a.StateDir == b.StateDir && a.CheckpointRoot == b.CheckpointRoot
+		a.StateDir == b.StateDir && a.CheckpointRoot == b.CheckpointRoot &&
+		a.ConsulAddress == b.ConsulAddress && a.ConsulToken == b.ConsulToken
 	if !same || (a.SimulatedGPUs == nil) != (b.SimulatedGPUs == nil) {
 		return false
 	}

@@ -39,10 +39,16 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, *drive
 		return nil, nil, fmt.Errorf("caravan task config: %w", err)
 	}
 
+	// Resolve the aggregator before taking a GPU share: nothing to undo.
+	aggEnv, err := d.aggregatorEnv(tc.Aggregator, cfg.Namespace, cfg.JobID)
+	if err != nil {
+		return nil, nil, err
+	}
 	a, err := d.assignGPUs(node, cfg, req)
 	if err != nil {
 		return nil, nil, err
 	}
+	maps.Copy(a.env, aggEnv)
 	h, err := d.launch(node, conf, cfg, &tc, a)
 	if err != nil {
 		d.releaseGrants(node, cfg.ID, a.mpsGPUs)

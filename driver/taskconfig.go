@@ -22,10 +22,11 @@ type TaskConfig struct {
 	GPUFraction string   `codec:"gpu_fraction"`
 	GPUMemory   string   `codec:"gpu_memory"`
 	GPUUUIDs    []string `codec:"gpu_uuids"`
-	// RemoteMemory and Aggregator are accepted by the schema so jobspecs
-	// validate, but StartTask refuses them until memshare and aggsvc land.
+	// RemoteMemory is accepted by the schema so jobspecs validate, but
+	// StartTask refuses it until memshare lands.
 	RemoteMemory string `codec:"remote_memory"`
-	Aggregator   string `codec:"aggregator"`
+	// Aggregator is the Consul service name of the aggregation service.
+	Aggregator string `codec:"aggregator"`
 }
 
 var taskConfigSpec = hclspec.NewObject(map[string]*hclspec.Spec{
@@ -160,11 +161,8 @@ func validServiceName(s string) bool {
 // yet. Failing is safer than running without: a task that asked for remote
 // memory would otherwise be OOM-killed later with no hint why.
 func (tc *TaskConfig) unavailableFeature() error {
-	switch {
-	case tc.RemoteMemory != "":
+	if tc.RemoteMemory != "" {
 		return errors.New("remote_memory: remote memory needs memshare, which is not available in this caravan driver yet; remove remote_memory")
-	case tc.Aggregator != "":
-		return errors.New("aggregator: aggregator discovery needs aggsvc, which is not available in this caravan driver yet; remove aggregator")
 	}
 	return nil
 }

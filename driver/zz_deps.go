@@ -1,8 +1,4 @@
 package driver
 
-// Keeps modules other components will use pinned in go.mod until their
-// real imports land (gossip: memberlist; aggregator discovery: consul/api).
-import (
-	_ "github.com/hashicorp/consul/api"
-	_ "github.com/hashicorp/memberlist"
-)
+// Keeps memberlist pinned in go.mod until the gossip package imports it.
+import _ "github.com/hashicorp/memberlist"

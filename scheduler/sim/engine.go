@@ -161,9 +161,21 @@ func (e *engine) nextEventTime() (float64, bool) {
 	return max(t, e.now), false
 }
 
-// quantaActive: quanta matter while something waits (or always, if asked).
+// EventDriven is implemented by policies whose decisions can change only
+// when jobs arrive or finish, never with the passage of time alone (FIFO,
+// SRTF: a running job's remaining time only shrinks). The simulator skips
+// quanta for them, which are pure overhead on long traces.
+type EventDriven interface {
+	EventDriven() bool
+}
+
+// quantaActive: quanta matter while something waits (or always, if asked),
+// unless the policy says time alone never changes its mind.
 func (e *engine) quantaActive() bool {
 	if len(e.active) == 0 {
+		return false
+	}
+	if ed, ok := e.pol.(EventDriven); ok && ed.EventDriven() {
 		return false
 	}
 	return e.cfg.IdleQuanta || len(e.active) > len(e.running())

@@ -235,3 +235,21 @@ func TestSameSeedSameBytes(t *testing.T) {
 		t.Fatalf("two runs with one seed differ (or are empty: %d bytes)", len(a))
 	}
 }
+
+type eventDrivenFIFO struct{ testFIFO }
+
+func (eventDrivenFIFO) EventDriven() bool { return true }
+
+func TestEventDrivenPoliciesSkipQuanta(t *testing.T) {
+	jobs := []Job{job("a", 0, 6000, 1), job("b", 10, 50, 1)}
+	plain := run(t, cluster(t, 1, 1), jobs, &testFIFO{})
+	ed := run(t, cluster(t, 1, 1), jobs, &eventDrivenFIFO{})
+	if !near(plain.Metrics.AvgJCT, ed.Metrics.AvgJCT) {
+		t.Fatalf("skipping quanta changed the outcome: %v vs %v", plain.Metrics.AvgJCT, ed.Metrics.AvgJCT)
+	}
+	// b waits ~6000 s: ~100 quanta for the plain policy, none for the
+	// event-driven one (arrival of a, arrival of b, two completions).
+	if plain.Metrics.Decisions < 90 || ed.Metrics.Decisions > 4 {
+		t.Fatalf("decisions: plain %d, event-driven %d", plain.Metrics.Decisions, ed.Metrics.Decisions)
+	}
+}

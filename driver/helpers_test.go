@@ -61,6 +61,9 @@ func newTestDriver(t *testing.T, conf Config, opts ...Option) *testDriver {
 // newTask builds a task running /bin/sh -c script with logs captured.
 func (td *testDriver) newTask(t *testing.T, name, script string, tc TaskConfig) *drivers.TaskConfig {
 	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("launching through Nomad's executor needs root to manage the task's cgroups")
+	}
 	return td.buildTask(t, name, script, tc, true)
 }
 
@@ -89,7 +92,9 @@ func (td *testDriver) buildTask(t *testing.T, name, script string, tc TaskConfig
 		t.Fatal(err)
 	}
 	t.Cleanup(td.MkAllocDir(task, logs))
-	td.MakeTaskCgroup(allocID, name)
+	if logs { // only launched tasks need the cgroup the client would make
+		td.MakeTaskCgroup(allocID, name)
+	}
 	return task
 }
 

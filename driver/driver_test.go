@@ -36,7 +36,7 @@ func TestStartTask_FractionEnvAndExitCode(t *testing.T) {
 		"CARAVAN_GPU_UUIDS":      uuid,
 		"CARAVAN_GPU_MEMORY_MIB": "8192",
 		"CARAVAN_CHECKPOINT_DIR": filepath.Join(state, "checkpoints", "default", "train-trainer", "workers", "trainer"),
-		"CARAVAN_PROGRESS_FILE":  filepath.Join(task.AllocDir, "caravan", "trainer.progress.jsonl"),
+		"CARAVAN_PROGRESS_FILE":  filepath.Join(task.AllocDir, "alloc", "caravan", "trainer.progress.jsonl"),
 	}
 	for k, v := range want {
 		if env[k] != v {

@@ -27,7 +27,9 @@ func (p taskPaths) env() map[string]string {
 
 // prepareTaskPaths creates the checkpoint dir
 // <root>/<namespace>/<job_id>/<task_group>/<task_name> and the empty
-// progress file <alloc_dir>/caravan/<task_name>.progress.jsonl.
+// progress file <alloc_dir>/alloc/caravan/<task_name>.progress.jsonl: in the
+// allocation's shared dir (NOMAD_ALLOC_DIR), where Nomad keeps data meant to
+// be read across tasks and through `nomad alloc fs`.
 func prepareTaskPaths(checkpointRoot string, cfg *drivers.TaskConfig) (taskPaths, error) {
 	ns := cfg.Namespace
 	if ns == "" {
@@ -42,7 +44,7 @@ func prepareTaskPaths(checkpointRoot string, cfg *drivers.TaskConfig) (taskPaths
 	}
 	p := taskPaths{
 		CheckpointDir: filepath.Join(append([]string{checkpointRoot}, parts...)...),
-		ProgressFile:  filepath.Join(cfg.AllocDir, "caravan", cfg.Name+".progress.jsonl"),
+		ProgressFile:  filepath.Join(cfg.AllocDir, "alloc", "caravan", cfg.Name+".progress.jsonl"),
 	}
 	if err := os.MkdirAll(p.CheckpointDir, 0o755); err != nil {
 		return taskPaths{}, fmt.Errorf("checkpoint dir: %w", err)

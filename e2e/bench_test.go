@@ -67,19 +67,8 @@ job %q {
 		return 0, err
 	}
 	started := a.TaskStates["t"].StartedAt
-	cluster.API.Jobs().Deregister(id, true, nil)
-	waitGone(id)
+	stopJob(b, id)
 	return started.Sub(t0), nil
-}
-
-func waitGone(id string) {
-	for i := 0; i < 300; i++ {
-		stubs, _, err := cluster.API.Jobs().Allocations(id, true, nil)
-		if err != nil || !anyLive(stubs) {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 func median(ds []time.Duration) time.Duration {

@@ -16,23 +16,27 @@ import (
 	"github.com/caravan-dl/caravan/e2e/harness"
 )
 
-// stopJob deregisters a job and waits until none of its allocations runs, so
-// the next test finds the GPU free.
-func stopJob(t *testing.T, id string) {
+// stopJob stops a job, waits until none of its allocations runs (so the next
+// test finds the GPU free), then purges it so its ID can be reused.
+func stopJob(t testing.TB, id string) {
 	t.Helper()
-	if _, _, err := cluster.API.Jobs().Deregister(id, true, nil); err != nil {
+	if _, _, err := cluster.API.Jobs().Deregister(id, false, nil); err != nil {
 		t.Errorf("stop %s: %v", id, err)
 		return
 	}
 	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
+	for {
 		stubs, _, err := cluster.API.Jobs().Allocations(id, true, nil)
-		if err != nil || !anyLive(stubs) {
-			return
+		if err == nil && !anyLive(stubs) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("job %s still has live allocations", id)
+			break
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	t.Errorf("job %s still has live allocations", id)
+	cluster.API.Jobs().Deregister(id, true, nil)
 }
 
 func anyLive(stubs []*api.AllocationListStub) bool {
@@ -257,11 +261,11 @@ func TestStopCheckpoints(t *testing.T) {
 	if _, _, err := cluster.API.Jobs().Deregister(id, false, nil); err != nil {
 		t.Fatal(err)
 	}
+	defer stopJob(t, id)
 	a, err = cluster.WaitAlloc(within(t, 60*time.Second), id, harness.TaskState("train", "dead"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stopJob(t, id)
 	out, _ := cluster.Logs(a, "train", "stdout")
 	t.Logf("stdout:\n%s", out)
 	dir := envOf(out)["CARAVAN_CHECKPOINT_DIR"]
@@ -274,6 +278,27 @@ func TestStopCheckpoints(t *testing.T) {
 	st, err := os.Stat(filepath.Join(dir, "digits.pt"))
 	if err != nil || st.Size() == 0 {
 		t.Fatalf("no checkpoint in %s: %v", dir, err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+
+	// Run it again: it resumes where the checkpoint left off.
+	var step int
+	if _, err := fmt.Sscanf(out[strings.LastIndex(out, "checkpoint saved at step"):], "checkpoint saved at step %d", &step); err != nil {
+		t.Fatalf("no checkpoint step in stdout: %v", err)
+	}
+	stopJob(t, id)
+	if _, err := cluster.RunFile(repoPath(t, "jobspecs", "train-digits.nomad.hcl"), map[string]string{
+		"workloads": repoPath(t, "workloads"), "steps": fmt.Sprint(step + 20),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	a, err = cluster.WaitAlloc(within(t, 90*time.Second), id, harness.TaskState("train", "dead"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ = cluster.Logs(a, "train", "stdout")
+	if want := fmt.Sprintf("resumed from checkpoint at step %d", step); !strings.Contains(out, want) {
+		t.Errorf("second run should say %q; stdout:\n%s", want, out)
 	}
 }
 

@@ -110,7 +110,9 @@ func (c *Cluster) launch(o Options) error {
 		}
 		if i == 0 {
 			c.Server = a
-			api, err := api.NewClient(&api.Config{Address: a.HTTPAddr})
+			cfg := api.DefaultConfig()
+			cfg.Address = a.HTTPAddr
+			api, err := api.NewClient(cfg)
 			if err != nil {
 				return err
 			}

@@ -34,6 +34,9 @@ func (c agentConfig) render() string {
 	fmt.Fprintf(&b, "bind_addr = \"127.0.0.1\"\nlog_level = \"DEBUG\"\ndisable_update_check = true\n")
 	fmt.Fprintf(&b, "ports {\n  http = %d\n  rpc = %d\n  serf = %d\n}\n", c.HTTP, c.RPC, c.Serf)
 	fmt.Fprintf(&b, "advertise {\n  http = \"127.0.0.1\"\n  rpc = \"127.0.0.1\"\n  serf = \"127.0.0.1\"\n}\n")
+	// The fs and logs APIs build a client per call whose idle connections
+	// linger; tests poll them, so lift the per-client connection cap.
+	b.WriteString("limits {\n  http_max_conns_per_client = 0\n}\n")
 	if c.Server {
 		b.WriteString("server {\n  enabled = true\n  bootstrap_expect = 1\n}\n")
 	}

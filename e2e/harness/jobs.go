@@ -38,11 +38,12 @@ func (c *Cluster) RunFile(path string, vars map[string]string) (*api.Job, error)
 	return c.RunHCL(string(b), vars)
 }
 
-// WaitAlloc polls the job's allocations until match accepts one, and returns it.
+// WaitAlloc polls the allocations of the job's current incarnation (not those
+// of an earlier, purged job with the same ID) until match accepts one.
 func (c *Cluster) WaitAlloc(ctx context.Context, jobID string, match func(*api.Allocation) bool) (*api.Allocation, error) {
 	var seen string
 	for {
-		stubs, _, err := c.API.Jobs().Allocations(jobID, true, nil)
+		stubs, _, err := c.API.Jobs().Allocations(jobID, false, nil)
 		if err == nil {
 			for _, s := range stubs {
 				a, _, err := c.API.Allocations().Info(s.ID, nil)

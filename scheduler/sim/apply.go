@@ -39,6 +39,9 @@ func (e *engine) apply(d policy.Decision) (started int, err error) {
 
 // stop takes a running job off its GPUs and queues it.
 func (e *engine) stop(j *simJob) {
+	if j.pj.State == policy.Running {
+		e.run = removeJob(e.run, j)
+	}
 	e.led.release(j, j.pj.Placement)
 	j.pj.Placement = policy.Placement{}
 	j.pj.State = policy.Queued
@@ -65,10 +68,16 @@ func (e *engine) start(j *simJob, p policy.Placement) error {
 	for _, s := range p.Slots {
 		j.gpus += s.Fraction
 	}
+	j.slotNode = j.slotNode[:0]
+	for _, s := range p.Slots {
+		j.slotNode = append(j.slotNode, e.led.nodeIdx[s.Node])
+	}
+	j.pspeed = e.placementSpeed(j)
 	if j.pj.State == policy.Running {
 		return nil // a resize keeps its start time
 	}
 	j.pj.State = policy.Running
+	e.run = append(e.run, j)
 	j.pj.LastStart = e.now
 	if !j.started {
 		j.started, j.firstStart = true, e.now
@@ -116,4 +125,16 @@ func (e *engine) validate(j *simJob, p policy.Placement) error {
 		}
 	}
 	return nil
+}
+
+// removeJob deletes j from list, keeping order (deterministic sums).
+func removeJob(list []*simJob, j *simJob) []*simJob {
+	for i, o := range list {
+		if o == j {
+			copy(list[i:], list[i+1:])
+			list[len(list)-1] = nil
+			return list[:len(list)-1]
+		}
+	}
+	return list
 }

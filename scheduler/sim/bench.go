@@ -39,7 +39,11 @@ func (b Bench) Cases() []BenchCase {
 	profiles := p("model-profiles")
 	tir := "tiresias:" + p("tiresias", "60_job.csv")
 	philly := "philly:" + p("philly", "philly_jobs.csv")
-	ali := "alibaba:" + p("alibaba-gpu-v2023", "openb_pod_list_gpushare40.csv")
+	ali40 := "alibaba:" + p("alibaba-gpu-v2023", "openb_pod_list_gpushare40.csv")
+	ali100 := "alibaba:" + p("alibaba-gpu-v2023", "openb_pod_list_gpushare100.csv")
+	aliCase := func(name, tr string, gpus int, whole bool, note string) BenchCase {
+		return BenchCase{Spec: Spec{Name: name, Trace: tr, RoundUp: whole, GPUs: gpus, GPUsPerNode: 4, Profiles: profiles}, Policies: []string{"fifo", "tiresias-las"}, Note: note}
+	}
 	var cs []BenchCase
 	for _, g := range []int{60, 16, 8} {
 		cs = append(cs, BenchCase{Spec: Spec{Name: fmt.Sprintf("tiresias60-%dgpu", g), Trace: tir, GPUs: g, GPUsPerNode: 4, Profiles: profiles}, Policies: tiresiasPolicies,
@@ -50,10 +54,10 @@ func (b Bench) Cases() []BenchCase {
 			Note: "Philly's busiest virtual cluster on 6 nodes × 8 GPUs."},
 		BenchCase{Spec: Spec{Name: "philly-all", Trace: philly, GPUs: 448, Profiles: profiles}, Policies: []string{"fifo", "srtf-oracle", "tiresias-las", "tiresias-gittins"},
 			Note: "The whole 82k-job Philly trace on 56 nodes × 8 GPUs; wall time per policy is the simulator-speed figure."},
-		BenchCase{Spec: Spec{Name: "alibaba-fractional", Trace: ali, GPUs: 96, Profiles: profiles}, Policies: []string{"fifo", "tiresias-las"},
-			Note: "Alibaba gpushare40 pods with their fractional GPU requests (MPS sharing)."},
-		BenchCase{Spec: Spec{Name: "alibaba-whole", Trace: ali, RoundUp: true, GPUs: 96, Profiles: profiles}, Policies: []string{"fifo", "tiresias-las"},
-			Note: "The same pods rounded up to whole GPUs (no sharing)."},
+		aliCase("alibaba-share100", ali100, 12, false, "Alibaba gpushare100 pods (every GPU pod shares) with their fractional requests."),
+		aliCase("alibaba-share100-whole", ali100, 12, true, "The same pods rounded up to whole GPUs (no sharing)."),
+		aliCase("alibaba-share40", ali40, 16, false, "Alibaba gpushare40 pods with their fractional requests."),
+		aliCase("alibaba-share40-whole", ali40, 16, true, "The same pods rounded up to whole GPUs (no sharing)."),
 		BenchCase{Spec: Spec{Name: "profiles-placement", Trace: philly, VC: "11cb48", MaxJobs: 4000, GPUs: 64, Profiles: profiles, AssignModels: true, Seed: 1, Config: Config{}},
 			Policies: []string{"tiresias-las+consolidated", "tiresias-las+network-aware", "tiresias-las+spread", "fifo+consolidated", "fifo+network-aware"},
 			Note:     "First 4,000 jobs of Philly VC 11cb48, each given a profiled model (seeded), on 8 nodes × 8 GPUs: placement changes speed."},

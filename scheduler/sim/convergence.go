@@ -20,10 +20,12 @@ func (e *engine) progress(j *simJob) {
 	if frac < j.nextMark {
 		return
 	}
-	steps := e.totalSteps(j)
-	c := m.CurveFor(float64(j.spec.GPUs) * m.RefBatch)
+	if j.curve == nil {
+		j.curve = m.CurveFor(float64(j.spec.GPUs) * m.RefBatch)
+		j.steps = e.totalSteps(j)
+	}
 	for frac >= j.nextMark && j.nextMark <= 1 {
-		step, loss := c.LossAt(j.nextMark, steps)
+		step, loss := j.curve.LossAt(j.nextMark, j.steps)
 		j.pj.Progress = append(j.pj.Progress, policy.ProgressPoint{Step: step, Loss: loss, Samples: step * m.RefBatch * float64(j.spec.GPUs)})
 		j.nextMark += progressStep
 	}

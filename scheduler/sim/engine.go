@@ -22,9 +22,8 @@ type engine struct {
 	jobs    []*simJob // arrival order
 	byID    map[string]*simJob
 	active  []*simJob // queued + running, arrival order
-	run     []*simJob // running, rebuilt on change
-	runOK   bool
-	next    int // next arrival index
+	run     []*simJob // running, in start order
+	next    int       // next arrival index
 	now     float64
 	lastQ   float64
 	stuck   int
@@ -35,7 +34,8 @@ type engine struct {
 	// scratch buffers
 	shapeBuf, countBuf []int
 	demandBuf          []float64
-	snapJobs           []*policy.Job
+	snapJobs           []*policy.Job // parallel to active
+	doneBuf            []*simJob
 	prevAttained       map[string]float64
 }
 
@@ -203,10 +203,14 @@ func (e *engine) advance(t float64) {
 // retire finishes every running job with no work left, exactly once.
 func (e *engine) retire() bool {
 	any := false
-	for _, j := range e.running() {
-		if j.remaining > 0 {
-			continue
+	done := e.doneBuf[:0]
+	for _, j := range e.run {
+		if j.remaining <= 0 {
+			done = append(done, j)
 		}
+	}
+	e.doneBuf = done
+	for _, j := range done {
 		e.stop(j)
 		j.pj.State = policy.Finished
 		j.done, j.finish = true, e.now
@@ -231,6 +235,7 @@ func (e *engine) admit() bool {
 	for e.next < len(e.jobs) && e.jobs[e.next].spec.Submit <= e.now {
 		j := e.jobs[e.next]
 		e.active = append(e.active, j)
+		e.snapJobs = append(e.snapJobs, &j.pj)
 		e.next++
 		any = true
 	}
@@ -240,17 +245,12 @@ func (e *engine) admit() bool {
 // decide builds a snapshot, asks the policy and applies its decision.
 func (e *engine) decide() error {
 	e.events++
-	e.snapJobs = e.snapJobs[:0]
-	for _, j := range e.active {
-		e.snapJobs = append(e.snapJobs, &j.pj)
-	}
 	snap := &policy.Snapshot{Now: e.now, Cluster: e.led.snapshotCluster(), Jobs: e.snapJobs}
 	d := e.pol.Decide(snap)
 	started, err := e.apply(d)
 	if err != nil {
 		return err
 	}
-	e.runOK = false
 	e.refreshSpeeds()
 	e.lastQ = e.now
 	e.detectStuck(started)
@@ -273,34 +273,24 @@ func (e *engine) detectStuck(started int) {
 		j.pj.State = policy.Finished
 	}
 	e.active = e.active[:0]
+	e.snapJobs = e.snapJobs[:0]
 }
 
-// running lists running jobs, cached until the next change.
-func (e *engine) running() []*simJob {
-	if e.runOK {
-		return e.run
-	}
-	e.run = e.run[:0]
-	for _, j := range e.active {
-		if j.pj.State == policy.Running {
-			e.run = append(e.run, j)
-		}
-	}
-	e.runOK = true
-	return e.run
-}
+// running lists running jobs (maintained by start and stop).
+func (e *engine) running() []*simJob { return e.run }
 
 // compact drops finished jobs from the active list.
 func (e *engine) compact() {
 	kept := e.active[:0]
+	e.snapJobs = e.snapJobs[:0]
 	for _, j := range e.active {
 		if !j.done {
 			kept = append(kept, j)
+			e.snapJobs = append(e.snapJobs, &j.pj)
 		}
 	}
 	for i := len(kept); i < len(e.active); i++ {
 		e.active[i] = nil
 	}
 	e.active = kept
-	e.runOK = false
 }

@@ -69,19 +69,25 @@ func TestGangWaitsForWholeGang(t *testing.T) {
 	}
 }
 
-func profiles(t *testing.T) *profile.Set {
-	t.Helper()
+// profilesDirFor finds ../shared/traces/model-profiles from the module root.
+func profilesDirFor(t testing.TB) string {
 	dir, _ := os.Getwd()
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
+			return filepath.Join(dir, "..", "shared", "traces", "model-profiles")
 		}
 		if filepath.Dir(dir) == dir {
 			t.Fatal("go.mod not found")
 		}
 		dir = filepath.Dir(dir)
 	}
-	s, err := profile.LoadSet(filepath.Join(dir, "..", "shared", "traces", "model-profiles"))
+}
+
+func loadProfiles(dir string) (*profile.Set, error) { return profile.LoadSet(dir) }
+
+func profiles(t *testing.T) *profile.Set {
+	t.Helper()
+	s, err := loadProfiles(profilesDirFor(t))
 	if err != nil {
 		t.Fatal(err)
 	}

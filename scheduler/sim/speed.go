@@ -56,8 +56,8 @@ func (e *engine) shapeOf(slots []policy.Slot) []int {
 // synchronous gang runs at its slowest worker's pace.
 func (e *engine) interference(j *simJob) float64 {
 	worst := 1.0
-	for _, s := range j.pj.Placement.Slots {
-		st := &e.led.gpus[e.led.nodeIdx[s.Node]][s.GPU]
+	for i, s := range j.pj.Placement.Slots {
+		st := &e.led.gpus[j.slotNode[i]][s.GPU]
 		if len(st.jobs) < 2 {
 			continue
 		}
@@ -71,9 +71,10 @@ func (e *engine) interference(j *simJob) float64 {
 	return worst
 }
 
-// refreshSpeeds recomputes every running job's speed after a change.
+// refreshSpeeds recomputes running jobs' speeds after a change: the
+// placement part is cached from start; co-location can change any time.
 func (e *engine) refreshSpeeds() {
-	for _, j := range e.running() {
-		j.speed = e.placementSpeed(j) / e.interference(j)
+	for _, j := range e.run {
+		j.speed = j.pspeed / e.interference(j)
 	}
 }

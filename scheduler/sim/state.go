@@ -2,6 +2,7 @@ package sim
 
 import (
 	"github.com/caravan-dl/caravan/scheduler/policy"
+	"github.com/caravan-dl/caravan/scheduler/profile"
 )
 
 const eps = 1e-9
@@ -20,6 +21,7 @@ type ledger struct {
 	cluster policy.Cluster
 	nodeIdx map[string]int
 	gpus    [][]gpuState
+	total   int
 }
 
 func newLedger(c policy.Cluster) *ledger {
@@ -27,15 +29,20 @@ func newLedger(c policy.Cluster) *ledger {
 	for i, n := range c.Nodes {
 		l.nodeIdx[n.Name] = i
 		l.gpus[i] = make([]gpuState, len(n.GPUs))
+		l.total += len(n.GPUs)
 	}
 	return l
 }
 
-// snapshotCluster copies the cluster with current usage filled in.
+// snapshotCluster copies the cluster with current usage filled in (one
+// allocation for all GPUs: this runs at every decision).
 func (l *ledger) snapshotCluster() policy.Cluster {
 	out := policy.Cluster{Nodes: make([]policy.Node, len(l.cluster.Nodes))}
+	flat := make([]policy.GPU, 0, l.total)
 	for i, n := range l.cluster.Nodes {
-		n.GPUs = append([]policy.GPU(nil), n.GPUs...)
+		start := len(flat)
+		flat = append(flat, n.GPUs...)
+		n.GPUs = flat[start:len(flat):len(flat)]
 		for g := range n.GPUs {
 			st := &l.gpus[i][g]
 			n.GPUs[g].UsedFraction = st.frac
@@ -85,6 +92,10 @@ type simJob struct {
 	spec *Job
 	// remaining work (seconds at speed 1) and current speed.
 	remaining, speed float64
+	pspeed           float64 // placement speed, fixed while the placement is
+	slotNode         []int   // node index of each slot
+	curve            *profile.Curve
+	steps            float64 // total training steps (for progress points)
 	gpus             float64 // GPU share held while running
 	firstStart       float64
 	finish           float64

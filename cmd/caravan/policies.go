@@ -11,7 +11,13 @@ import (
 	"github.com/caravan-dl/caravan/scheduler/trace"
 )
 
-func policyNames() []string { return registry.Names() }
+func policyNames() []string {
+	names := registry.Names()
+	for _, o := range registry.Orderings() {
+		names = append(names, o+"+spread")
+	}
+	return names
+}
 
 // policyConfig builds the registry config from flags; the Gittins prior
 // is read only when a Gittins policy is asked for.
@@ -55,7 +61,23 @@ func anyContains(xs []string, sub string) bool {
 	return false
 }
 
-// factory builds a fresh policy per run: policies keep state.
+// factory builds a fresh policy per run: policies keep state. It adds
+// "<ordering>+spread", the simulator's placement-blind baseline, to the
+// registry's names.
 func factory(c registry.Config) sim.Factory {
-	return func(name string) (policy.Policy, error) { return registry.New(name, c) }
+	return func(name string) (policy.Policy, error) {
+		base, ok := strings.CutSuffix(name, "+spread")
+		if !ok {
+			return registry.New(name, c)
+		}
+		p, err := registry.New(base+"+consolidated", c)
+		if err != nil {
+			return nil, err
+		}
+		fw, ok := p.(*policy.Framework)
+		if !ok {
+			return nil, fmt.Errorf("policy %q: %s chooses its own placement", name, base)
+		}
+		return policy.NewFramework(fw.Order, sim.Spread{}), nil
+	}
 }

@@ -92,3 +92,24 @@ func (shortestFirst) Decide(s *policy.Snapshot) policy.Decision {
 	}
 	return d
 }
+
+func TestSpreadPlacerSpansNodes(t *testing.T) {
+	c := cluster(t, 4, 2)
+	capa := policy.NewCapacity(&c)
+	j := &policy.Job{ID: "x", Workers: 6, Fraction: 1}
+	d, _ := policy.DemandOf(j)
+	p, why := Spread{}.Place(j, d, capa)
+	if why != "" || len(p.Slots) != 6 {
+		t.Fatalf("placement %v, %q", p, why)
+	}
+	per := map[string]int{}
+	for _, s := range p.Slots {
+		per[s.Node]++
+	}
+	if len(per) != 4 {
+		t.Fatalf("6 workers on %d nodes, want all 4: %v", len(per), per)
+	}
+	if _, why := (Spread{}).Place(&policy.Job{ID: "y", Workers: 9, Fraction: 1}, policy.Demand{Workers: 9, Fraction: 1}, capa); why == "" {
+		t.Fatal("9 workers fit on 8 GPUs")
+	}
+}

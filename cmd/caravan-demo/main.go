@@ -108,11 +108,33 @@ func submit(c *harness.Cluster, root string) error {
 	}
 	for _, s := range specs {
 		fmt.Printf("\n$ nomad job run jobspecs/%s\n", s.file)
-		if _, err := c.RunFile(filepath.Join(root, "jobspecs", s.file), s.vars); err != nil {
+		job, err := c.RunFile(filepath.Join(root, "jobspecs", s.file), s.vars)
+		if err != nil {
+			return err
+		}
+		// One job at a time, so the two halves of shared-gpu take a GPU
+		// together before the trainer's quarter lands next to one of them.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		_, err = c.WaitAlloc(ctx, *job.ID, started)
+		cancel()
+		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// started accepts an allocation whose tasks have all started (or finished).
+func started(a *api.Allocation) bool {
+	if len(a.TaskStates) == 0 {
+		return false
+	}
+	for _, ts := range a.TaskStates {
+		if ts.State == "pending" {
+			return false
+		}
+	}
+	return true
 }
 
 // watch prints each job's task states until every job is done or ctx ends.

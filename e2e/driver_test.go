@@ -375,3 +375,59 @@ func TestPyTorchTrainingLossFalls(t *testing.T) {
 		t.Errorf("loss should at least halve over 300 steps: first %+v last %+v", first, last)
 	}
 }
+
+// Bad task config reaches the user as a task event naming the field, and the
+// agent and its other tasks carry on.
+func TestBadTaskConfigIsExplained(t *testing.T) {
+	cases := []struct{ id, config, want string }{
+		{"bad-fraction", `command = "/bin/true"
+        gpu_fraction = 1.5`, "gpu_fraction"},
+		{"bad-memory", `command = "/bin/true"
+        gpu_fraction = 0.5
+        gpu_memory = "lots"`, "gpu_memory"},
+		{"bad-both", `command = "/bin/true"
+        gpus = 1
+        gpu_fraction = 0.5`, "gpu_fraction"},
+		{"no-command", `args = ["x"]`, "command"},
+	}
+	for _, c := range cases {
+		t.Run(c.id, func(t *testing.T) {
+			hcl := fmt.Sprintf(`
+job %q {
+  type = "batch"
+  group "g" {
+    restart {
+      attempts = 0
+      mode     = "fail"
+    }
+    reschedule {
+      attempts  = 0
+      unlimited = false
+    }
+    task "t" {
+      driver = "caravan"
+      config {
+        %s
+      }
+    }
+  }
+}`, c.id, c.config)
+			if _, err := cluster.RunHCL(hcl, nil); err != nil {
+				t.Fatal(err)
+			}
+			defer stopJob(t, c.id)
+			a, err := cluster.WaitAlloc(within(t, 60*time.Second), c.id, func(a *api.Allocation) bool {
+				ts := a.TaskStates["t"]
+				return ts != nil && ts.Failed
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			events := harness.Events(a, "t")
+			t.Logf("%s", events)
+			if !strings.Contains(events, c.want) {
+				t.Errorf("events should name %q:\n%s", c.want, events)
+			}
+		})
+	}
+}

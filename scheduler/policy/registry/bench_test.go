@@ -26,11 +26,7 @@ var benchPolicies = []string{
 // cpu-ns/op (process CPU time, GC included), which stays meaningful when
 // other processes share the machine.
 func BenchmarkDecide(b *testing.B) {
-	spec := pt.RandomSpec{
-		Cluster: pt.ClusterSpec{Racks: 25, NodesPerRack: 40, GPUsPerNode: 8},
-		Running: 4000, Queued: 10000, Busy: 0.9, FracShare: 0.2, ElasticShare: 0.2,
-	}
-	base := pt.Random(42, spec)
+	base := pt.Random(42, benchSpec())
 	for _, name := range benchPolicies {
 		b.Run(name, func(b *testing.B) {
 			p := mustNew(b, name)
@@ -54,6 +50,15 @@ func BenchmarkDecide(b *testing.B) {
 			b.ReportMetric(float64(p99(lat).Nanoseconds()), "p99-ns")
 			b.ReportMetric(float64(cold.Nanoseconds()), "cold-ns")
 		})
+	}
+}
+
+// benchSpec is the benchmark's snapshot: 1,000 nodes × 8 GPUs, up to 4,000
+// running jobs on 90% of the GPUs, 10,000 queued.
+func benchSpec() pt.RandomSpec {
+	return pt.RandomSpec{
+		Cluster: pt.ClusterSpec{Racks: 25, NodesPerRack: 40, GPUsPerNode: 8},
+		Running: 4000, Queued: 10000, Busy: 0.9, FracShare: 0.2, ElasticShare: 0.2,
 	}
 }
 

@@ -38,10 +38,13 @@ func (s *Scheduler) apply(w *world, es []*entry, l *ledger, dec policy.Decision,
 		}
 		started[e.stub.ID] = true
 	}
+	budget := s.cfg.ReasonBudget
 	for _, e := range es {
 		if e.phase == phaseQueued && !started[e.stub.ID] {
 			s.repair(e)
-			s.explain(e, reasonFor(e, waiting), now)
+			if budget > 0 && s.explain(e, reasonFor(e, waiting), now) {
+				budget--
+			}
 		}
 	}
 	return waiting

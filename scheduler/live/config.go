@@ -28,6 +28,9 @@ type Config struct {
 	// ReasonInterval is the least time between two caravan.reason rewrites
 	// of one job: each is a job version, so they are rate-limited.
 	ReasonInterval time.Duration
+	// ReasonBudget caps caravan.reason rewrites per round, so explaining a
+	// long queue never delays admissions (the rest wait for later rounds).
+	ReasonBudget int
 	// StatePath and LockPath are Nomad Variable paths.
 	StatePath string
 	LockPath  string
@@ -63,6 +66,7 @@ func DefaultConfig() Config {
 		LockDelay:      5 * time.Second,
 		Listen:         "127.0.0.1:4780",
 		KeepDecisions:  100,
+		ReasonBudget:   4,
 	}
 }
 
@@ -93,6 +97,9 @@ func (c Config) withDefaults() Config {
 	dur(&c.LockDelay, d.LockDelay)
 	if c.KeepDecisions == 0 {
 		c.KeepDecisions = d.KeepDecisions
+	}
+	if c.ReasonBudget == 0 {
+		c.ReasonBudget = d.ReasonBudget
 	}
 	return c
 }

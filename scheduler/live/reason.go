@@ -26,16 +26,17 @@ func reasonFor(e *entry, waiting map[string]string) string {
 // explain writes the reason into the job's meta, so `nomad job status`
 // shows it. Every write is a job version, so it happens only when the
 // reason changed, at most once per ReasonInterval per job, with CAS; a
-// conflict just waits for the next round.
-func (s *Scheduler) explain(e *entry, reason string, now time.Time) {
+// conflict just waits for the next round. It reports whether it wrote
+// (or tried to).
+func (s *Scheduler) explain(e *entry, reason string, now time.Time) bool {
 	if len(reason) > maxReason {
 		reason = reason[:maxReason-3] + "..."
 	}
 	if e.stub.Meta[MetaReason] == reason {
-		return
+		return false
 	}
 	if r := e.rec; r.ReasonAt > 0 && unix(now)-r.ReasonAt < s.cfg.ReasonInterval.Seconds() {
-		return
+		return false
 	}
 	job, err := s.readJob(e.stub.ID, e.stub.JobModifyIndex)
 	if err == nil {
@@ -50,4 +51,5 @@ func (s *Scheduler) explain(e *entry, reason string, now time.Time) {
 	default:
 		e.rec.ReasonAt = unix(now)
 	}
+	return true
 }

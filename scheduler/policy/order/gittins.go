@@ -69,10 +69,10 @@ func (g *Gittins) ObserveFinished(j *policy.Job) {
 // Order ranks by queue, then Gittins index, then running first, then time.
 func (g *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 	js := active(s)
-	g.q.update(s.Now, js)
+	svc := g.q.update(s.Now, js)
 	ks := make([]keyed, len(js))
 	for i, j := range js {
-		a := g.q.service(j)
+		a := svc[i]
 		ks[i] = keyed{job: j, queue: g.q.queueOf(a), k: [3]float64{-g.Index(a), stateTie(j), queuedAt(j)}}
 	}
 	return sortKeyed(ks)

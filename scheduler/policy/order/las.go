@@ -33,10 +33,10 @@ func (l *LAS) Queues() int { return l.q.Queues() }
 // Order ranks by queue, then running before queued, then queue-join time.
 func (l *LAS) Order(s *policy.Snapshot) []policy.Ranked {
 	js := active(s)
-	l.q.update(s.Now, js)
+	svc := l.q.update(s.Now, js)
 	ks := make([]keyed, len(js))
 	for i, j := range js {
-		ks[i] = keyed{job: j, queue: l.q.queueOf(l.q.service(j)), k: [3]float64{stateTie(j), queuedAt(j)}}
+		ks[i] = keyed{job: j, queue: l.q.queueOf(svc[i]), k: [3]float64{stateTie(j), queuedAt(j)}}
 	}
 	return sortKeyed(ks)
 }

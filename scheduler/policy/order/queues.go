@@ -83,11 +83,6 @@ func newQueues(cfg QueueConfig) (*queues, error) {
 	return &queues{cfg: cfg.withDefaults(), base: map[string]baseline{}}, nil
 }
 
-// service is the attained GPU-seconds counted for queueing.
-func (q *queues) service(j *policy.Job) policy.Seconds {
-	return j.Attained - q.base[j.ID].attained
-}
-
 // queueOf maps attained service to a queue index.
 func (q *queues) queueOf(a policy.Seconds) int {
 	for k := 0; k < q.cfg.Queues-1; k++ {
@@ -98,14 +93,35 @@ func (q *queues) queueOf(a policy.Seconds) int {
 	return q.cfg.Queues - 1
 }
 
-// update applies starvation promotions and forgets departed jobs.
-func (q *queues) update(now policy.Seconds, js []*policy.Job) {
+// update applies starvation promotions, forgets departed jobs and returns
+// each job's service: the attained GPU-seconds counted for queueing. It
+// looks each job's baseline up once, and builds the set of live jobs only
+// when some baseline may belong to a departed job.
+func (q *queues) update(now policy.Seconds, js []*policy.Job) []policy.Seconds {
+	svc := make([]policy.Seconds, len(js))
+	based := 0 // jobs of js that have a baseline after this update
+	for i, j := range js {
+		b, ok := q.base[j.ID]
+		if q.starved(now, j, b) {
+			b, ok = baseline{attained: j.Attained, executed: j.Executed}, true
+			q.base[j.ID] = b
+		}
+		if ok {
+			based++
+		}
+		svc[i] = j.Attained - b.attained
+	}
+	if based < len(q.base) { // job IDs are unique, so some baseline is stale
+		q.forget(js)
+	}
+	return svc
+}
+
+// forget drops the baselines of jobs that are no longer active.
+func (q *queues) forget(js []*policy.Job) {
 	live := make(map[string]bool, len(js))
 	for _, j := range js {
 		live[j.ID] = true
-		if q.starved(now, j) {
-			q.base[j.ID] = baseline{attained: j.Attained, executed: j.Executed}
-		}
 	}
 	for id := range q.base {
 		if !live[id] {
@@ -115,13 +131,13 @@ func (q *queues) update(now policy.Seconds, js []*policy.Job) {
 }
 
 // starved is Tiresias' rule: queued, below Q0, has run since its last
-// promotion, and waited ≥ PromoteKnob × that run time.
-func (q *queues) starved(now policy.Seconds, j *policy.Job) bool {
+// promotion (baseline b), and waited ≥ PromoteKnob × that run time.
+func (q *queues) starved(now policy.Seconds, j *policy.Job, b baseline) bool {
 	if q.cfg.PromoteKnob <= 0 || j.State != policy.Queued {
 		return false
 	}
-	ran := j.Executed - q.base[j.ID].executed
-	if ran <= 0 || q.queueOf(q.service(j)) == 0 {
+	ran := j.Executed - b.executed
+	if ran <= 0 || q.queueOf(j.Attained-b.attained) == 0 {
 		return false
 	}
 	return now-queuedAt(j) >= q.cfg.PromoteKnob*ran

@@ -27,7 +27,8 @@ func (r *round) batchFrom(i, n int) int {
 		if b < 0 || b >= len(idx) || placed[b] {
 			continue
 		}
-		if p, why := r.place(jobs[b], dems[b]); why == "" {
+		m := r.memo(r.f.Place.Shape(jobs[b], dems[b]))
+		if p, fail := r.place(jobs[b], dems[b], m); fail == nil {
 			placed[b] = true
 			r.dec.Starts = append(r.dec.Starts, Start{JobID: jobs[b].ID, Placement: p})
 		}

@@ -53,8 +53,9 @@ type Capacity struct {
 // NewCapacity indexes the free capacity of a cluster. Over-committed GPUs
 // (used > 1 or memory above the total) simply count as full.
 func NewCapacity(c *Cluster) *Capacity {
-	cp := &Capacity{byName: make(map[string]int, len(c.Nodes))}
+	cp := &Capacity{byName: make(map[string]int, len(c.Nodes)), Nodes: make([]FreeNode, 0, len(c.Nodes))}
 	rackIDs := map[string]int{}
+	slab := make([]FreeGPU, 0, gpuCount(c)) // one allocation for every node's GPUs
 	for _, n := range c.Nodes {
 		if _, dup := cp.byName[n.Name]; dup {
 			continue // first entry wins; a duplicate name cannot be addressed
@@ -66,8 +67,12 @@ func NewCapacity(c *Cluster) *Capacity {
 			cp.Racks = append(cp.Racks, n.Rack)
 		}
 		fn := FreeNode{Name: n.Name, Rack: n.Rack, RackID: rid, LinkGbps: n.LinkGbps}
+		start := len(slab)
 		for _, g := range n.GPUs {
-			fn.GPUs = append(fn.GPUs, freeOf(g))
+			slab = append(slab, freeOf(g))
+		}
+		if len(n.GPUs) > 0 {
+			fn.GPUs = slab[start:len(slab):len(slab)] // capped: no node can grow into the next
 		}
 		cp.byName[n.Name] = len(cp.Nodes)
 		cp.Nodes = append(cp.Nodes, fn)
@@ -77,6 +82,14 @@ func NewCapacity(c *Cluster) *Capacity {
 		cp.resummarise(i)
 	}
 	return cp
+}
+
+func gpuCount(c *Cluster) int {
+	n := 0
+	for _, nd := range c.Nodes {
+		n += len(nd.GPUs)
+	}
+	return n
 }
 
 func freeOf(g GPU) FreeGPU {

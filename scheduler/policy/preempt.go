@@ -9,25 +9,35 @@ import "strconv"
 // attempts, so a trial costs O(log victims) placer calls; the placer may
 // then use any released victim's GPUs, so a victim up to twice as deep in
 // the list as strictly needed can be chosen.
-func (r *round) preemptFor(i int, d Demand, why string) (Placement, string) {
-	j := r.ranked[i].Job
-	key := r.f.Place.Shape(j, d)
-	if m, ok := r.noPreempt[key]; ok && m.epoch == r.cap.Epoch {
-		return Placement{}, m.reason
-	}
-	why += " (preempting lower-priority jobs would not make it fit)"
-	if r.cap.FreeSum()+r.held.sumFrom(i+1)+eps < d.GPUs() {
-		return Placement{}, why
+func (r *round) preemptFor(i int, d Demand, m *shapeMemo, placeFail *failure) (Placement, *failure) {
+	if m.preempt.valid(r.cap.Epoch) {
+		return Placement{}, m.preempt
 	}
 	epoch := r.cap.Epoch
-	var victims []*Job
+	// The cheap check is memoised too: within an epoch free capacity only
+	// shrinks and later ranks have less held below them.
+	if r.cap.FreeSum()+r.held.sumFrom(i+1)+eps >= d.GPUs() {
+		if p, ok := r.tryVictims(i, d); ok {
+			return p, nil
+		}
+		r.cap.Epoch = epoch // capacity is exactly as before the trial
+	}
+	m.preempt = &failure{epoch: epoch, reason: placeFail.reason + " (preempting lower-priority jobs would not make it fit)"}
+	return Placement{}, m.preempt
+}
+
+// tryVictims releases victims below rank i in doubling batches until the
+// gang places; on failure it re-commits them all.
+func (r *round) tryVictims(i int, d Demand) (Placement, bool) {
+	j := r.ranked[i].Job
+	var victims []int // ranks
 	batch := 1
 	for k := len(r.running) - 1; k >= 0 && r.running[k] > i; k-- {
-		v := r.ranked[r.running[k]].Job
+		v := r.running[k]
 		if !r.victimOK(v) {
 			continue
 		}
-		r.cap.Release(v.Placement, r.f.util(v))
+		r.cap.Release(r.ranked[v].Job.Placement, r.f.util(r.ranked[v].Job))
 		victims = append(victims, v)
 		if len(victims) < batch && k > 0 && r.running[k-1] > i {
 			continue // keep releasing until the batch is complete
@@ -39,42 +49,42 @@ func (r *round) preemptFor(i int, d Demand, why string) (Placement, string) {
 		if p, bad := r.f.Place.Place(j, d, r.cap); bad == "" && len(p.Slots) == d.Workers &&
 			r.cap.Commit(p, r.f.util(j)) == nil {
 			r.settle(j, p, victims)
-			return p, ""
+			return p, true
 		}
 	}
 	r.restore(victims)
-	r.cap.Epoch = epoch // capacity is exactly as before the trial
-	r.noPreempt[key] = failure{epoch, why}
-	return Placement{}, why
+	return Placement{}, false
 }
 
-func (r *round) victimOK(v *Job) bool {
-	return v.State == Running && !r.preempted[v.ID] && len(v.Placement.Slots) > 0 &&
-		r.f.canPreempt(v, r.s.Now)
+// victimOK reports whether the running job at rank v may still be released
+// (it was checked against the PreemptionGuard when indexed).
+func (r *round) victimOK(v int) bool {
+	return !r.preempted[v] && len(r.ranked[v].Job.Placement.Slots) > 0
 }
 
 // settle keeps preempted only the victims whose GPUs p actually uses;
 // the others are re-committed untouched (highest priority first).
-func (r *round) settle(j *Job, p Placement, victims []*Job) {
+func (r *round) settle(j *Job, p Placement, victims []int) {
 	used := make(map[gpuKey]bool, len(p.Slots))
 	for _, s := range p.Slots {
 		used[gpuKey{s.Node, s.GPU}] = true
 	}
 	for k := len(victims) - 1; k >= 0; k-- {
-		v := victims[k]
+		v := r.ranked[victims[k]].Job
 		if !uses(used, v.Placement) && r.cap.Commit(v.Placement, r.f.util(v)) == nil {
 			continue
 		}
-		r.preempted[v.ID] = true
-		r.held.add(r.rank[v], -placementGPUs(v.Placement))
+		r.preempted[victims[k]] = true
+		r.held.add(victims[k], -placementGPUs(v.Placement))
 		r.dec.Preempts = append(r.dec.Preempts, v.ID)
 		r.wait(v, "preempted for higher-priority job "+j.ID)
 	}
 }
 
-func (r *round) restore(victims []*Job) {
+func (r *round) restore(victims []int) {
 	for k := len(victims) - 1; k >= 0; k-- {
-		_ = r.cap.Commit(victims[k].Placement, r.f.util(victims[k]))
+		v := r.ranked[victims[k]].Job
+		_ = r.cap.Commit(v.Placement, r.f.util(v))
 	}
 }
 

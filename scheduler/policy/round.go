@@ -1,57 +1,152 @@
 package policy
 
-import "strconv"
+import (
+	"math"
+	"strconv"
+	"strings"
+)
 
 // round is the state of one Decide call.
 type round struct {
-	f    *Framework
-	s    *Snapshot
-	cap  *Capacity
-	dec  Decision
-	fit  ClusterLimits
-	memo map[ShapeKey]failure // placement failures, valid while Epoch holds
-	// noPreempt memoises shapes that failed even with preemption at some
-	// rank: later ranks have fewer victims, so they fail too.
-	noPreempt map[ShapeKey]failure
-	preempted map[string]bool
-	held      *fenwick // GPU share of preemptable running jobs by rank
-	ranked    []Ranked
-	running   []int        // ranks of preemptable running jobs, ascending
-	rank      map[*Job]int // rank of each preemptable running job
+	f   *Framework
+	s   *Snapshot
+	cap *Capacity
+	dec Decision
+	fit ClusterLimits
+	// shapes memoises, per shape, placement failures (valid while Epoch
+	// holds) and failures even with preemption from some rank on: later
+	// ranks have fewer victims, so they fail too.
+	shapes map[shapeBits]*shapeMemo
+	// recent caches shapes in front of the map: a queue has few distinct
+	// shapes, and comparing a key beats hashing it.
+	recent [64]recentShape
+	// queued is whether Waiting texts carry a "queue N: " prefix.
+	queued     bool
+	preemptive bool
+	held       *fenwick // GPU share of preemptable running jobs by rank
+	ranked     []Ranked
+	running    []int  // ranks of preemptable running jobs, ascending
+	preempted  []bool // by rank
+	hol        holTexts
 }
 
-type failure struct {
-	epoch  int
-	reason string
+// shapeMemo is what a round learned about one shape.
+type shapeMemo struct {
+	place, preempt *failure
 }
+
+// failure is a memoised reason a shape does not fit at an epoch. Every job
+// of the shape waits for the same reason, so its Waiting text is built
+// once per queue rather than once per job.
+type failure struct {
+	epoch   int
+	reason  string
+	byQueue []string // reason with its "queue N: " prefix, built lazily
+}
+
+// valid reports whether f is a failure still holding at epoch.
+func (f *failure) valid(epoch int) bool { return f != nil && f.epoch == epoch }
+
+// maxCachedQueue bounds byQueue; deeper queues (never seen in practice)
+// just build their text each time.
+const maxCachedQueue = 64
+
+// text is the Waiting text of a job in queue q.
+func (f *failure) text(q int, prefixed bool) string {
+	if !prefixed && q <= 0 {
+		return f.reason
+	}
+	if q < 0 || q >= maxCachedQueue {
+		return queuePrefix(q) + f.reason
+	}
+	for len(f.byQueue) <= q {
+		f.byQueue = append(f.byQueue, "")
+	}
+	if f.byQueue[q] == "" {
+		f.byQueue[q] = queuePrefix(q) + f.reason
+	}
+	return f.byQueue[q]
+}
+
+func queuePrefix(q int) string { return "queue " + strconv.Itoa(q) + ": " }
 
 func newRound(f *Framework, s *Snapshot) *round {
+	_, queued := f.Order.(interface{ Queues() int })
 	return &round{
-		f:         f,
-		s:         s,
-		cap:       NewCapacity(&s.Cluster),
-		dec:       Decision{Waiting: make(map[string]string, len(s.Jobs))},
-		fit:       LimitsOf(&s.Cluster),
-		memo:      map[ShapeKey]failure{},
-		noPreempt: map[ShapeKey]failure{},
-		preempted: map[string]bool{},
+		f:          f,
+		s:          s,
+		cap:        NewCapacity(&s.Cluster),
+		dec:        Decision{Waiting: make(map[string]string, len(s.Jobs))},
+		fit:        LimitsOf(&s.Cluster),
+		shapes:     map[shapeBits]*shapeMemo{},
+		queued:     queued,
+		preemptive: f.Order.Preemptive(),
 	}
+}
+
+// shapeBits is a ShapeKey as plain integers: the memo is looked up once
+// per queued job, and a key of integers hashes as one block of memory
+// while float fields are hashed one by one.
+type shapeBits struct {
+	workers     int
+	frac, extra uint64
+	mem         int64
+}
+
+// bitsOf converts k; ok is false for NaN fields, which never equal
+// themselves and so must never hit the memo.
+func bitsOf(k ShapeKey) (shapeBits, bool) {
+	if k.Fraction != k.Fraction || k.Extra != k.Extra {
+		return shapeBits{}, false
+	}
+	return shapeBits{workers: k.Workers, frac: floatBits(k.Fraction), extra: floatBits(k.Extra), mem: k.MemMiB}, true
+}
+
+// floatBits is v's bit pattern, with -0 and +0 alike as they compare equal.
+func floatBits(v float64) uint64 {
+	if v == 0 {
+		return 0
+	}
+	return math.Float64bits(v)
+}
+
+type recentShape struct {
+	key shapeBits
+	m   *shapeMemo
+}
+
+// slot picks b's entry in recent by a cheap mix of its fields.
+func (b shapeBits) slot() int {
+	h := uint64(b.workers)*0x9e3779b97f4a7c15 ^ b.frac ^ b.extra>>7 ^ uint64(b.mem)*0xff51afd7ed558ccd
+	return int(h>>58) & 63
+}
+
+// memo is the memo entry of a shape, created on first use.
+func (r *round) memo(key ShapeKey) *shapeMemo {
+	b, ok := bitsOf(key)
+	if !ok {
+		return &shapeMemo{} // a fresh entry: nothing is shared
+	}
+	c := &r.recent[b.slot()]
+	if c.m != nil && c.key == b {
+		return c.m
+	}
+	m := r.shapes[b]
+	if m == nil {
+		m = &shapeMemo{}
+		r.shapes[b] = m
+	}
+	c.key, c.m = b, m
+	return m
 }
 
 // walk visits the ranked jobs; batch placers get windows of queued jobs.
 func (r *round) walk(ranked []Ranked) {
 	r.ranked = ranked
-	if r.f.Order.Preemptive() {
-		r.held = newFenwick(len(ranked))
-		r.rank = map[*Job]int{}
-		for i, rk := range ranked {
-			if rk.Job.State == Running && r.f.canPreempt(rk.Job, r.s.Now) {
-				r.held.add(i, placementGPUs(rk.Job.Placement))
-				r.running = append(r.running, i)
-				r.rank[rk.Job] = i
-			}
-		}
+	if r.preemptive {
+		r.indexVictims()
 	}
+	defer r.hol.flush(r.dec.Waiting)
 	hol, batch := r.f.blocksHead(), r.f.batchSize()
 	behind := 0 // queued jobs waiting ahead, under head-of-line blocking
 	for i := 0; i < len(ranked); i++ {
@@ -64,7 +159,7 @@ func (r *round) walk(ranked []Ranked) {
 			continue
 		}
 		if behind > 0 {
-			r.wait(j, "head-of-line blocked: behind "+strconv.Itoa(behind)+" waiting job(s) in FIFO order")
+			r.hol.add(j, behind)
 			behind++
 			continue
 		}
@@ -75,6 +170,43 @@ func (r *round) walk(ranked []Ranked) {
 		if !r.admit(i, d) && hol {
 			behind = 1
 		}
+	}
+}
+
+// indexVictims records the running jobs a preemptive ordering may stop.
+func (r *round) indexVictims() {
+	r.held = newFenwick(len(r.ranked))
+	r.preempted = make([]bool, len(r.ranked))
+	for i, rk := range r.ranked {
+		if rk.Job.State == Running && r.f.canPreempt(rk.Job, r.s.Now) {
+			r.held.add(i, placementGPUs(rk.Job.Placement))
+			r.running = append(r.running, i)
+		}
+	}
+}
+
+// holTexts builds the head-of-line Waiting texts, which differ per job
+// ("behind N"), into one string, so a long blocked queue costs one
+// allocation instead of one per job. flush hands them to Waiting.
+type holTexts struct {
+	b    strings.Builder
+	jobs []*Job
+	ends []int
+}
+
+func (h *holTexts) add(j *Job, behind int) {
+	h.b.WriteString("head-of-line blocked: behind ")
+	h.b.WriteString(strconv.Itoa(behind))
+	h.b.WriteString(" waiting job(s) in FIFO order")
+	h.jobs = append(h.jobs, j)
+	h.ends = append(h.ends, h.b.Len())
+}
+
+func (h *holTexts) flush(w map[string]string) {
+	all, start := h.b.String(), 0
+	for k, j := range h.jobs {
+		w[j.ID] = all[start:h.ends[k]]
+		start = h.ends[k]
 	}
 }
 
@@ -95,29 +227,32 @@ func (r *round) admissible(rk Ranked) (Demand, bool) {
 // admit tries to start ranked[i], preempting if the ordering allows.
 func (r *round) admit(i int, d Demand) bool {
 	j := r.ranked[i].Job
-	p, why := r.place(j, d)
-	if why != "" && r.f.Order.Preemptive() {
-		p, why = r.preemptFor(i, d, why)
+	m := r.memo(r.f.Place.Shape(j, d))
+	p, fail := r.place(j, d, m)
+	if fail != nil && r.preemptive {
+		p, fail = r.preemptFor(i, d, m, fail)
 	}
-	if why != "" {
-		r.wait(j, r.queuePrefix(i)+why)
+	if fail != nil {
+		q := r.ranked[i].Queue
+		r.wait(j, fail.text(q, r.queued))
 		return false
 	}
 	r.dec.Starts = append(r.dec.Starts, Start{JobID: j.ID, Placement: p})
 	return true
 }
 
-// place asks the placer for a gang and commits it, memoising failures.
-func (r *round) place(j *Job, d Demand) (Placement, string) {
-	key := r.f.Place.Shape(j, d)
-	if m, ok := r.memo[key]; ok && m.epoch == r.cap.Epoch {
-		return Placement{}, m.reason
+// place asks the placer for a gang and commits it, memoising failures in
+// m, the memo of the job's shape.
+func (r *round) place(j *Job, d Demand, m *shapeMemo) (Placement, *failure) {
+	if m.place.valid(r.cap.Epoch) {
+		return Placement{}, m.place
 	}
 	p, why := r.tryPlace(j, d)
 	if why != "" {
-		r.memo[key] = failure{r.cap.Epoch, why}
+		m.place = &failure{epoch: r.cap.Epoch, reason: why}
+		return Placement{}, m.place
 	}
-	return p, why
+	return p, nil
 }
 
 func (r *round) tryPlace(j *Job, d Demand) (Placement, string) {
@@ -153,18 +288,6 @@ func shortOf(d Demand, c *Capacity) string {
 }
 
 func (r *round) wait(j *Job, why string) { r.dec.Waiting[j.ID] = why }
-
-func (r *round) queuePrefix(i int) string {
-	if q := r.ranked[i].Queue; q > 0 || r.hasQueues() {
-		return "queue " + strconv.Itoa(q) + ": "
-	}
-	return ""
-}
-
-func (r *round) hasQueues() bool {
-	_, ok := r.f.Order.(interface{ Queues() int })
-	return ok
-}
 
 func placementGPUs(p Placement) float64 {
 	s := 0.0

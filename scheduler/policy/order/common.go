@@ -118,8 +118,9 @@ func compareSubmit(a, b *policy.Job) int {
 }
 
 // radix is a stable least-significant-digit radix sort of indices by a
-// 64-bit key, one byte per pass; passes where every key has the same byte
-// are skipped, so small integers and similar floats cost few passes.
+// 64-bit key, one byte per pass. Only bytes that differ between keys get a
+// pass, so a constant key costs one scan and small integers or similar
+// floats cost few passes.
 type radix struct {
 	keys, keys2 []uint64
 	tmp         []int32
@@ -131,34 +132,42 @@ func newRadix(n int) *radix {
 
 // sort reorders idx stably by key(idx[i]).
 func (r *radix) sort(idx []int32, key func(int32) uint64) {
-	if len(idx) == 0 {
-		return
-	}
-	keys, keys2, tmp := r.keys, r.keys2, r.tmp
-	var count [8][256]int
+	keys := r.keys[:len(idx)]
+	var and, or uint64 = ^uint64(0), 0
 	for i, x := range idx {
 		k := key(x)
 		keys[i] = k
-		for b := range count {
-			count[b][byte(k>>(8*b))]++
+		and &= k
+		or |= k
+	}
+	differ := and ^ or // bits that are not the same in every key
+	for b := 0; b < 8; b++ {
+		if byte(differ>>(8*b)) != 0 {
+			keys = r.pass(idx, keys, 8*uint(b))
 		}
 	}
-	for b := range count {
-		if count[b][byte(keys[0]>>(8*b))] == len(idx) {
-			continue // every key has this byte: the pass would not move anything
-		}
-		pos, sum := &count[b], 0
-		for d := range pos {
-			pos[d], sum = sum, sum+pos[d]
-		}
-		for i, k := range keys {
-			d := byte(k >> (8 * b))
-			tmp[pos[d]], keys2[pos[d]] = idx[i], k
-			pos[d]++
-		}
-		copy(idx, tmp)
-		keys, keys2 = keys2, keys
+}
+
+// pass is one stable counting-sort pass on the byte at bit shift; it
+// returns the keys in their new order.
+func (r *radix) pass(idx []int32, keys []uint64, shift uint) []uint64 {
+	var pos [256]int
+	for _, k := range keys {
+		pos[byte(k>>shift)]++
 	}
+	sum := 0
+	for d := range pos {
+		pos[d], sum = sum, sum+pos[d]
+	}
+	out, tmp := r.keys2[:len(keys)], r.tmp[:len(keys)]
+	for i, k := range keys {
+		d := byte(k >> shift)
+		tmp[pos[d]], out[pos[d]] = idx[i], k
+		pos[d]++
+	}
+	copy(idx, tmp)
+	r.keys, r.keys2 = r.keys2, r.keys
+	return out
 }
 
 // gpuShare is a job's total GPU demand, treating Fraction 0 as 1.

@@ -75,11 +75,22 @@ func (d Demand) Slot(node string, g *FreeGPU) Slot {
 
 // String renders a demand for humans, e.g. "4 GPUs" or "2×0.5 GPU".
 func (d Demand) String() string {
+	if d.WholeGPU() && d.Workers == 1 {
+		return "1 GPU"
+	}
+	return string(d.AppendText(nil))
+}
+
+// AppendText appends String's text to b without building a string, for
+// callers that write many waiting reasons.
+func (d Demand) AppendText(b []byte) []byte {
+	b = strconv.AppendInt(b, int64(d.Workers), 10)
 	if d.WholeGPU() {
 		if d.Workers == 1 {
-			return "1 GPU"
+			return append(b, " GPU"...)
 		}
-		return strconv.Itoa(d.Workers) + " GPUs"
+		return append(b, " GPUs"...)
 	}
-	return strconv.Itoa(d.Workers) + "×" + strconv.FormatFloat(d.Fraction, 'g', 3, 64) + " GPU"
+	b = append(b, "×"...)
+	return append(strconv.AppendFloat(b, d.Fraction, 'g', 3, 64), " GPU"...)
 }

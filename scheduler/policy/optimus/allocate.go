@@ -2,6 +2,7 @@ package optimus
 
 import (
 	"container/heap"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -22,17 +23,19 @@ func (e *entry) running() bool { return e.job.State == policy.Running }
 
 // collect validates active jobs and estimates them.
 func (o *Optimus) collect(s *policy.Snapshot, dec *policy.Decision) []*entry {
-	var out []*entry
+	out := make([]*entry, 0, len(s.Jobs))
+	slab := make([]entry, len(s.Jobs)) // one allocation for all entries
 	lim := policy.LimitsOf(&s.Cluster)
 	for _, j := range s.Jobs {
 		if j == nil || (j.State != policy.Queued && j.State != policy.Running) {
 			continue
 		}
-		e, why := o.entryOf(lim, j)
-		if why != "" {
+		e := &slab[len(out)]
+		if why := o.entryOf(lim, j, e); why != "" {
 			if j.State == policy.Queued {
 				dec.Waiting[j.ID] = why
 			}
+			*e = entry{}
 			continue
 		}
 		out = append(out, e)
@@ -40,7 +43,8 @@ func (o *Optimus) collect(s *policy.Snapshot, dec *policy.Decision) []*entry {
 	return out
 }
 
-func (o *Optimus) entryOf(lim policy.ClusterLimits, j *policy.Job) (*entry, string) {
+// entryOf fills e for j, or explains why j cannot be scheduled.
+func (o *Optimus) entryOf(lim policy.ClusterLimits, j *policy.Job, e *entry) string {
 	lo, hi := j.Workers, j.Workers
 	if j.MinWorkers > 0 {
 		lo = j.MinWorkers
@@ -50,19 +54,21 @@ func (o *Optimus) entryOf(lim policy.ClusterLimits, j *policy.Job) (*entry, stri
 	}
 	d, err := policy.DemandWith(j, lo)
 	if err != nil {
-		return nil, "invalid request: " + err.Error()
+		return "invalid request: " + err.Error()
 	}
 	if hi < lo {
-		return nil, "invalid request: job " + j.ID + ": MaxWorkers below MinWorkers"
+		return "invalid request: job " + j.ID + ": MaxWorkers below MinWorkers"
 	}
 	if why := lim.Never(d); why != "" {
-		return nil, why
+		return why
 	}
-	return &entry{job: j, est: o.estimateOf(j), lo: lo, hi: hi, cur: len(j.Placement.Slots), frac: d.Fraction}, ""
+	*e = entry{job: j, est: o.estimateOf(j), lo: lo, hi: hi, cur: len(j.Placement.Slots), frac: d.Fraction}
+	return ""
 }
 
-// allocate sets each entry's target worker count within gpus GPUs.
-func (o *Optimus) allocate(es []*entry, gpus int) {
+// allocate sets each entry's target worker count within gpus GPUs,
+// admitting queued entries in the given order.
+func (o *Optimus) allocate(es, queue []*entry, gpus int) {
 	budget := float64(gpus)
 	for _, e := range es {
 		if e.running() {
@@ -70,7 +76,7 @@ func (o *Optimus) allocate(es []*entry, gpus int) {
 			budget -= float64(e.lo) * e.frac
 		}
 	}
-	for _, e := range admissionOrder(es) {
+	for _, e := range queue {
 		if need := float64(e.lo) * e.frac; need <= budget+1e-9 {
 			e.target = e.lo
 			budget -= need
@@ -82,26 +88,73 @@ func (o *Optimus) allocate(es []*entry, gpus int) {
 	}
 }
 
-// admissionOrder lists queued entries, least estimated GPU-time first.
+// admissionOrder lists queued entries, least estimated GPU-time first,
+// then by submit time and ID, keeping input order on full ties.
+//
+// Costs are computed once per entry rather than in every comparison, and
+// the sort is an unstable pdqsort made stable by a final tie-break on the
+// input position: the same order as a stable sort, without the O(n log² n)
+// moves of sort.Stable. NaN keys break any comparison order, so input
+// with NaNs keeps the original stable sort, whose result it defines.
 func admissionOrder(es []*entry) []*entry {
-	var q []*entry
+	q := byCost{}
+	nan := false
 	for _, e := range es {
 		if !e.running() {
-			q = append(q, e)
+			c := e.est.remaining(e.lo) * float64(e.lo) * e.frac
+			nan = nan || c != c || e.job.Submit != e.job.Submit
+			q.es = append(q.es, e)
+			q.cost = append(q.cost, c)
 		}
 	}
-	cost := func(e *entry) float64 { return e.est.remaining(e.lo) * float64(e.lo) * e.frac }
-	sort.SliceStable(q, func(a, b int) bool {
-		ca, cb := cost(q[a]), cost(q[b])
-		if ca != cb {
-			return ca < cb
+	if nan {
+		sort.Stable(q)
+		return q.es
+	}
+	return q.sorted()
+}
+
+// sorted is q in Less order, ties by input position.
+func (q byCost) sorted() []*entry {
+	pos := make([]int32, len(q.es))
+	for i := range pos {
+		pos[i] = int32(i)
+	}
+	slices.SortFunc(pos, func(a, b int32) int {
+		switch {
+		case q.Less(int(a), int(b)):
+			return -1
+		case q.Less(int(b), int(a)):
+			return 1
 		}
-		if q[a].job.Submit != q[b].job.Submit {
-			return q[a].job.Submit < q[b].job.Submit
-		}
-		return q[a].job.ID < q[b].job.ID
+		return int(a - b)
 	})
-	return q
+	out := make([]*entry, len(pos))
+	for i, p := range pos {
+		out[i] = q.es[p]
+	}
+	return out
+}
+
+// byCost sorts entries by admission cost, then submit time and ID.
+type byCost struct {
+	es   []*entry
+	cost []float64
+}
+
+func (q byCost) Len() int { return len(q.es) }
+func (q byCost) Swap(a, b int) {
+	q.es[a], q.es[b] = q.es[b], q.es[a]
+	q.cost[a], q.cost[b] = q.cost[b], q.cost[a]
+}
+func (q byCost) Less(a, b int) bool {
+	if ca, cb := q.cost[a], q.cost[b]; ca != cb {
+		return ca < cb
+	}
+	if q.es[a].job.Submit != q.es[b].job.Submit {
+		return q.es[a].job.Submit < q.es[b].job.Submit
+	}
+	return q.es[a].job.ID < q.es[b].job.ID
 }
 
 // growByGain hands out spare GPUs one worker at a time by marginal gain.
@@ -173,4 +226,7 @@ func (h *gainHeap) Pop() any {
 	return x
 }
 
-func secs(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) + " s" }
+// appendSecs appends v seconds rounded to whole seconds, e.g. "42 s".
+func appendSecs(b []byte, v float64) []byte {
+	return append(strconv.AppendFloat(b, v, 'f', 0, 64), " s"...)
+}

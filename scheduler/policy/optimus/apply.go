@@ -4,16 +4,17 @@ import (
 	"github.com/caravan-dl/caravan/scheduler/policy"
 )
 
-// apply turns targets into Starts: shrinks, then admissions, then growths.
-func (o *Optimus) apply(s *policy.Snapshot, es []*entry, dec *policy.Decision) {
-	c := policy.NewCapacity(&s.Cluster)
+// apply turns targets into Starts on the free capacity c: shrinks, then
+// admissions, then growths.
+func (o *Optimus) apply(c *policy.Capacity, es, queue []*entry, dec *policy.Decision) {
 	for _, e := range es {
 		if e.running() && e.target < e.cur {
 			o.shrink(c, e, dec)
 		}
 	}
-	for _, e := range admissionOrder(es) {
-		o.admit(c, e, dec)
+	var buf []byte // reused to build each waiting text
+	for _, e := range queue {
+		buf = o.admit(c, e, dec, buf)
 	}
 	for _, e := range es {
 		if e.running() && e.target > e.cur {
@@ -38,18 +39,23 @@ func (o *Optimus) shrink(c *policy.Capacity, e *entry, dec *policy.Decision) {
 }
 
 // admit starts a queued job at its target, or at its minimum if the
-// target does not place.
-func (o *Optimus) admit(c *policy.Capacity, e *entry, dec *policy.Decision) {
+// target does not place. buf is scratch space for the waiting text; the
+// (possibly grown) buffer is returned for the next call.
+func (o *Optimus) admit(c *policy.Capacity, e *entry, dec *policy.Decision, buf []byte) []byte {
 	if e.target == 0 {
-		dec.Waiting[e.job.ID] = "optimus: GPUs went to jobs with larger marginal gain (needs " +
-			demandText(e.job, e.lo) + ", estimated " + secs(e.est.remaining(e.lo)) + " left by " + e.est.how + ")"
-		return
+		buf = append(buf[:0], "optimus: GPUs went to jobs with larger marginal gain (needs "...)
+		buf = appendDemand(buf, e.job, e.lo)
+		buf = append(buf, ", estimated "...)
+		buf = appendSecs(buf, e.est.remaining(e.lo))
+		buf = append(append(append(buf, " left by "...), e.est.how...), ')')
+		dec.Waiting[e.job.ID] = string(buf)
+		return buf
 	}
 	why := ""
 	for _, w := range []int{e.target, e.lo} {
 		if p, bad := o.placeGang(c, e.job, w); bad == "" {
 			dec.Starts = append(dec.Starts, policy.Start{JobID: e.job.ID, Placement: p})
-			return
+			return buf
 		} else if why == "" {
 			why = bad
 		}
@@ -58,6 +64,7 @@ func (o *Optimus) admit(c *policy.Capacity, e *entry, dec *policy.Decision) {
 		}
 	}
 	dec.Waiting[e.job.ID] = why
+	return buf
 }
 
 // grow re-places a running job at its larger target, or leaves it be.
@@ -89,10 +96,11 @@ func (o *Optimus) placeGang(c *policy.Capacity, j *policy.Job, workers int) (pol
 	return p, ""
 }
 
-func demandText(j *policy.Job, w int) string {
+// appendDemand appends the text of j's demand at w workers.
+func appendDemand(b []byte, j *policy.Job, w int) []byte {
 	d, err := policy.DemandWith(j, w)
 	if err != nil {
-		return "?"
+		return append(b, '?')
 	}
-	return d.String()
+	return d.AppendText(b)
 }

@@ -59,6 +59,7 @@ func (o *Optimus) curve(j *policy.Job) (Curve, error) {
 	if n == 0 {
 		return Curve{}, errNoProgress
 	}
+	o.fitted++ // j has a cached fit from here on
 	c, ok := o.curves[j.ID]
 	if ok && c.n == n && c.last == j.Progress[n-1] {
 		return c.curve, c.err

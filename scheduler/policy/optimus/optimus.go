@@ -37,6 +37,9 @@ type Optimus struct {
 	cfg    Config
 	place  policy.Placer
 	curves map[string]curveCache
+	// fitted counts the cached fits the current decision used (scratch,
+	// reset by every Decide), so forget can tell no fit is stale.
+	fitted int
 }
 
 // New builds Optimus placing gangs with p.
@@ -61,22 +64,30 @@ func (o *Optimus) Name() string { return "optimus+" + o.place.Name() }
 
 // Decide runs one allocation round.
 func (o *Optimus) Decide(s *policy.Snapshot) policy.Decision {
-	dec := policy.Decision{Waiting: map[string]string{}}
 	if s == nil {
-		return dec
+		return policy.Decision{Waiting: map[string]string{}}
 	}
+	dec := policy.Decision{Waiting: make(map[string]string, len(s.Jobs))}
 	if so, ok := o.place.(policy.SnapshotObserver); ok {
 		so.ObserveSnapshot(s)
 	}
+	o.fitted = 0
 	jobs := o.collect(s, &dec)
-	o.allocate(jobs, policy.NewCapacity(&s.Cluster).TotalGPUs())
-	o.apply(s, jobs, &dec)
+	queue := admissionOrder(jobs) // allocation and placement admit in the same order
+	c := policy.NewCapacity(&s.Cluster)
+	o.allocate(jobs, queue, c.TotalGPUs())
+	o.apply(c, jobs, queue, &dec)
 	o.forget(s)
 	return dec
 }
 
-// forget drops cached fits of jobs no longer active.
+// forget drops cached fits of jobs no longer in the snapshot. If this
+// decision used every cached fit (job IDs are unique), none is stale and
+// the set of live IDs need not be built.
 func (o *Optimus) forget(s *policy.Snapshot) {
+	if o.fitted == len(o.curves) {
+		return
+	}
 	live := make(map[string]bool, len(s.Jobs))
 	for _, j := range s.Jobs {
 		if j != nil {

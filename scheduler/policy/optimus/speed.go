@@ -32,6 +32,14 @@ const ParallelPrior = 0.9
 
 // FitSpeed fits the model to observed step times keyed by worker count.
 func FitSpeed(obs map[int]policy.Seconds) Speed {
+	if len(obs) == 1 { // the common case, without allocating
+		for w, t := range obs {
+			if w > 0 && t > 0 && !math.IsInf(t, 0) {
+				return oneSpeed(w, t)
+			}
+		}
+		return Speed{C0: 1}
+	}
 	var ws []int
 	for w, t := range obs {
 		if w > 0 && t > 0 && !math.IsInf(t, 0) {
@@ -43,8 +51,7 @@ func FitSpeed(obs map[int]policy.Seconds) Speed {
 	case 0:
 		return Speed{C0: 1}
 	case 1:
-		w, t := float64(ws[0]), obs[ws[0]]
-		return Speed{C0: ParallelPrior * t * w, C1: (1 - ParallelPrior) * t}
+		return oneSpeed(ws[0], obs[ws[0]])
 	}
 	cols := 3
 	if len(ws) == 2 {
@@ -69,4 +76,11 @@ func FitSpeed(obs map[int]policy.Seconds) Speed {
 		return FitSpeed(map[int]policy.Seconds{ws[0]: obs[ws[0]]})
 	}
 	return s
+}
+
+// oneSpeed is the fit to one observation: t seconds per step at w workers,
+// ParallelPrior of it parallel.
+func oneSpeed(w int, t policy.Seconds) Speed {
+	fw := float64(w)
+	return Speed{C0: ParallelPrior * t * fw, C1: (1 - ParallelPrior) * t}
 }

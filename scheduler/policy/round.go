@@ -2,6 +2,7 @@ package policy
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -169,6 +170,7 @@ func (r *round) walk(ranked []Ranked) {
 		}
 		if !r.admit(i, d) && hol {
 			behind = 1
+			r.hol.reserve(len(ranked) - i) // at most every job left waits behind it
 		}
 	}
 }
@@ -192,6 +194,14 @@ type holTexts struct {
 	b    strings.Builder
 	jobs []*Job
 	ends []int
+}
+
+// reserve makes room for n texts up front: growing a buffer of
+// 10,000 texts by doubling copies it over and over.
+func (h *holTexts) reserve(n int) {
+	h.b.Grow(n * len("head-of-line blocked: behind 10000 waiting job(s) in FIFO order"))
+	h.jobs = slices.Grow(h.jobs, n)
+	h.ends = slices.Grow(h.ends, n)
 }
 
 func (h *holTexts) add(j *Job, behind int) {

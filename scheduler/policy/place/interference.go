@@ -74,15 +74,32 @@ func (i *Interference) Shape(j *policy.Job, d policy.Demand) policy.ShapeKey {
 
 // ObserveSnapshot learns each running job's observed utilisation once.
 func (i *Interference) ObserveSnapshot(s *policy.Snapshot) {
-	live := map[string]bool{}
+	observed := 0 // jobs of s now in seen
 	for _, j := range s.Jobs {
-		if j == nil || j.State != policy.Running || j.Util <= 0 {
+		if !observable(j) {
 			continue
 		}
-		live[j.ID] = true
+		observed++
 		if !i.seen[j.ID] {
 			i.seen[j.ID] = true
 			i.pred.Observe(j.Features, j.Util)
+		}
+	}
+	if observed < len(i.seen) { // job IDs are unique: some seen job is gone
+		i.forget(s)
+	}
+}
+
+func observable(j *policy.Job) bool {
+	return j != nil && j.State == policy.Running && j.Util > 0
+}
+
+// forget drops seen jobs that no longer run with an observed utilisation.
+func (i *Interference) forget(s *policy.Snapshot) {
+	live := map[string]bool{}
+	for _, j := range s.Jobs {
+		if observable(j) {
+			live[j.ID] = true
 		}
 	}
 	for id := range i.seen {

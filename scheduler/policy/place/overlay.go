@@ -14,6 +14,9 @@ type delta struct {
 // view is GPU (ni, gi) as the gang under construction sees it.
 func (o overlay) view(c *policy.Capacity, ni, gi int) policy.FreeGPU {
 	g := c.Nodes[ni].GPUs[gi]
+	if len(o) == 0 { // the first worker of a gang: nothing taken yet
+		return g
+	}
 	if dl, ok := o[[2]int{ni, gi}]; ok {
 		g.Free -= dl.frac
 		g.FreeMem -= dl.mem
@@ -31,7 +34,13 @@ func (o overlay) take(_ *policy.Capacity, ni, gi int, frac float64, mem int64, u
 	o[k] = dl
 }
 
+// touches reports whether the gang took anything on node ni. Placers ask
+// for every node they skip, so the empty overlay must not start a map
+// iteration.
 func (o overlay) touches(ni int) bool {
+	if len(o) == 0 {
+		return false
+	}
 	for k := range o {
 		if k[0] == ni {
 			return true

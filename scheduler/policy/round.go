@@ -205,8 +205,9 @@ func (h *holTexts) reserve(n int) {
 }
 
 func (h *holTexts) add(j *Job, behind int) {
+	var n [20]byte // strconv.Itoa allocates for numbers ≥ 100
 	h.b.WriteString("head-of-line blocked: behind ")
-	h.b.WriteString(strconv.Itoa(behind))
+	h.b.Write(strconv.AppendInt(n[:0], int64(behind), 10))
 	h.b.WriteString(" waiting job(s) in FIFO order")
 	h.jobs = append(h.jobs, j)
 	h.ends = append(h.ends, h.b.Len())

@@ -68,7 +68,11 @@ func factory(c registry.Config) sim.Factory {
 	return func(name string) (policy.Policy, error) {
 		base, ok := strings.CutSuffix(name, "+spread")
 		if !ok {
-			return registry.New(name, c)
+			p, err := registry.New(name, c)
+			if err != nil {
+				return nil, err
+			}
+			return markEventDriven(name, p), nil
 		}
 		p, err := registry.New(base+"+consolidated", c)
 		if err != nil {
@@ -78,6 +82,31 @@ func factory(c registry.Config) sim.Factory {
 		if !ok {
 			return nil, fmt.Errorf("policy %q: %s chooses its own placement", name, base)
 		}
-		return policy.NewFramework(fw.Order, sim.Spread{}), nil
+		return markEventDriven(name, policy.NewFramework(fw.Order, sim.Spread{})), nil
 	}
+}
+
+// eventDriven orderings decide the same way until a job arrives or
+// finishes: FIFO ranks by submit time, and under SRTF time only shrinks a
+// running job's remaining time, moving it up, never causing a preemption.
+// Telling the simulator lets it skip quanta for them (sim.EventDriven).
+var eventDriven = map[string]bool{"fifo": true, "srtf-oracle": true}
+
+type eventDrivenPolicy struct{ policy.Policy }
+
+func (eventDrivenPolicy) EventDriven() bool { return true }
+
+// ObserveFinished forwards to the wrapped policy, if it learns.
+func (p eventDrivenPolicy) ObserveFinished(j *policy.Job) {
+	if o, ok := p.Policy.(interface{ ObserveFinished(*policy.Job) }); ok {
+		o.ObserveFinished(j)
+	}
+}
+
+func markEventDriven(name string, p policy.Policy) policy.Policy {
+	ordering, _, _ := strings.Cut(name, "+")
+	if _, ok := p.(sim.EventDriven); ok || !eventDriven[ordering] {
+		return p
+	}
+	return eventDrivenPolicy{p}
 }

@@ -52,7 +52,8 @@ func (s *Scheduler) apply(w *world, es []*entry, l *ledger, dec policy.Decision,
 
 // start admits one job if its placement fits; otherwise it says why not.
 func (s *Scheduler) start(e *entry, p policy.Placement, w *world, l *ledger, now time.Time) string {
-	ts, err := resolve(e.job.gang, p, w.nodes)
+	prev, _ := decodePlacement(e.rec.Placement)
+	ts, err := resolve(e.job.gang, keepCheckpoints(e.job.gang, p, prev), w.nodes)
 	if err != nil {
 		s.fail(e, "admit", err, now)
 		return "placement error: " + err.Error()

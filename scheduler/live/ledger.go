@@ -13,13 +13,16 @@ type use struct {
 
 // ledger is the committed GPU capacity: caravan's own placements (running
 // and draining) or, when higher, what the driver's fingerprint reports,
-// which also covers tasks the scheduler does not manage.
+// which also covers tasks the scheduler does not manage. The fingerprint
+// reaches the servers seconds late, so on a GPU caravan itself used
+// recently (trusted says no) it would hold GPUs long after they are free:
+// there only caravan's own book counts.
 type ledger struct {
 	nodes map[string]*nodeInfo
 	used  map[string][]use
 }
 
-func newLedger(nodes map[string]*nodeInfo, es []*entry) *ledger {
+func newLedger(nodes map[string]*nodeInfo, es []*entry, trusted func(node string, gpu int) bool) *ledger {
 	l := &ledger{nodes: nodes, used: map[string][]use{}}
 	for id, n := range nodes {
 		l.used[id] = make([]use, len(n.GPUs))
@@ -29,6 +32,9 @@ func newLedger(nodes map[string]*nodeInfo, es []*entry) *ledger {
 	}
 	for id, n := range nodes {
 		for i, g := range n.GPUs {
+			if trusted != nil && !trusted(id, i) {
+				continue
+			}
 			u := &l.used[id][i]
 			u.Fraction = max(u.Fraction, 1-g.FreeFraction)
 			u.MemMiB = max(u.MemMiB, g.MemoryMiB-g.FreeMemMiB)

@@ -22,7 +22,7 @@ func (s *Scheduler) round() (uint64, error) {
 	}
 	now := s.now()
 	es := s.classify(w, unix(now))
-	l := newLedger(w.nodes, es)
+	l := newLedger(w.nodes, es, s.touch(es, now))
 	snap := s.snapshot(l, es, unix(now))
 	dec := s.pol.Decide(snap)
 	rk := ranks(s.pol, snap)
@@ -146,5 +146,28 @@ func sleep(ctx context.Context, d time.Duration) {
 	select {
 	case <-ctx.Done():
 	case <-t.C:
+	}
+}
+
+// fingerprintLag is how long after caravan last held a GPU its driver
+// fingerprint may still show that use.
+const fingerprintLag = time.Minute
+
+// touch notes the GPUs caravan holds now and returns which GPUs' driver
+// fingerprints can be trusted: those caravan has not held for a while.
+func (s *Scheduler) touch(es []*entry, now time.Time) func(string, int) bool {
+	for _, e := range es {
+		for _, t := range e.held {
+			s.touched[gpuKey{t.NodeID, t.GPU}] = now
+		}
+	}
+	for k, at := range s.touched {
+		if now.Sub(at) > fingerprintLag {
+			delete(s.touched, k)
+		}
+	}
+	return func(node string, gpu int) bool {
+		_, recent := s.touched[gpuKey{node, gpu}]
+		return !recent
 	}
 }

@@ -28,6 +28,13 @@ type Scheduler struct {
 	// written now (an admission, preemption or finish happened).
 	savedAt time.Time
 	dirty   bool
+	// touched is when caravan last held each GPU (see fingerprintLag).
+	touched map[gpuKey]time.Time
+}
+
+type gpuKey struct {
+	node string
+	gpu  int
 }
 
 // cachedJob is a full job read at one JobModifyIndex, with its gang.
@@ -56,6 +63,7 @@ func New(cfg Config, client *api.Client, log hclog.Logger) (*Scheduler, error) {
 		store:   newStore(client, cfg.StatePath, cfg.Namespace),
 		st:      newState(),
 		jobs:    map[string]*cachedJob{},
+		touched: map[gpuKey]time.Time{},
 		metrics: newMetrics(),
 		wake:    make(chan struct{}, 1),
 		now:     time.Now,

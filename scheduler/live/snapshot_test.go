@@ -23,7 +23,7 @@ func TestLASDecisionFromObservedJobs(t *testing.T) {
 	short := &entry{stub: &jobStub{ID: "short"}, phase: phaseQueued,
 		rec: &record{Submit: 11, QueuedSince: 11}, job: &cachedJob{gang: gang{Workers: []worker{{Group: "w0", Task: "t"}}, Fraction: 1}}}
 	es := []*entry{long, short}
-	l := newLedger(nodes, es)
+	l := newLedger(nodes, es, nil)
 	dec := s.pol.Decide(s.snapshot(l, es, 12))
 	if len(dec.Preempts) != 1 || dec.Preempts[0] != "long" || len(dec.Starts) != 1 || dec.Starts[0].JobID != "short" {
 		t.Fatalf("decision %+v: want long preempted for short", dec)

@@ -1,6 +1,9 @@
 package live
 
-import "sort"
+import (
+	"sort"
+	"time"
+)
 
 // eps absorbs float error in summed fractions.
 const eps = 1e-9
@@ -91,4 +94,27 @@ func (l *ledger) nodeIDs() []string {
 	}
 	sort.Strings(ids)
 	return ids
+}
+
+// fingerprintLag is how long after caravan last held a GPU its driver
+// fingerprint may still show that use.
+const fingerprintLag = time.Minute
+
+// touch notes the GPUs caravan holds now and returns which GPUs' driver
+// fingerprints can be trusted: those caravan has not held for a while.
+func (s *Scheduler) touch(es []*entry, now time.Time) func(string, int) bool {
+	for _, e := range es {
+		for _, t := range e.held {
+			s.touched[gpuKey{t.NodeID, t.GPU}] = now
+		}
+	}
+	for k, at := range s.touched {
+		if now.Sub(at) > fingerprintLag {
+			delete(s.touched, k)
+		}
+	}
+	return func(node string, gpu int) bool {
+		_, recent := s.touched[gpuKey{node, gpu}]
+		return !recent
+	}
 }

@@ -110,64 +110,11 @@ func (s *Scheduler) loop(ctx context.Context) error {
 	}
 }
 
-// watch follows Nomad's event stream and pokes the loop on every change;
-// when the stream breaks it pokes too (the round re-reads everything) and
-// reconnects from the last index it saw.
-func (s *Scheduler) watch(ctx context.Context, index uint64) {
-	topics := map[api.Topic][]string{
-		api.TopicJob: {"*"}, api.TopicEvaluation: {"*"}, api.TopicAllocation: {"*"}, api.TopicNode: {"*"},
-	}
-	for ctx.Err() == nil {
-		ch, err := s.api.EventStream().Stream(ctx, topics, index, &api.QueryOptions{Namespace: s.cfg.Namespace})
-		if err != nil {
-			s.log.Debug("event stream unavailable", "error", err)
-			sleep(ctx, time.Second)
-			continue
-		}
-		for evs := range ch {
-			if evs.Err != nil {
-				s.log.Debug("event stream broke", "error", evs.Err)
-				break
-			}
-			if evs.IsHeartbeat() {
-				continue
-			}
-			index = evs.Index
-			s.poke()
-		}
-		s.poke()
-		sleep(ctx, 500*time.Millisecond)
-	}
-}
-
 func sleep(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 	case <-t.C:
-	}
-}
-
-// fingerprintLag is how long after caravan last held a GPU its driver
-// fingerprint may still show that use.
-const fingerprintLag = time.Minute
-
-// touch notes the GPUs caravan holds now and returns which GPUs' driver
-// fingerprints can be trusted: those caravan has not held for a while.
-func (s *Scheduler) touch(es []*entry, now time.Time) func(string, int) bool {
-	for _, e := range es {
-		for _, t := range e.held {
-			s.touched[gpuKey{t.NodeID, t.GPU}] = now
-		}
-	}
-	for k, at := range s.touched {
-		if now.Sub(at) > fingerprintLag {
-			delete(s.touched, k)
-		}
-	}
-	return func(node string, gpu int) bool {
-		_, recent := s.touched[gpuKey{node, gpu}]
-		return !recent
 	}
 }

@@ -1,0 +1,43 @@
+package live
+
+import (
+	"testing"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+func TestPhaseAndHoldingsFromNomad(t *testing.T) {
+	s := testScheduler(t)
+	cases := []struct {
+		stub jobStub
+		want phase
+	}{
+		{jobStub{NodePool: "caravan-queue", Status: "pending"}, phaseQueued},
+		{jobStub{NodePool: "default", Status: "running", Meta: map[string]string{MetaAdmitted: "x"}}, phaseRunning},
+		{jobStub{NodePool: "default", Status: "dead", Meta: map[string]string{MetaAdmitted: "x"}}, phaseDone},
+		{jobStub{NodePool: "caravan-queue", Stop: true}, phaseGone},
+	}
+	for _, c := range cases {
+		if got := s.phaseOf(&c.stub); got != c.want {
+			t.Errorf("%+v: phase %s, want %s", c.stub, got, c.want)
+		}
+	}
+	if s.managed(&jobStub{Type: "batch", NodePool: "default"}) || s.managed(&jobStub{Type: "system", NodePool: "caravan-queue"}) {
+		t.Error("a job outside caravan's pools (or a system job) counts as managed")
+	}
+
+	// A preempted job whose allocations still drain holds its last placement.
+	e := &entry{stub: &jobStub{ID: "p"}, phase: phaseQueued, rec: &record{Placement: "w0=n1/1/GPU-b/1/0", Accounted: 5},
+		allocs: summarise([]*api.AllocationListStub{{DesiredStatus: "stop", ClientStatus: "running"}})}
+	s.account(e, 10)
+	if len(e.held) != 1 || e.held[0].NodeID != "n1" || e.rec.Accounted != 0 || e.rec.QueuedSince != 10 {
+		t.Fatalf("draining job: held %+v record %+v", e.held, e.rec)
+	}
+	// A running job accrues service at its gang's GPU share.
+	r := &entry{stub: &jobStub{ID: "r", Meta: map[string]string{MetaPlacement: "a=n1/0/G/0.5/0;b=n1/1/G/0.5/0"}}, phase: phaseRunning,
+		rec: &record{Accounted: 10}, allocs: jobAllocs{running: 2}}
+	s.account(r, 14)
+	if r.rec.Attained != 4 || r.rec.Executed != 4 {
+		t.Fatalf("running job attained %v executed %v, want 4 and 4", r.rec.Attained, r.rec.Executed)
+	}
+}

@@ -30,7 +30,10 @@ type BenchCase struct {
 	Note     string
 }
 
-var tiresiasPolicies = []string{"fifo", "srtf-oracle", "tiresias-las", "tiresias-gittins", "fair"}
+var (
+	tiresiasPolicies = []string{"fifo", "srtf-oracle", "tiresias-las", "tiresias-gittins", "fair"}
+	phillyPolicies   = []string{"fifo", "srtf-oracle", "tiresias-las", "tiresias-gittins"}
+)
 
 // Cases lists the suite. Cluster sizes for Philly are chosen so queues
 // form: offered load (GPU-seconds / span / GPUs) is printed with each.
@@ -42,7 +45,7 @@ func (b Bench) Cases() []BenchCase {
 	ali40 := "alibaba:" + p("alibaba-gpu-v2023", "openb_pod_list_gpushare40.csv")
 	ali100 := "alibaba:" + p("alibaba-gpu-v2023", "openb_pod_list_gpushare100.csv")
 	aliCase := func(name, tr string, gpus int, whole bool, note string) BenchCase {
-		return BenchCase{Spec: Spec{Name: name, Trace: tr, RoundUp: whole, GPUs: gpus, GPUsPerNode: 4, Profiles: profiles}, Policies: []string{"fifo", "tiresias-las"}, Note: note}
+		return BenchCase{Spec: Spec{Name: name, Trace: tr, RoundUp: whole, GPUs: gpus, GPUsPerNode: 4, Profiles: profiles}, Policies: []string{"fifo", "fifo+frag-aware", "tiresias-las"}, Note: note}
 	}
 	var cs []BenchCase
 	for _, g := range []int{60, 16, 8} {
@@ -50,17 +53,17 @@ func (b Bench) Cases() []BenchCase {
 			Note: "Tiresias 60-job trace (durations in seconds, as the reference simulator reads them), 4 GPUs per node."})
 	}
 	cs = append(cs,
-		BenchCase{Spec: Spec{Name: "philly-6214e9", Trace: philly, VC: "6214e9", GPUs: 48, Profiles: profiles}, Policies: tiresiasPolicies,
-			Note: "Philly's busiest virtual cluster on 6 nodes × 8 GPUs."},
-		BenchCase{Spec: Spec{Name: "philly-all", Trace: philly, GPUs: 448, Profiles: profiles}, Policies: []string{"fifo", "srtf-oracle", "tiresias-las", "tiresias-gittins"},
-			Note: "The whole 82k-job Philly trace on 56 nodes × 8 GPUs; wall time per policy is the simulator-speed figure."},
-		aliCase("alibaba-share100", ali100, 12, false, "Alibaba gpushare100 pods (every GPU pod shares) with their fractional requests."),
-		aliCase("alibaba-share100-whole", ali100, 12, true, "The same pods rounded up to whole GPUs (no sharing)."),
-		aliCase("alibaba-share40", ali40, 16, false, "Alibaba gpushare40 pods with their fractional requests."),
-		aliCase("alibaba-share40-whole", ali40, 16, true, "The same pods rounded up to whole GPUs (no sharing)."),
-		BenchCase{Spec: Spec{Name: "profiles-placement", Trace: philly, VC: "11cb48", MaxJobs: 4000, GPUs: 64, Profiles: profiles, AssignModels: true, Seed: 1, Config: Config{}},
-			Policies: []string{"tiresias-las+consolidated", "tiresias-las+network-aware", "tiresias-las+spread", "fifo+consolidated", "fifo+network-aware"},
-			Note:     "First 4,000 jobs of Philly VC 11cb48, each given a profiled model (seeded), on 8 nodes × 8 GPUs: placement changes speed."},
+		BenchCase{Spec: Spec{Name: "philly-6214e9", Trace: philly, VC: "6214e9", GPUs: 64, Profiles: profiles}, Policies: phillyPolicies,
+			Note: "Philly's busiest virtual cluster on 8 nodes × 8 GPUs."},
+		BenchCase{Spec: Spec{Name: "philly-all", Trace: philly, GPUs: 1024, Profiles: profiles, Config: Config{Quantum: 300}}, Policies: phillyPolicies,
+			Note: "The whole 82k-job Philly trace on 128 nodes × 8 GPUs, quantum 300 s; wall time per policy is the simulator-speed figure."},
+		aliCase("alibaba-share100", ali100, 16, false, "Alibaba gpushare100 pods (every GPU pod shares) with their fractional requests."),
+		aliCase("alibaba-share100-whole", ali100, 16, true, "The same pods rounded up to whole GPUs (no sharing)."),
+		aliCase("alibaba-share40", ali40, 24, false, "Alibaba gpushare40 pods with their fractional requests."),
+		aliCase("alibaba-share40-whole", ali40, 24, true, "The same pods rounded up to whole GPUs (no sharing)."),
+		BenchCase{Spec: Spec{Name: "profiles-placement", Trace: philly, VC: "7f04ca", GPUs: 80, GPUsPerNode: 4, Profiles: profiles, AssignModels: true, Seed: 1},
+			Policies: []string{"fifo+consolidated", "fifo+network-aware", "fifo+spread", "tiresias-las+consolidated", "tiresias-las+network-aware", "tiresias-las+spread"},
+			Note:     "Philly VC 7f04ca (the most multi-GPU jobs, up to 16 GPUs), each job given a profiled model (seeded), on 20 nodes × 4 GPUs: placement changes speed as measured."},
 	)
 	return cs
 }

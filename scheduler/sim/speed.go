@@ -24,7 +24,11 @@ func (e *engine) placementSpeed(j *simJob) float64 {
 	shape := e.shapeOf(slots)
 	ref := profile.Consolidated(want, e.perNode)
 	if len(slots) == want {
-		return m.StepTime(ref) / m.StepTime(shape)
+		sp := m.StepTime(ref) / m.StepTime(shape)
+		if j.spec.NoSpeedup {
+			sp = min(sp, 1)
+		}
+		return sp
 	}
 	return m.Throughput(shape) / m.Throughput(ref)
 }

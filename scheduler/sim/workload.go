@@ -21,6 +21,9 @@ type Job struct {
 	Util float64
 	// MinWorkers/MaxWorkers allow elastic resizing (0 = fixed).
 	MinWorkers, MaxWorkers int
+	// NoSpeedup caps the placement effect at 1: a recorded run is the best
+	// case, whatever the profile says about other shapes.
+	NoSpeedup bool
 }
 
 // WorkloadOptions decide how trace jobs become simulated jobs.
@@ -63,7 +66,7 @@ func Build(jobs []trace.Job, opt WorkloadOptions) ([]Job, error) {
 		if tj.Fraction <= 0 || tj.Fraction > 1 {
 			return nil, fmt.Errorf("%s: job %s: GPU fraction %v outside (0,1]", tj.Source, tj.ID, tj.Fraction)
 		}
-		j := Job{Job: tj, Work: tj.Duration, Speed: spread, Util: tj.Fraction}
+		j := Job{Job: tj, Work: tj.Duration, Speed: spread, Util: tj.Fraction, NoSpeedup: !opt.AssignModels}
 		if opt.AssignModels {
 			j.Speed = opt.Profiles.Models[names[rng.IntN(len(names))]]
 			j.Model = j.Speed.Name

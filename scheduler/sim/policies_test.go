@@ -170,3 +170,8 @@ type neverStarts struct{}
 
 func (neverStarts) Name() string                            { return "never" }
 func (neverStarts) Decide(*policy.Snapshot) policy.Decision { return policy.Decision{} }
+
+type (
+	policySnapshot = policy.Snapshot
+	policyDecision = policy.Decision
+)

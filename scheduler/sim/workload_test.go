@@ -1,0 +1,85 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/caravan-dl/caravan/scheduler/trace"
+)
+
+func traceJobs(n int) []trace.Job {
+	out := make([]trace.Job, n)
+	for i := range out {
+		out[i] = trace.Job{ID: string(rune('a' + i)), Submit: float64(i), Duration: 1000, GPUs: 2, Fraction: 1, Source: "t"}
+	}
+	return out
+}
+
+func TestModelAssignmentIsSeeded(t *testing.T) {
+	prof := profiles(t)
+	models := func(seed uint64) string {
+		jobs, err := Build(traceJobs(20), WorkloadOptions{Profiles: prof, AssignModels: true, Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := ""
+		for _, j := range jobs {
+			if j.Speed == nil || j.Model != j.Speed.Name || j.NoSpeedup {
+				t.Fatalf("job %s: model %q, speed %v, no-speedup %v", j.ID, j.Model, j.Speed, j.NoSpeedup)
+			}
+			s += j.Model + ","
+		}
+		return s
+	}
+	if models(1) != models(1) {
+		t.Fatal("same seed, different models")
+	}
+	if models(1) == models(2) {
+		t.Fatal("different seeds gave identical assignments of 20 jobs")
+	}
+	if _, err := Build(traceJobs(1), WorkloadOptions{AssignModels: true}); err == nil {
+		t.Fatal("assigning models without profiles accepted")
+	}
+	bad := traceJobs(1)
+	bad[0].Fraction = 1.5
+	if _, err := Build(bad, WorkloadOptions{}); err == nil {
+		t.Fatal("fraction 1.5 accepted")
+	}
+}
+
+// A profiled job reports convergence points as it runs, with growing steps.
+func TestProgressPointsFollowCurve(t *testing.T) {
+	prof := profiles(t)
+	jobs, err := Build(traceJobs(1), WorkloadOptions{Profiles: prof, AssignModels: true, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spy := &progressSpy{}
+	if _, err := Run(Config{Check: true, Quantum: 50, IdleQuanta: true}, cluster(t, 1, 2), jobs, spy); err != nil {
+		t.Fatal(err)
+	}
+	if spy.points < 10 || !spy.increasing {
+		t.Fatalf("saw %d progress points (increasing=%v), want ≥ 10 rising", spy.points, spy.increasing)
+	}
+}
+
+// progressSpy is test-fifo that records the progress a running job reports.
+type progressSpy struct {
+	testFIFO
+	points     int
+	increasing bool
+}
+
+func (p *progressSpy) Decide(s *policySnapshot) policyDecision {
+	for _, j := range s.Jobs {
+		if n := len(j.Progress); n > 0 {
+			p.points = n
+			p.increasing = true
+			for i := 1; i < n; i++ {
+				if j.Progress[i].Step <= j.Progress[i-1].Step {
+					p.increasing = false
+				}
+			}
+		}
+	}
+	return p.testFIFO.Decide(s)
+}

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -83,7 +84,10 @@ func TestStartTask_NvidiaDevicePluginGPUs(t *testing.T) {
 	td := newTestDriver(t, conf, WithNVML(dgxh100.New()))
 	uuid := td.impl.node.devices[0].UUID
 
-	task := td.newTask(t, "dev", "env; echo END_OF_ENV", TaskConfig{})
+	// The task holds its GPU until the pinned fraction has been refused:
+	// its grant is freed as soon as it exits.
+	release := filepath.Join(t.TempDir(), "release")
+	task := td.newTask(t, "dev", "env; echo END_OF_ENV; while [ ! -e "+release+" ]; do sleep 0.05; done", TaskConfig{})
 	task.DeviceEnv = map[string]string{nvidiaVisibleDevices: uuid}
 	if _, _, err := td.StartTask(task); err != nil {
 		t.Fatal(err)
@@ -94,6 +98,9 @@ func TestStartTask_NvidiaDevicePluginGPUs(t *testing.T) {
 	pinned := td.newRejectedTask(t, "pinned", TaskConfig{GPUFraction: "0.1", GPUUUIDs: []string{uuid}})
 	if _, _, err := td.StartTask(pinned); err == nil {
 		t.Error("a fraction on a device-plugin GPU was admitted")
+	}
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	td.waitExit(t, task.ID)
 	if got := stdoutEnv(t, task)["CUDA_VISIBLE_DEVICES"]; got != uuid {

@@ -64,7 +64,11 @@ func (td *testDriver) newTask(t *testing.T, name, script string, tc TaskConfig) 
 	if os.Geteuid() != 0 {
 		t.Skip("launching through Nomad's executor needs root to manage the task's cgroups")
 	}
-	return td.buildTask(t, name, script, tc, true)
+	task := td.buildTask(t, name, script, tc, true)
+	// As the client does after every task: without it the executor process
+	// outlives the test.
+	t.Cleanup(func() { td.DestroyTask(task.ID, true) })
+	return task
 }
 
 // newRejectedTask builds a task expected to fail StartTask: without log

@@ -1,7 +1,9 @@
 // Command caravan-demo starts a local Nomad agent with the caravan driver
 // (simulated GPUs unless NVML finds real ones), runs the example jobspecs —
 // two tasks sharing one GPU and a real PyTorch training job — shows their
-// status and output, and stops everything cleanly on Ctrl-C.
+// status and output, then starts `caravan scheduler` and sends a small mixed
+// workload through its queue, printing the queue as it drains. Ctrl-C stops
+// everything cleanly.
 package main
 
 import (
@@ -61,6 +63,9 @@ func run(exitAfter time.Duration) error {
 	}
 	watch(ctx, c, []string{"shared-gpu", "train-digits"})
 	showOutput(c)
+	if err := runScheduled(ctx, c, root); err != nil {
+		return err
+	}
 	fmt.Printf("\nNomad UI: %s/ui  (NOMAD_ADDR=%s nomad job status)\n", c.Server.HTTPAddr, c.Server.HTTPAddr)
 	wait(ctx, exitAfter)
 	return nil

@@ -20,7 +20,17 @@ type GittinsConfig struct {
 // Gittins is Tiresias' 2D-Gittins: the same discretised queues as 2D-LAS,
 // but inside a queue jobs are ranked by their Gittins index (highest
 // first) over a service distribution that learns every finished job's
-// GPU-time online. Where the index ties, running jobs stay ahead.
+// GPU-time online.
+//
+// As in 2D-LAS, running jobs rank ahead of queued ones inside a queue, so
+// a job is only preempted by a job of a higher queue. Discretising the
+// priorities into queues is what keeps Tiresias from preempting on every
+// change of a continuous priority, and the Gittins index of a running job
+// changes every quantum as its attained service grows (it falls to 0 past
+// the largest sample), so ranking it against queued jobs of its own queue
+// made same-queue jobs preempt each other back and forth. The index still
+// orders the queued jobs of a queue (which one starts next) and the
+// running ones (which one a higher-queue job releases first).
 type Gittins struct {
 	q     *queues
 	dist  *ServiceDist
@@ -66,14 +76,15 @@ func (g *Gittins) ObserveFinished(j *policy.Job) {
 	g.dist.Add(v)
 }
 
-// Order ranks by queue, then Gittins index, then running first, then time.
+// Order ranks by queue, then running before queued, then Gittins index
+// (highest first), then queue-join time.
 func (g *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 	js := active(s)
 	svc := g.q.update(s.Now, js)
 	ks := make([]keyed, len(js))
 	for i, j := range js {
 		a := svc[i]
-		ks[i] = keyed{job: j, queue: g.q.queueOf(a), k: [3]float64{-g.Index(a), stateTie(j), queuedAt(j)}}
+		ks[i] = keyed{job: j, queue: g.q.queueOf(a), k: [3]float64{stateTie(j), -g.Index(a), queuedAt(j)}}
 	}
 	return sortKeyed(ks)
 }

@@ -2,6 +2,7 @@ package order
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
@@ -50,5 +51,74 @@ func TestGittinsLearnsOnline(t *testing.T) {
 	// {100, 200, 1000}, a=0: P = 2/3, E = (100+200+500)/3 → G = 2/800
 	if got := g.Index(0); math.Abs(got-2.0/800) > 1e-12 {
 		t.Errorf("G(0) = %g, want %g", got, 2.0/800)
+	}
+}
+
+// Two jobs in Q0 under the {100, 1000} / Δ = 500 distribution of
+// TestGittinsTwoPointByHand. "run" holds the only GPU and its attained
+// service grows quantum by quantum: a = 0, 50, 150 give G = 1/600, 1/550,
+// 0. "wait" is queued at a = 0, G = 1/600. At a = 150 the running job's
+// index (0) is below the queued job's (1/600), but both are still in Q0
+// (< 3250 GPU·s), and 2D-Gittins, like 2D-LAS, only preempts for a job of
+// a higher queue: the Gittins index orders jobs inside a queue, it does
+// not let a same-queue job displace a running one.
+func TestGittinsNoPreemptionWithinQueue(t *testing.T) {
+	g, err := NewGittins(GittinsConfig{Prior: []float64{1000, 100}, Delta: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []float64{0, 50, 150} {
+		cl := oneNode(1)
+		run := pt.Job("run", 1, 0)
+		run.Attained, run.Executed = a, a
+		pt.Run(&cl, run, pt.Whole("r0n0", 16384, 0))
+		wait := pt.Job("wait", 1, 5)
+		s := &policy.Snapshot{Now: 10 + a, Cluster: cl, Jobs: []*policy.Job{run, wait}}
+		r := g.Order(s)
+		if !equal(ids(r), []string{"run", "wait"}) || r[0].Queue != 0 || r[1].Queue != 0 {
+			t.Fatalf("a=%g: order %v queues %d,%d; want run before wait, both in Q0", a, ids(r), r[0].Queue, r[1].Queue)
+		}
+		d := decide(t, g, s)
+		if len(d.Preempts) != 0 || len(d.Starts) != 0 {
+			t.Fatalf("a=%g (G=%g vs %g): same-queue job must wait, preempts %v starts %v",
+				a, g.Index(a), g.Index(0), d.Preempts, started(d))
+		}
+		if got := d.Waiting["wait"]; !strings.HasPrefix(got, "queue 0: needs 1 GPU, 0 free") {
+			t.Errorf("a=%g: waiting reason %q", a, got)
+		}
+	}
+}
+
+// A job of a higher queue still preempts: "old" has 4000 GPU·s (Q1), a
+// fresh arrival is in Q0 and takes its GPU.
+func TestGittinsPreemptsForHigherQueue(t *testing.T) {
+	g, _ := NewGittins(GittinsConfig{Prior: []float64{1000, 100}, Delta: 500})
+	cl := oneNode(1)
+	old := pt.Job("old", 1, 0)
+	old.Attained, old.Executed = 4000, 4000
+	pt.Run(&cl, old, pt.Whole("r0n0", 16384, 0))
+	young := pt.Job("young", 1, 3990)
+	s := &policy.Snapshot{Now: 4000, Cluster: cl, Jobs: []*policy.Job{old, young}}
+	d := decide(t, g, s)
+	if !equal(d.Preempts, []string{"old"}) || !equal(started(d), []string{"young"}) {
+		t.Fatalf("preempts %v starts %v, want old (Q1) preempted for young (Q0)", d.Preempts, started(d))
+	}
+}
+
+// Inside a queue the Gittins index still decides which queued job starts
+// next and, among running jobs, which is released first when a
+// higher-queue job needs GPUs (lowest index last).
+func TestGittinsRanksInsideQueue(t *testing.T) {
+	g, _ := NewGittins(GittinsConfig{Prior: []float64{1000, 100}, Delta: 500})
+	cl := oneNode(4)
+	r150, r50 := pt.Job("r150", 1, 0), pt.Job("r50", 1, 1)
+	r150.Attained, r50.Attained = 150, 50 // G = 0 and 1/550
+	pt.Run(&cl, r150, pt.Whole("r0n0", 16384, 0))
+	pt.Run(&cl, r50, pt.Whole("r0n0", 16384, 1))
+	q0, q50 := pt.Job("q0", 1, 2), pt.Job("q50", 1, 3)
+	q50.Attained = 50 // G = 1/550 beats q0's 1/600 although q0 came first
+	s := &policy.Snapshot{Now: 10, Cluster: cl, Jobs: []*policy.Job{r150, r50, q0, q50}}
+	if got := ids(g.Order(s)); !equal(got, []string{"r50", "r150", "q50", "q0"}) {
+		t.Fatalf("order %v", got)
 	}
 }

@@ -16,36 +16,13 @@ import (
 	"github.com/caravan-dl/caravan/e2e/harness"
 )
 
-// stopJob stops a job, waits until none of its allocations runs (so the next
-// test finds the GPU free), then purges it so its ID can be reused.
+// stopJob stops a job and waits until it holds nothing, so the next test
+// finds the GPU free.
 func stopJob(t testing.TB, id string) {
 	t.Helper()
-	if _, _, err := cluster.API.Jobs().Deregister(id, false, nil); err != nil {
-		t.Errorf("stop %s: %v", id, err)
-		return
+	if err := cluster.StopJob(id, 60*time.Second); err != nil {
+		t.Error(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		stubs, _, err := cluster.API.Jobs().Allocations(id, true, nil)
-		if err == nil && !anyLive(stubs) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("job %s still has live allocations", id)
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	cluster.API.Jobs().Deregister(id, true, nil)
-}
-
-func anyLive(stubs []*api.AllocationListStub) bool {
-	for _, s := range stubs {
-		if s.ClientStatus == "running" || s.ClientStatus == "pending" {
-			return true
-		}
-	}
-	return false
 }
 
 // envOf parses KEY=VALUE lines of a task's stdout.

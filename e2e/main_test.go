@@ -18,17 +18,7 @@ import (
 // shared by the tests in this package; they run one at a time.
 var cluster *harness.Cluster
 
-func TestMain(m *testing.M) {
-	if _, err := harness.FindBinaries(); err != nil {
-		if os.Getenv("CARAVAN_E2E") != "" {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		fmt.Fprintln(os.Stderr, "skipping e2e:", err)
-		os.Exit(0)
-	}
-	os.Exit(run(m))
-}
+func TestMain(m *testing.M) { harness.TestMain(m, run) }
 
 func run(m *testing.M) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

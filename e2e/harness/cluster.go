@@ -184,15 +184,28 @@ func (c *Cluster) purgeJobs(wait time.Duration) {
 		return
 	}
 	for _, j := range jobs {
-		c.API.Jobs().Deregister(j.ID, true, &api.WriteOptions{Namespace: j.Namespace})
+		c.StopJob(j.ID, wait)
 	}
+}
+
+// StopJob stops a job, waits until none of its allocations runs (so what it
+// held, GPU shares included, is free), then purges it so its ID can be reused.
+func (c *Cluster) StopJob(id string, wait time.Duration) error {
+	if _, _, err := c.API.Jobs().Deregister(id, false, nil); err != nil {
+		return fmt.Errorf("stop %s: %w", id, err)
+	}
+	defer c.API.Jobs().Deregister(id, true, nil)
+	filter := &api.QueryOptions{Filter: fmt.Sprintf("JobID == %q", id)}
 	deadline := time.Now().Add(wait)
-	for time.Now().Before(deadline) {
-		allocs, _, err := c.API.Allocations().List(nil)
-		if err != nil || !anyRunning(allocs) {
-			return
+	for {
+		allocs, _, err := c.API.Allocations().List(filter)
+		if err == nil && !anyRunning(allocs) {
+			return nil
 		}
-		time.Sleep(250 * time.Millisecond)
+		if time.Now().After(deadline) {
+			return fmt.Errorf("job %s still has live allocations after %s", id, wait)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 

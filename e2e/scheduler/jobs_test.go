@@ -76,24 +76,7 @@ func submit(t testing.TB, w work) {
 // purge removes a job and waits for its tasks to end, so tests do not
 // share GPUs.
 func purge(id string) {
-	cluster.API.Jobs().Deregister(id, true, nil)
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		as, _, err := cluster.API.Allocations().List(&api.QueryOptions{Filter: fmt.Sprintf("JobID == %q", id)})
-		if err != nil || !anyLive(as) {
-			return
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-}
-
-func anyLive(as []*api.AllocationListStub) bool {
-	for _, a := range as {
-		if a.ClientStatus == "running" || a.ClientStatus == "pending" {
-			return true
-		}
-	}
-	return false
+	cluster.StopJob(id, 30*time.Second)
 }
 
 // allocs lists a job's allocations, oldest first, with full detail.

@@ -21,17 +21,7 @@ var (
 	repo     string
 )
 
-func TestMain(m *testing.M) {
-	if _, err := harness.FindBinaries(); err != nil {
-		if os.Getenv("CARAVAN_E2E") != "" {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		fmt.Fprintln(os.Stderr, "skipping e2e:", err)
-		os.Exit(0)
-	}
-	os.Exit(run(m))
-}
+func TestMain(m *testing.M) { harness.TestMain(m, run) }
 
 func run(m *testing.M) int {
 	var err error

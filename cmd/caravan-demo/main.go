@@ -66,6 +66,9 @@ func run(exitAfter time.Duration) error {
 	if err := runScheduled(ctx, c, root); err != nil {
 		return err
 	}
+	if ctx.Err() != nil { // Ctrl-C: go straight to stopping
+		return nil
+	}
 	fmt.Printf("\nNomad UI: %s/ui  (NOMAD_ADDR=%s nomad job status)\n", c.Server.HTTPAddr, c.Server.HTTPAddr)
 	wait(ctx, exitAfter)
 	return nil

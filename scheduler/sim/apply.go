@@ -10,6 +10,7 @@ import (
 // A decision that names unknown jobs, preempts a job that is not running,
 // or over-allocates a GPU is a policy bug and stops the run.
 func (e *engine) apply(d policy.Decision) (started int, err error) {
+	e.fresh = len(e.drains)
 	for _, id := range d.Preempts {
 		j := e.byID[id]
 		if j == nil || j.pj.State != policy.Running {
@@ -29,12 +30,46 @@ func (e *engine) apply(d policy.Decision) (started int, err error) {
 			return started, fmt.Errorf("t=%.0f: policy %s started %q twice in one decision", e.now, e.pol.Name(), st.JobID)
 		}
 		seen[st.JobID] = true
+		// The policy counts GPUs it just preempted as free; with a stop
+		// latency the job it starts there waits for them to drain.
+		ready := e.takeDrained(st.Placement)
 		if err := e.start(j, st.Placement); err != nil {
 			return started, fmt.Errorf("t=%.0f: policy %s: job %s: %w", e.now, e.pol.Name(), st.JobID, err)
+		}
+		if ready > e.now {
+			j.warmUntil = max(j.warmUntil, ready+e.cfg.StartLatency)
 		}
 		started++
 	}
 	return started, nil
+}
+
+// takeDrained hands the starting placement p any slot on the same GPU held
+// by a job preempted in this decision, and returns when the last of them
+// would have drained (0 if none).
+func (e *engine) takeDrained(p policy.Placement) float64 {
+	ready := 0.0
+	for i := e.fresh; i < len(e.drains); i++ {
+		d := &e.drains[i]
+		kept := d.p.Slots[:0:0]
+		for _, hs := range d.p.Slots {
+			taken := false
+			for _, s := range p.Slots {
+				if s.Node == hs.Node && s.GPU == hs.GPU {
+					taken = true
+					break
+				}
+			}
+			if taken {
+				e.led.hold(policy.Placement{Slots: []policy.Slot{hs}}, -1)
+				ready = max(ready, d.until)
+				continue
+			}
+			kept = append(kept, hs)
+		}
+		d.p.Slots = kept
+	}
+	return ready
 }
 
 // stop takes a running job off its GPUs and queues it.
@@ -43,6 +78,10 @@ func (e *engine) stop(j *simJob) {
 		e.run = removeJob(e.run, j)
 	}
 	e.led.release(j, j.pj.Placement)
+	if e.cfg.StopLatency > 0 && len(j.pj.Placement.Slots) > 0 {
+		e.led.hold(j.pj.Placement, 1)
+		e.drains = append(e.drains, drain{p: j.pj.Placement, until: e.now + e.cfg.StopLatency})
+	}
 	j.pj.Placement = policy.Placement{}
 	j.pj.State = policy.Queued
 	j.pj.QueuedSince = e.now
@@ -79,6 +118,7 @@ func (e *engine) start(j *simJob, p policy.Placement) error {
 	j.pj.State = policy.Running
 	e.run = append(e.run, j)
 	j.pj.LastStart = e.now
+	j.warmUntil = e.now + e.cfg.StartLatency
 	if !j.started {
 		j.started, j.firstStart = true, e.now
 	}

@@ -20,6 +20,18 @@ type Config struct {
 	// resumes: the checkpoint reload and warm-up it redoes. Default 0, as
 	// in the Tiresias reference simulator.
 	RestartPenalty float64
+	// StartLatency is wall time (seconds) after every start or resume of a
+	// job (not an elastic resize) during which it holds its GPUs but makes
+	// no progress: on a real cluster, admission, placement, task and process
+	// start. It counts as attained service and executed time, as it does
+	// live. Default 0 (starts are instant).
+	StartLatency float64
+	// StopLatency is wall time (seconds) a job's GPUs stay held after it
+	// finishes or is preempted: the task being killed (checkpointing) or
+	// exiting and the allocation becoming terminal. The job's JCT ends when
+	// its work ends; a preempted job may be restarted elsewhere at once.
+	// Held GPUs are busy in snapshots but cause no interference. Default 0.
+	StopLatency float64
 	// Interference slows co-located jobs (see profile.Interference).
 	Interference profile.Interference
 	// StuckQuanta is how many decisions on an idle cluster with no future
@@ -44,6 +56,8 @@ func (c Config) Defaults() Config {
 	if c.Interference == (profile.Interference{}) {
 		c.Interference = profile.DefaultInterference()
 	}
+	c.StartLatency = max(c.StartLatency, 0)
+	c.StopLatency = max(c.StopLatency, 0)
 	if c.StuckQuanta <= 0 {
 		c.StuckQuanta = 3
 	}

@@ -23,6 +23,8 @@ type engine struct {
 	byID    map[string]*simJob
 	active  []*simJob // queued + running, arrival order
 	run     []*simJob // running, in start order
+	drains  []drain   // stopped jobs' GPUs still held (StopLatency)
+	fresh   int       // drains[fresh:] were preempted in this decision
 	next    int       // next arrival index
 	now     float64
 	lastQ   float64
@@ -123,6 +125,7 @@ func (e *engine) loop() error {
 		}
 		e.advance(t)
 		changed := e.retire()
+		changed = e.undrain() || changed
 		changed = e.admit() || changed
 		if (!changed && !quantum) || len(e.active) == 0 {
 			continue
@@ -149,8 +152,11 @@ func (e *engine) nextEventTime() (float64, bool) {
 	}
 	for _, j := range e.running() {
 		if j.speed > 0 {
-			t = min(t, e.now+j.remaining/j.speed)
+			t = min(t, max(e.now, j.warmUntil)+j.remaining/j.speed)
 		}
+	}
+	for _, d := range e.drains {
+		t = min(t, d.until)
 	}
 	if e.quantaActive() {
 		q := math.Floor(e.now/e.cfg.Quantum)*e.cfg.Quantum + e.cfg.Quantum
@@ -186,14 +192,17 @@ func (e *engine) advance(t float64) {
 	dt := t - e.now
 	if dt > 0 {
 		for _, j := range e.running() {
-			done := j.speed * dt
-			if j.remaining-done <= 1e-7*max(1, j.spec.Work) || e.now+j.remaining/j.speed <= t {
+			// Progress only after the start latency; GPUs are held throughout.
+			from := max(e.now, j.warmUntil)
+			busy := max(t-from, 0)
+			done := j.speed * busy
+			if busy > 0 && (j.remaining-done <= 1e-7*max(1, j.spec.Work) || from+j.remaining/j.speed <= t) {
 				done = j.remaining
 			}
 			j.remaining -= done
 			j.pj.Executed += dt
 			j.pj.Attained += j.gpus * dt
-			e.rec.credit(j.gpus*dt, j.gpus*j.speed*dt)
+			e.rec.credit(j.gpus*dt, j.gpus*j.speed*busy)
 			e.progress(j)
 		}
 	}
@@ -205,7 +214,7 @@ func (e *engine) retire() bool {
 	any := false
 	done := e.doneBuf[:0]
 	for _, j := range e.run {
-		if j.remaining <= 0 {
+		if j.remaining <= 0 && j.warmUntil <= e.now {
 			done = append(done, j)
 		}
 	}
@@ -227,6 +236,21 @@ func (e *engine) retire() bool {
 		e.compact()
 	}
 	return any
+}
+
+// undrain frees the GPUs of stopped jobs whose StopLatency has passed.
+func (e *engine) undrain() bool {
+	kept := e.drains[:0]
+	for _, d := range e.drains {
+		if d.until <= e.now {
+			e.led.hold(d.p, -1)
+			continue
+		}
+		kept = append(kept, d)
+	}
+	freed := len(kept) < len(e.drains)
+	e.drains = kept
+	return freed
 }
 
 // admit queues every job submitted by now.
@@ -260,7 +284,7 @@ func (e *engine) decide() error {
 // detectStuck reports queued jobs that an idle cluster with nothing more
 // to arrive still cannot start, instead of looping on them forever.
 func (e *engine) detectStuck(started int) {
-	if started > 0 || len(e.running()) > 0 || e.next < len(e.jobs) {
+	if started > 0 || len(e.running()) > 0 || len(e.drains) > 0 || e.next < len(e.jobs) {
 		e.stuck = 0
 		return
 	}

@@ -259,3 +259,96 @@ func TestEventDrivenPoliciesSkipQuanta(t *testing.T) {
 		t.Fatalf("decisions: plain %d, event-driven %d", plain.Metrics.Decisions, ed.Metrics.Decisions)
 	}
 }
+
+// Start and stop latencies on 1 GPU, strict FIFO: a (t=0, 100 s), b (t=10,
+// 50 s). StartLatency L: a holds the GPU from 0 but works 5..105 (JCT 105);
+// b starts at 105, works 110..160 (JCT 150). StopLatency S = 3 keeps the
+// GPU 3 s after a ends: b starts at 103 (JCT 143). Both: a 105, GPU free at
+// 108, b works 113..163 (JCT 153).
+func TestStartStopLatencyTwoJobsOneGPUFIFO(t *testing.T) {
+	for _, tc := range []struct {
+		start, stop float64
+		a, b        float64
+	}{
+		{0, 0, 100, 140},
+		{5, 0, 105, 150},
+		{0, 3, 100, 143},
+		{5, 3, 105, 153},
+	} {
+		jobs := []Job{job("a", 0, 100, 1), job("b", 10, 50, 1)}
+		r, err := Run(Config{Check: true, StartLatency: tc.start, StopLatency: tc.stop}, cluster(t, 1, 1), jobs, &testFIFO{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := jctOf(r)
+		if !near(got["a"], tc.a) || !near(got["b"], tc.b) {
+			t.Errorf("start %v stop %v: JCTs %v, want a=%v b=%v", tc.start, tc.stop, got, tc.a, tc.b)
+		}
+		if q := r.Jobs[1].Queueing; !near(q, tc.a+tc.stop-10) {
+			t.Errorf("start %v stop %v: b queued %v, want %v", tc.start, tc.stop, q, tc.a+tc.stop-10)
+		}
+	}
+}
+
+// A zero-work job still pays the start latency, and a gang's GPUs are all
+// held while a stopped job drains.
+func TestStartLatencyZeroWorkAndGangDrain(t *testing.T) {
+	jobs := []Job{job("z", 0, 0, 2), job("g", 1, 10, 2)}
+	r, err := Run(Config{Check: true, StartLatency: 2, StopLatency: 4}, cluster(t, 1, 2), jobs, &testFIFO{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// z: 0..2 (JCT 2), GPUs free at 6; g: starts 6, works 8..18: JCT 17.
+	if got := jctOf(r); !near(got["z"], 2) || !near(got["g"], 17) {
+		t.Fatalf("JCTs %v, want z=2 g=17", got)
+	}
+}
+
+// A job started on GPUs preempted in the same decision waits for them to
+// drain: 1 GPU, b preempts a at t=10 (stop latency 3, start latency 2), so
+// b works 15..25 (JCT 15); a resumes at 25 and works 27..117 (JCT 117).
+func TestStartOnDrainingGPUWaits(t *testing.T) {
+	jobs := []Job{job("a", 0, 100, 1), job("b", 10, 10, 1)}
+	r, err := Run(Config{Check: true, StartLatency: 2, StopLatency: 3}, cluster(t, 1, 1), jobs, &preemptForNewcomer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a: works 2..10 (8 s done); b starts at 10 on a's draining GPU: ready
+	// 13, works 15..25. a resumes at 28 (b's GPU drains 25..28), works
+	// 30..122: JCT 122.
+	if got := jctOf(r); !near(got["b"], 15) || !near(got["a"], 122) {
+		t.Fatalf("JCTs %v, want b=15 a=122", got)
+	}
+}
+
+// preemptForNewcomer runs the newest queued job on GPU 0 of the only node,
+// preempting whatever runs there.
+type preemptForNewcomer struct{}
+
+func (preemptForNewcomer) Name() string { return "newcomer" }
+func (preemptForNewcomer) Decide(s *policy.Snapshot) policy.Decision {
+	var d policy.Decision
+	var newest *policy.Job
+	for _, j := range s.Jobs {
+		if j.State == policy.Queued && (newest == nil || j.Submit > newest.Submit) {
+			newest = j
+		}
+	}
+	if newest == nil {
+		return d
+	}
+	g := s.Cluster.Nodes[0].GPUs[0]
+	for _, j := range s.Jobs {
+		if j.State == policy.Running {
+			if j.Submit > newest.Submit {
+				return d
+			}
+			d.Preempts = append(d.Preempts, j.ID)
+		}
+	}
+	if len(d.Preempts) == 0 && g.UsedFraction > 0 {
+		return d
+	}
+	d.Starts = []policy.Start{{JobID: newest.ID, Placement: policy.Placement{Slots: []policy.Slot{{Node: s.Cluster.Nodes[0].Name, GPU: 0, Fraction: 1}}}}}
+	return d
+}

@@ -29,6 +29,12 @@ func (e *engine) checkInvariants() error {
 			mem[key{s.Node, s.GPU}] += s.MemMiB
 		}
 	}
+	for _, d := range e.drains {
+		for _, s := range d.p.Slots {
+			frac[key{s.Node, s.GPU}] += s.Fraction
+			mem[key{s.Node, s.GPU}] += s.MemMiB
+		}
+	}
 	for ni, n := range e.led.cluster.Nodes {
 		for g, gpu := range n.GPUs {
 			k := key{n.Name, g}

@@ -13,6 +13,7 @@ type gpuState struct {
 	mem  int64
 	util float64
 	jobs []*simJob // jobs with a slot here (for interference)
+	held int       // stopped jobs' slots still draining (Config.StopLatency)
 }
 
 // ledger is the simulator's own record of what is committed where; the
@@ -69,9 +70,29 @@ func (l *ledger) add(j *simJob, s policy.Slot, sign float64) {
 			break
 		}
 	}
-	if len(st.jobs) == 0 { // clear float dust
+	if len(st.jobs) == 0 && st.held == 0 { // clear float dust
 		st.frac, st.mem, st.util = 0, 0, 0
 	}
+}
+
+// hold keeps (sign > 0) or frees a stopped job's slots: their fraction and
+// memory stay used, but nothing runs there (no utilisation, no interference).
+func (l *ledger) hold(p policy.Placement, sign int) {
+	for _, s := range p.Slots {
+		st := &l.gpus[l.nodeIdx[s.Node]][s.GPU]
+		st.frac += float64(sign) * s.Fraction
+		st.mem += int64(sign) * s.MemMiB
+		st.held += sign
+		if len(st.jobs) == 0 && st.held == 0 {
+			st.frac, st.mem, st.util = 0, 0, 0
+		}
+	}
+}
+
+// drain is a stopped job's placement still held until a time.
+type drain struct {
+	p     policy.Placement
+	until float64
 }
 
 func (l *ledger) commit(j *simJob, p policy.Placement) {
@@ -98,6 +119,7 @@ type simJob struct {
 	steps            float64 // total training steps (for progress points)
 	gpus             float64 // GPU share held while running
 	firstStart       float64
+	warmUntil        float64 // no progress before this (Config.StartLatency)
 	finish           float64
 	started, done    bool
 	resumePenalty    bool // preempted since it last ran

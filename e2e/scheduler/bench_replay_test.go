@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -16,8 +17,15 @@ import (
 	"github.com/caravan-dl/caravan/scheduler/trace"
 )
 
-// replayCompress is how many trace seconds one real second stands for.
-const replayCompress = 20
+// replayCompress is how many trace seconds one real second stands for
+// (CARAVAN_REPLAY_COMPRESS overrides it, e.g. 10).
+var replayCompress = 20.0
+
+func init() {
+	if v, err := strconv.ParseFloat(os.Getenv("CARAVAN_REPLAY_COMPRESS"), 64); err == nil && v > 0 {
+		replayCompress = v
+	}
+}
 
 // BenchmarkTraceReplay replays the Tiresias 60-job trace, time-compressed
 // 20×, on a real cluster of 2 nodes × 8 simulated GPUs under FIFO and
@@ -25,6 +33,11 @@ const replayCompress = 20
 // simulator's prediction for the same cluster and policy. Every job runs
 // sched_work.py for its compressed duration; preempted jobs checkpoint and
 // resume, so live JCTs also pay Nomad's start and stop latencies.
+//
+// Those latencies are measured from the same run, from Nomad's own
+// timestamps and never from the JCTs (see measureLatencies), and the
+// simulator runs a third time with them as Config.StartLatency and
+// StopLatency: *-err-% metrics are |sim − live| / live.
 //
 //	CARAVAN_E2E=1 go test -run '^$' -bench TraceReplay -benchtime 1x -timeout 60m ./e2e/scheduler/
 func BenchmarkTraceReplay(b *testing.B) {
@@ -46,13 +59,19 @@ func BenchmarkTraceReplay(b *testing.B) {
 	for _, pol := range []string{"fifo", "tiresias-las"} {
 		b.Run(pol, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				live, occupied := replayLive(b, tr, pol, i)
-				predicted := replaySim(b, tr, pol, nil)
-				calibrated := replaySim(b, tr, pol, occupied)
+				live, occupied, lat := replayLive(b, tr, pol, i)
+				predicted := replaySim(b, tr, pol, nil, latencies{})
+				calibrated := replaySim(b, tr, pol, occupied, latencies{})
+				withLat := replaySim(b, tr, pol, nil, lat)
 				b.ReportMetric(live, "live-avg-jct-s")
 				b.ReportMetric(predicted, "sim-avg-jct-s")
 				b.ReportMetric(calibrated, "calibrated-sim-avg-jct-s")
 				b.ReportMetric(live/predicted, "live/sim")
+				b.ReportMetric(lat.start, "start-latency-s")
+				b.ReportMetric(lat.stop, "stop-latency-s")
+				b.ReportMetric(withLat, "latency-sim-avg-jct-s")
+				b.ReportMetric(100*math.Abs(predicted-live)/live, "sim-err-%")
+				b.ReportMetric(100*math.Abs(withLat-live)/live, "latency-sim-err-%")
 			}
 		})
 	}
@@ -62,10 +81,10 @@ func BenchmarkTraceReplay(b *testing.B) {
 // the mean JCT in trace seconds, and how long each job really occupied its
 // GPUs (first allocation created to last task finished, trace seconds):
 // the recorded duration plus Nomad's start and stop latencies.
-func replayLive(b *testing.B, tr *trace.Trace, pol string, iter int) (float64, map[string]float64) {
+func replayLive(b *testing.B, tr *trace.Trace, pol string, iter int) (float64, map[string]float64, latencies) {
 	limits := fmt.Sprintf("%g,%g", 3250.0/replayCompress, 7200.0/replayCompress)
 	startScheduler(b, "-policy", pol, "-las-limits", limits,
-		"-quantum", (60 * time.Second / replayCompress).String(), "-log-level", "info")
+		"-quantum", time.Duration(float64(60*time.Second)/replayCompress).String(), "-log-level", "info")
 	begin := time.Now()
 	submitted := map[string]time.Time{}
 	var ids []string
@@ -103,13 +122,133 @@ func replayLive(b *testing.B, tr *trace.Trace, pol string, iter int) (float64, m
 	b.Logf("%s live: %d jobs, %d preemptions, JCT %s (trace seconds); GPU occupancy %.2f× the recorded duration",
 		pol, len(jcts), preempted, spread(jcts), stretch/float64(len(ids)))
 	writeJCTs(b, pol, ids, jcts)
-	return mean(jcts), occupied
+	return mean(jcts), occupied, measureLatencies(b, pol, ids, submitted)
+}
+
+// latencies are Nomad's per-start and per-stop overheads, trace seconds.
+type latencies struct{ start, stop float64 }
+
+// measureLatencies reads, from Nomad's timestamps of every allocation of
+// the replay, what a start and a stop cost (medians, trace seconds):
+//
+//   - react: the scheduler's admission (SubmitTime of the job version that
+//     pinned the allocation) minus what triggered it, the latest of the
+//     job's submission and any allocation of the run becoming terminal
+//     before then (first admissions only);
+//   - place: admission to the task's StartedAt;
+//   - process: the task's run time minus the work it reports done in it
+//     (sched_work.py's "start done=" and "finished/checkpointed done="
+//     lines): interpreter start, exit and sleep overshoot;
+//   - stop: task FinishedAt to the allocation being terminal (ModifyTime,
+//     when the client reports it complete and its GPU is free again); for
+//     a preempted allocation, its Killing event to terminal.
+//
+// start = react + place + process; stop = stop. None of it looks at JCTs.
+func measureLatencies(b *testing.B, pol string, ids []string, submitted map[string]time.Time) latencies {
+	var react, place, process, stop []float64
+	var terminals []time.Time
+	type first struct {
+		admit, submit time.Time
+	}
+	var firsts []first
+	for _, id := range ids {
+		var earliest time.Time
+		for _, a := range allocs(b, id) {
+			ts := a.TaskStates["work"]
+			if ts == nil || ts.StartedAt.IsZero() || a.Job == nil || a.Job.SubmitTime == nil {
+				continue
+			}
+			admit := time.Unix(0, *a.Job.SubmitTime)
+			if earliest.IsZero() || admit.Before(earliest) {
+				earliest = admit
+			}
+			place = append(place, ts.StartedAt.Sub(admit).Seconds())
+			if !ts.FinishedAt.IsZero() {
+				if out, err := cluster.Logs(a, "work", "stdout"); err == nil {
+					if w, ok := worked(out); ok {
+						process = append(process, ts.FinishedAt.Sub(ts.StartedAt).Seconds()-w)
+					}
+				}
+			}
+			if a.ClientStatus != "complete" && a.ClientStatus != "failed" {
+				continue
+			}
+			end := time.Unix(0, a.ModifyTime)
+			terminals = append(terminals, end)
+			from := ts.FinishedAt
+			if a.DesiredStatus != "run" {
+				for _, ev := range ts.Events {
+					if ev.Type == "Killing" {
+						from = time.Unix(0, ev.Time)
+						break
+					}
+				}
+			}
+			if !from.IsZero() {
+				stop = append(stop, end.Sub(from).Seconds())
+			}
+		}
+		if !earliest.IsZero() {
+			firsts = append(firsts, first{earliest, submitted[id]})
+		}
+	}
+	for _, f := range firsts {
+		trigger := f.submit
+		for _, t := range terminals {
+			if t.After(trigger) && !t.After(f.admit) {
+				trigger = t
+			}
+		}
+		react = append(react, max(f.admit.Sub(trigger).Seconds(), 0))
+	}
+	m := func(xs []float64) float64 { return median(xs) * replayCompress }
+	l := latencies{start: m(react) + m(place) + m(process), stop: m(stop)}
+	b.Logf("%s overheads (median, trace s; ×%g of real): react %.1f (n=%d) + place %.1f (n=%d) + process %.1f (n=%d) = start %.1f; stop %.1f (n=%d)",
+		pol, replayCompress, m(react), len(react), m(place), len(place), m(process), len(process), l.start, l.stop, len(stop))
+	return l
+}
+
+// worked is the work (seconds) one sched_work.py run reports doing.
+func worked(stdout string) (float64, bool) {
+	var from, to float64
+	var okFrom, okTo bool
+	for _, line := range strings.Split(stdout, "\n") {
+		for _, f := range strings.Fields(line) {
+			v, found := strings.CutPrefix(f, "done=")
+			if !found {
+				continue
+			}
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				continue
+			}
+			if strings.HasPrefix(line, "start ") {
+				from, okFrom = x, true
+			} else {
+				to, okTo = x, true
+			}
+		}
+	}
+	return to - from, okFrom && okTo
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
 }
 
 // replaySim runs the simulator on the same trace, cluster and policy. With
 // occupied, each job's duration is what it really occupied live, which
 // separates Nomad's per-job latencies from the scheduler's decisions.
-func replaySim(b *testing.B, tr *trace.Trace, pol string, occupied map[string]float64) float64 {
+// With lat, the simulator models those start and stop latencies instead.
+func replaySim(b *testing.B, tr *trace.Trace, pol string, occupied map[string]float64, lat latencies) float64 {
 	c, err := sim.Homogeneous(2, 8, 0)
 	if err != nil {
 		b.Fatal(err)
@@ -128,7 +267,7 @@ func replaySim(b *testing.B, tr *trace.Trace, pol string, occupied map[string]fl
 	if err != nil {
 		b.Fatal(err)
 	}
-	res, err := sim.Run(sim.Config{Quantum: 60}, c, jobs, p)
+	res, err := sim.Run(sim.Config{Quantum: 60, StartLatency: lat.start, StopLatency: lat.stop}, c, jobs, p)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -136,7 +275,8 @@ func replaySim(b *testing.B, tr *trace.Trace, pol string, occupied map[string]fl
 	for _, j := range res.Jobs {
 		jcts = append(jcts, j.JCT)
 	}
-	b.Logf("%s simulated (calibrated=%v): %d jobs, %d preemptions, JCT %s", pol, occupied != nil, len(jcts), res.Metrics.Preemptions, spread(jcts))
+	b.Logf("%s simulated (calibrated=%v, start latency %.1f, stop latency %.1f): %d jobs, %d preemptions, JCT %s",
+		pol, occupied != nil, lat.start, lat.stop, len(jcts), res.Metrics.Preemptions, spread(jcts))
 	return res.Metrics.AvgJCT
 }
 

@@ -37,7 +37,9 @@ func envOf(out string) map[string]string {
 	return env
 }
 
-func shJob(id, script string, fraction float64, extraTask string) string {
+// batchJob is a one-task caravan batch job that neither restarts nor
+// reschedules, so a failure shows at once; config is the task's config body.
+func batchJob(id, taskExtra, config string) string {
 	return fmt.Sprintf(`
 job %q {
   type = "batch"
@@ -54,9 +56,7 @@ job %q {
       driver = "caravan"
       %s
       config {
-        command      = "/bin/sh"
-        args         = ["-c", %q]
-        gpu_fraction = %g
+        %s
       }
       resources {
         cpu    = 50
@@ -64,7 +64,13 @@ job %q {
       }
     }
   }
-}`, id, extraTask, script, fraction)
+}`, id, taskExtra, config)
+}
+
+func shJob(id, script string, fraction float64, extraTask string) string {
+	return batchJob(id, extraTask, fmt.Sprintf(`command = "/bin/sh"
+        args = ["-c", %q]
+        gpu_fraction = %g`, script, fraction))
 }
 
 // (1) A jobspec from jobspecs/ runs; its output shows the GPU environment.
@@ -369,26 +375,7 @@ func TestBadTaskConfigIsExplained(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.id, func(t *testing.T) {
-			hcl := fmt.Sprintf(`
-job %q {
-  type = "batch"
-  group "g" {
-    restart {
-      attempts = 0
-      mode     = "fail"
-    }
-    reschedule {
-      attempts  = 0
-      unlimited = false
-    }
-    task "t" {
-      driver = "caravan"
-      config {
-        %s
-      }
-    }
-  }
-}`, c.id, c.config)
+			hcl := batchJob(c.id, "", c.config)
 			if _, err := cluster.RunHCL(hcl, nil); err != nil {
 				t.Fatal(err)
 			}

@@ -2,25 +2,14 @@ package main
 
 import (
 	"bytes"
+	"github.com/caravan-dl/caravan/internal/repo"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-func tracesDir(t *testing.T) string {
-	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "traces")
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = filepath.Dir(dir)
-	}
-}
+func tracesDir(t *testing.T) string { return repo.MustTraces(t) }
 
 func TestDispatchErrors(t *testing.T) {
 	var out, errb bytes.Buffer

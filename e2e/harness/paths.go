@@ -4,27 +4,13 @@ package harness
 
 import (
 	"errors"
+	"github.com/caravan-dl/caravan/internal/repo"
 	"os"
 	"path/filepath"
 )
 
-// RepoRoot walks up from the working directory to the folder holding go.mod.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("harness: no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
+// RepoRoot is the folder holding go.mod above the working directory.
+func RepoRoot() (string, error) { return repo.Root() }
 
 // Binaries are the executables a cluster needs, built by `make tools build`.
 type Binaries struct {
@@ -56,10 +42,4 @@ func FindBinaries() (Binaries, error) {
 }
 
 // SharedTraces is ../shared/traces beside the repository.
-func SharedTraces() (string, error) {
-	root, err := RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(filepath.Dir(root), "shared", "traces"), nil
-}
+func SharedTraces() (string, error) { return repo.Traces() }

@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"github.com/caravan-dl/caravan/internal/repo"
 	"math"
 	"os"
 	"path/filepath"
@@ -8,20 +9,7 @@ import (
 	"testing"
 )
 
-func profilesDir(t *testing.T) string {
-	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = filepath.Dir(dir)
-	}
-	return filepath.Join(dir, "..", "shared", "traces", "model-profiles")
-}
+func profilesDir(t *testing.T) string { return repo.MustTraces(t, "model-profiles") }
 
 func loadSet(t *testing.T) *Set {
 	t.Helper()

@@ -3,10 +3,9 @@ package sim
 import (
 	"bytes"
 	"fmt"
+	"github.com/caravan-dl/caravan/internal/repo"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -69,19 +68,7 @@ func TestGangWaitsForWholeGang(t *testing.T) {
 	}
 }
 
-// profilesDirFor finds ../shared/traces/model-profiles from the module root.
-func profilesDirFor(t testing.TB) string {
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "traces", "model-profiles")
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = filepath.Dir(dir)
-	}
-}
+func profilesDirFor(t testing.TB) string { return repo.MustTraces(t, "model-profiles") }
 
 func loadProfiles(dir string) (*profile.Set, error) { return profile.LoadSet(dir) }
 

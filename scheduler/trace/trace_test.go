@@ -1,35 +1,14 @@
 package trace
 
 import (
+	"github.com/caravan-dl/caravan/internal/repo"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// tracesDir finds ../shared/traces relative to the module root.
-func tracesDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "traces")
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("traces not found at %s: %v", p, err)
-	}
-	return p
-}
+func tracesDir(t *testing.T) string { return repo.MustTraces(t) }
 
 func writeFile(t *testing.T, body string) string {
 	t.Helper()

@@ -35,7 +35,7 @@ func TestACLPolicyIsEnough(t *testing.T) {
 	// The policy grants caravan/scheduler/*, so use the default paths.
 	startScheduler(t, "-policy", "tiresias-las", "-las-limits", "2",
 		"-state-path", "caravan/scheduler/state", "-lock-path", "caravan/scheduler/lock")
-	submit(t, work{ID: "acl-long", Workers: 2, Seconds: 8})
+	submit(t, work{ID: "acl-long", Workers: 2, Seconds: 20})
 	waitFor(t, 90*time.Second, "the long job to run", func() (bool, string) {
 		return count(allocs(t, "acl-long"), running) == 2, describe(allocs(t, "acl-long"))
 	})

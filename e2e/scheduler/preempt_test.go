@@ -12,7 +12,7 @@ import (
 // checkpoint.
 func TestLASPreemptsLongJobWhichResumesFromCheckpoint(t *testing.T) {
 	p := startScheduler(t, "-policy", "tiresias-las", "-las-limits", "4")
-	submit(t, work{ID: "long", Workers: 4, Seconds: 12})
+	submit(t, work{ID: "long", Workers: 4, Seconds: 20})
 	waitFor(t, 90*time.Second, "the long gang to run and leave queue 0", func() (bool, string) {
 		j := p.job("long")
 		if j == nil {

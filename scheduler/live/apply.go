@@ -17,10 +17,7 @@ func (s *Scheduler) apply(w *world, es []*entry, l *ledger, dec policy.Decision,
 	for _, e := range es {
 		byID[e.stub.ID] = e
 	}
-	waiting := map[string]string{}
-	for id, why := range dec.Waiting {
-		waiting[id] = why
-	}
+	waiting := dec.Waiting.Map()
 	for _, id := range dec.Preempts {
 		if e := byID[id]; e != nil && e.phase == phaseRunning {
 			s.preempt(e, preemptReason(waiting[id]), now)

@@ -28,7 +28,7 @@ type HeadOfLineBlocker interface {
 // Decide runs one scheduling round.
 func (f *Framework) Decide(s *Snapshot) Decision {
 	if s == nil {
-		return Decision{Waiting: map[string]string{}}
+		return Decision{}
 	}
 	f.learn(s)
 	r := newRound(f, s)

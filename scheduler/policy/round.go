@@ -77,7 +77,7 @@ func newRound(f *Framework, s *Snapshot) *round {
 		f:          f,
 		s:          s,
 		cap:        NewCapacity(&s.Cluster),
-		dec:        Decision{Waiting: make(map[string]string, len(s.Jobs))},
+		dec:        Decision{Waiting: make(Waits, 0, len(s.Jobs))},
 		fit:        LimitsOf(&s.Cluster),
 		shapes:     map[shapeBits]*shapeMemo{},
 		queued:     queued,
@@ -147,7 +147,7 @@ func (r *round) walk(ranked []Ranked) {
 	if r.preemptive {
 		r.indexVictims()
 	}
-	defer r.hol.flush(r.dec.Waiting)
+	defer r.hol.flush(&r.dec.Waiting)
 	hol, batch := r.f.blocksHead(), r.f.batchSize()
 	behind := 0 // queued jobs waiting ahead, under head-of-line blocking
 	for i := 0; i < len(ranked); i++ {
@@ -213,10 +213,10 @@ func (h *holTexts) add(j *Job, behind int) {
 	h.ends = append(h.ends, h.b.Len())
 }
 
-func (h *holTexts) flush(w map[string]string) {
+func (h *holTexts) flush(w *Waits) {
 	all, start := h.b.String(), 0
 	for k, j := range h.jobs {
-		w[j.ID] = all[start:h.ends[k]]
+		*w = append(*w, Wait{JobID: j.ID, Reason: all[start:h.ends[k]]})
 		start = h.ends[k]
 	}
 }
@@ -298,7 +298,9 @@ func shortOf(d Demand, c *Capacity) string {
 	return ""
 }
 
-func (r *round) wait(j *Job, why string) { r.dec.Waiting[j.ID] = why }
+func (r *round) wait(j *Job, why string) {
+	r.dec.Waiting = append(r.dec.Waiting, Wait{JobID: j.ID, Reason: why})
+}
 
 func placementGPUs(p Placement) float64 {
 	s := 0.0

@@ -33,7 +33,7 @@ func (o *Optimus) collect(s *policy.Snapshot, dec *policy.Decision) []*entry {
 		e := &slab[len(out)]
 		if why := o.entryOf(lim, j, e); why != "" {
 			if j.State == policy.Queued {
-				dec.Waiting[j.ID] = why
+				dec.Waiting = append(dec.Waiting, policy.Wait{JobID: j.ID, Reason: why})
 			}
 			*e = entry{}
 			continue

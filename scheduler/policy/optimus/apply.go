@@ -48,7 +48,7 @@ func (o *Optimus) admit(c *policy.Capacity, e *entry, dec *policy.Decision, buf 
 		buf = append(buf, ", estimated "...)
 		buf = appendSecs(buf, e.est.remaining(e.lo))
 		buf = append(append(append(buf, " left by "...), e.est.how...), ')')
-		dec.Waiting[e.job.ID] = string(buf)
+		dec.Waiting = append(dec.Waiting, policy.Wait{JobID: e.job.ID, Reason: string(buf)})
 		return buf
 	}
 	why := ""
@@ -63,7 +63,7 @@ func (o *Optimus) admit(c *policy.Capacity, e *entry, dec *policy.Decision, buf 
 			break
 		}
 	}
-	dec.Waiting[e.job.ID] = why
+	dec.Waiting = append(dec.Waiting, policy.Wait{JobID: e.job.ID, Reason: why})
 	return buf
 }
 

@@ -65,9 +65,9 @@ func (o *Optimus) Name() string { return "optimus+" + o.place.Name() }
 // Decide runs one allocation round.
 func (o *Optimus) Decide(s *policy.Snapshot) policy.Decision {
 	if s == nil {
-		return policy.Decision{Waiting: map[string]string{}}
+		return policy.Decision{}
 	}
-	dec := policy.Decision{Waiting: make(map[string]string, len(s.Jobs))}
+	dec := policy.Decision{Waiting: make(policy.Waits, 0, len(s.Jobs))}
 	if so, ok := o.place.(policy.SnapshotObserver); ok {
 		so.ObserveSnapshot(s)
 	}

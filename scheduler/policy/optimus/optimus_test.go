@@ -75,7 +75,7 @@ func TestFixedJobsWaitWithReason(t *testing.T) {
 	if w := workers(d); len(w) != 1 || w["b"] != 2 {
 		t.Fatalf("b has less work left and should start alone, got %v", w)
 	}
-	if d.Waiting["a"] == "" || d.Waiting["huge"] != "can never fit: needs 9 GPUs, cluster has 2 GPUs" {
+	if d.Waiting.Reason("a") == "" || d.Waiting.Reason("huge") != "can never fit: needs 9 GPUs, cluster has 2 GPUs" {
 		t.Fatalf("waiting %v", d.Waiting)
 	}
 }

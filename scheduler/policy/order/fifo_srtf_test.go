@@ -23,14 +23,14 @@ func TestFIFOHeadOfLineBlocking(t *testing.T) {
 	if len(d.Starts) != 0 {
 		t.Fatalf("strict FIFO must not start b past a: %v", started(d))
 	}
-	if d.Waiting["a"] != "needs 3 GPUs, 2 free" {
-		t.Errorf("a: %q", d.Waiting["a"])
+	if d.Waiting.Reason("a") != "needs 3 GPUs, 2 free" {
+		t.Errorf("a: %q", d.Waiting.Reason("a"))
 	}
-	if !strings.HasPrefix(d.Waiting["b"], "head-of-line blocked: behind 1") {
-		t.Errorf("b: %q", d.Waiting["b"])
+	if !strings.HasPrefix(d.Waiting.Reason("b"), "head-of-line blocked: behind 1") {
+		t.Errorf("b: %q", d.Waiting.Reason("b"))
 	}
-	if d.Waiting["huge"] != "can never fit: needs 8 GPUs, cluster has 4 GPUs" {
-		t.Errorf("huge: %q", d.Waiting["huge"])
+	if d.Waiting.Reason("huge") != "can never fit: needs 8 GPUs, cluster has 4 GPUs" {
+		t.Errorf("huge: %q", d.Waiting.Reason("huge"))
 	}
 }
 
@@ -62,7 +62,7 @@ func TestSRTFPicksShortestAndPreempts(t *testing.T) {
 	if !equal(started(d), []string{"j100", "j300"}) || !equal(d.Preempts, []string{"long"}) {
 		t.Fatalf("starts %v preempts %v", started(d), d.Preempts)
 	}
-	if !strings.Contains(d.Waiting["j9000"], "needs 1 GPU, 0 free") {
-		t.Errorf("j9000: %q", d.Waiting["j9000"])
+	if !strings.Contains(d.Waiting.Reason("j9000"), "needs 1 GPU, 0 free") {
+		t.Errorf("j9000: %q", d.Waiting.Reason("j9000"))
 	}
 }

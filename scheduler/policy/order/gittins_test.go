@@ -83,7 +83,7 @@ func TestGittinsNoPreemptionWithinQueue(t *testing.T) {
 			t.Fatalf("a=%g (G=%g vs %g): same-queue job must wait, preempts %v starts %v",
 				a, g.Index(a), g.Index(0), d.Preempts, started(d))
 		}
-		if got := d.Waiting["wait"]; !strings.HasPrefix(got, "queue 0: needs 1 GPU, 0 free") {
+		if got := d.Waiting.Reason("wait"); !strings.HasPrefix(got, "queue 0: needs 1 GPU, 0 free") {
 			t.Errorf("a=%g: waiting reason %q", a, got)
 		}
 	}

@@ -49,8 +49,8 @@ func TestLASDemotesAndPreempts(t *testing.T) {
 	if !equal(d.Preempts, []string{"old"}) || !equal(started(d), []string{"young"}) {
 		t.Fatalf("preempts %v starts %v, want old preempted for young", d.Preempts, started(d))
 	}
-	if !strings.Contains(d.Waiting["old"], "preempted") {
-		t.Errorf("old waits with %q", d.Waiting["old"])
+	if !strings.Contains(d.Waiting.Reason("old"), "preempted") {
+		t.Errorf("old waits with %q", d.Waiting.Reason("old"))
 	}
 }
 
@@ -66,7 +66,7 @@ func TestLASNoPreemptionWithinQueue(t *testing.T) {
 	if len(d.Preempts) != 0 || len(d.Starts) != 0 {
 		t.Fatalf("same-queue job must wait, got %+v", d)
 	}
-	if got := d.Waiting["b"]; !strings.HasPrefix(got, "queue 0: needs 1 GPU, 0 free") {
+	if got := d.Waiting.Reason("b"); !strings.HasPrefix(got, "queue 0: needs 1 GPU, 0 free") {
 		t.Errorf("waiting reason %q", got)
 	}
 }
@@ -86,8 +86,8 @@ func TestLASPreemptsOnlyIfItHelps(t *testing.T) {
 	if len(d.Preempts) != 0 {
 		t.Fatalf("preempting low alone cannot fit big; preempts %v", d.Preempts)
 	}
-	if !strings.Contains(d.Waiting["big"], "would not make it fit") {
-		t.Errorf("waiting reason %q", d.Waiting["big"])
+	if !strings.Contains(d.Waiting.Reason("big"), "would not make it fit") {
+		t.Errorf("waiting reason %q", d.Waiting.Reason("big"))
 	}
 }
 

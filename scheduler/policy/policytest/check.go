@@ -10,7 +10,8 @@ import (
 // Check verifies a Decision against its Snapshot: known jobs only, no job
 // both preempted and started, preempted jobs were running, every start a
 // complete gang (worker count within bounds), and after applying it no GPU
-// holds more than its compute or memory. It returns the first violation.
+// holds more than its compute or memory; every queued job that did not
+// start is explained, once. It returns the first violation.
 func Check(s *policy.Snapshot, d policy.Decision) error {
 	jobs := map[string]*policy.Job{}
 	for _, j := range s.Jobs {
@@ -46,6 +47,13 @@ func Check(s *policy.Snapshot, d policy.Decision) error {
 		preempted[id] = true
 		release(j.Placement, -1)
 	}
+	waiting := make(map[string]string, len(d.Waiting))
+	for _, w := range d.Waiting {
+		if _, dup := waiting[w.JobID]; dup {
+			return fmt.Errorf("job %s listed as waiting twice", w.JobID)
+		}
+		waiting[w.JobID] = w.Reason
+	}
 	started := map[string]bool{}
 	for _, st := range d.Starts {
 		j, ok := jobs[st.JobID]
@@ -63,7 +71,7 @@ func Check(s *policy.Snapshot, d policy.Decision) error {
 			release(j.Placement, -1) // a resize replaces the old slots
 		}
 		release(st.Placement, +1)
-		if _, waits := d.Waiting[j.ID]; waits {
+		if _, waits := waiting[j.ID]; waits {
 			return fmt.Errorf("job %s both started and waiting", j.ID)
 		}
 	}
@@ -73,7 +81,7 @@ func Check(s *policy.Snapshot, d policy.Decision) error {
 		}
 	}
 	for _, j := range s.Jobs {
-		if j.State == policy.Queued && !started[j.ID] && d.Waiting[j.ID] == "" {
+		if j.State == policy.Queued && !started[j.ID] && waiting[j.ID] == "" {
 			return fmt.Errorf("queued job %s neither started nor explained", j.ID)
 		}
 	}

@@ -115,7 +115,8 @@ func digest(d policy.Decision) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-func writeWaiting(h hash.Hash, w map[string]string) {
+func writeWaiting(h hash.Hash, ws policy.Waits) {
+	w := ws.Map()
 	ids := make([]string, 0, len(w))
 	for id := range w {
 		ids = append(ids, id)

@@ -16,6 +16,7 @@ type Orderer interface {
 	Name() string
 	// Preemptive orderings may stop running jobs for higher-ranked ones.
 	Preemptive() bool
+	// Order's result may be reused by its next call: use it, then drop it.
 	Order(s *Snapshot) []Ranked
 }
 

@@ -31,7 +31,10 @@ type FairConfig struct {
 // where the isolated run has a 1/N share of the cluster's G GPUs (N active
 // jobs), so a gang of g GPUs larger than G/N runs proportionally slower.
 // Preemption honours the lease so allocations do not flap every round.
-type Fair struct{ cfg FairConfig }
+type Fair struct {
+	cfg FairConfig
+	sc  scratch
+}
 
 // NewFair builds the fairness ordering.
 func NewFair(cfg FairConfig) (*Fair, error) {
@@ -71,15 +74,15 @@ func (f *Fair) Rho(j *policy.Job, now policy.Seconds, n int, gpus float64) float
 }
 
 // Order ranks by ρ, largest first.
-func (f *Fair) Order(s *policy.Snapshot) []policy.Ranked {
-	js := active(s)
+func (o *Fair) Order(s *policy.Snapshot) []policy.Ranked {
+	js := o.sc.active(s)
 	gpus := 0.0
 	for _, n := range s.Cluster.Nodes {
 		gpus += float64(len(n.GPUs))
 	}
-	ks := make([]keyed, len(js))
+	ks := o.sc.keys(len(js))
 	for i, j := range js {
-		ks[i] = keyed{job: j, k: [3]float64{-f.Rho(j, s.Now, len(js), gpus), stateTie(j)}}
+		ks[i] = keyed{job: j, k: [3]float64{-o.Rho(j, s.Now, len(js), gpus), stateTie(j)}}
 	}
-	return sortKeyed(ks)
+	return o.sc.sort(ks)
 }

@@ -13,7 +13,10 @@ type FIFOConfig struct {
 
 // FIFO is the YARN capacity-scheduler baseline of Tiresias: jobs start in
 // submit order and are never preempted.
-type FIFO struct{ cfg FIFOConfig }
+type FIFO struct {
+	cfg FIFOConfig
+	sc  scratch
+}
 
 // NewFIFO returns a FIFO ordering.
 func NewFIFO(cfg FIFOConfig) *FIFO { return &FIFO{cfg: cfg} }
@@ -28,11 +31,11 @@ func (*FIFO) Preemptive() bool { return false }
 func (f *FIFO) BlocksHeadOfLine() bool { return !f.cfg.Backfill }
 
 // Order ranks jobs by submit time.
-func (*FIFO) Order(s *policy.Snapshot) []policy.Ranked {
-	js := active(s)
-	ks := make([]keyed, len(js))
+func (o *FIFO) Order(s *policy.Snapshot) []policy.Ranked {
+	js := o.sc.active(s)
+	ks := o.sc.keys(len(js))
 	for i, j := range js {
 		ks[i] = keyed{job: j, k: [3]float64{j.Submit}}
 	}
-	return sortKeyed(ks)
+	return o.sc.sort(ks)
 }

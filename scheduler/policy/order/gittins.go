@@ -35,6 +35,7 @@ type Gittins struct {
 	q     *queues
 	dist  *ServiceDist
 	delta float64
+	sc    scratch
 }
 
 // NewGittins builds 2D-Gittins.
@@ -78,13 +79,13 @@ func (g *Gittins) ObserveFinished(j *policy.Job) {
 
 // Order ranks by queue, then running before queued, then Gittins index
 // (highest first), then queue-join time.
-func (g *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
-	js := active(s)
-	svc := g.q.update(s.Now, js)
-	ks := make([]keyed, len(js))
+func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
+	js := o.sc.active(s)
+	svc := o.q.update(s.Now, js)
+	ks := o.sc.keys(len(js))
 	for i, j := range js {
 		a := svc[i]
-		ks[i] = keyed{job: j, queue: g.q.queueOf(a), k: [3]float64{stateTie(j), -g.Index(a), queuedAt(j)}}
+		ks[i] = keyed{job: j, queue: o.q.queueOf(a), k: [3]float64{stateTie(j), -o.Index(a), queuedAt(j)}}
 	}
-	return sortKeyed(ks)
+	return o.sc.sort(ks)
 }

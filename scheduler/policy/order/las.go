@@ -10,7 +10,10 @@ import "github.com/caravan-dl/caravan/scheduler/policy"
 // where pending jobs are moved behind running ones after every round, so a
 // job is only preempted by a job from a higher queue. Queued jobs keep FIFO
 // order by the time they (re)joined the queue (QueuedSince, else Submit).
-type LAS struct{ q *queues }
+type LAS struct {
+	q  *queues
+	sc scratch
+}
 
 // NewLAS builds 2D-LAS; the zero config gives Tiresias' defaults.
 func NewLAS(cfg QueueConfig) (*LAS, error) {
@@ -31,12 +34,12 @@ func (*LAS) Preemptive() bool { return true }
 func (l *LAS) Queues() int { return l.q.Queues() }
 
 // Order ranks by queue, then running before queued, then queue-join time.
-func (l *LAS) Order(s *policy.Snapshot) []policy.Ranked {
-	js := active(s)
-	svc := l.q.update(s.Now, js)
-	ks := make([]keyed, len(js))
+func (o *LAS) Order(s *policy.Snapshot) []policy.Ranked {
+	js := o.sc.active(s)
+	svc := o.q.update(s.Now, js)
+	ks := o.sc.keys(len(js))
 	for i, j := range js {
-		ks[i] = keyed{job: j, queue: l.q.queueOf(svc[i]), k: [3]float64{stateTie(j), queuedAt(j)}}
+		ks[i] = keyed{job: j, queue: o.q.queueOf(svc[i]), k: [3]float64{stateTie(j), queuedAt(j)}}
 	}
-	return sortKeyed(ks)
+	return o.sc.sort(ks)
 }

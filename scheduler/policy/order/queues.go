@@ -72,6 +72,7 @@ func (c QueueConfig) Validate() error {
 type queues struct {
 	cfg  QueueConfig
 	base map[string]baseline
+	svc  []policy.Seconds // update's result, reused
 }
 
 type baseline struct{ attained, executed policy.Seconds }
@@ -98,7 +99,14 @@ func (q *queues) queueOf(a policy.Seconds) int {
 // looks each job's baseline up once, and builds the set of live jobs only
 // when some baseline may belong to a departed job.
 func (q *queues) update(now policy.Seconds, js []*policy.Job) []policy.Seconds {
-	svc := make([]policy.Seconds, len(js))
+	svc := grow(q.svc, len(js))
+	q.svc = svc
+	if q.cfg.PromoteKnob <= 0 && len(q.base) == 0 { // nothing promoted, ever
+		for i, j := range js {
+			svc[i] = j.Attained
+		}
+		return svc
+	}
 	based := 0 // jobs of js that have a baseline after this update
 	for i, j := range js {
 		b, ok := q.base[j.ID]

@@ -11,7 +11,7 @@ import (
 // scheduler can run, hence "oracle" in its name. Remaining time is
 // OracleDuration − Executed in wall seconds (Tiresias' "shortest");
 // jobs without an oracle duration rank last.
-type SRTFOracle struct{}
+type SRTFOracle struct{ sc scratch }
 
 // NewSRTFOracle returns the SRTF oracle ordering.
 func NewSRTFOracle() *SRTFOracle { return &SRTFOracle{} }
@@ -23,9 +23,9 @@ func (*SRTFOracle) Name() string { return "srtf-oracle" }
 func (*SRTFOracle) Preemptive() bool { return true }
 
 // Order ranks jobs by remaining time.
-func (*SRTFOracle) Order(s *policy.Snapshot) []policy.Ranked {
-	js := active(s)
-	ks := make([]keyed, len(js))
+func (o *SRTFOracle) Order(s *policy.Snapshot) []policy.Ranked {
+	js := o.sc.active(s)
+	ks := o.sc.keys(len(js))
 	for i, j := range js {
 		rem := math.Inf(1)
 		if j.OracleDuration > 0 {
@@ -34,7 +34,7 @@ func (*SRTFOracle) Order(s *policy.Snapshot) []policy.Ranked {
 		// running first on ties, so equal jobs never swap places
 		ks[i] = keyed{job: j, k: [3]float64{rem, stateTie(j), queuedAt(j)}}
 	}
-	return sortKeyed(ks)
+	return o.sc.sort(ks)
 }
 
 // stateTie ranks running jobs ahead of queued ones with the same key.

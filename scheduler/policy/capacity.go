@@ -30,9 +30,10 @@ type FreeNode struct {
 	RackID   int
 	LinkGbps float64
 	GPUs     []FreeGPU
-	// WholeFree counts GPUs with nothing allocated; FreeSum sums Free.
-	WholeFree int
-	FreeSum   float64
+	// WholeFree counts GPUs with nothing allocated, Partial those partly
+	// allocated with compute left; FreeSum sums Free.
+	WholeFree, Partial int
+	FreeSum            float64
 }
 
 // Capacity is the mutable free-capacity view a decision works on. It is
@@ -112,10 +113,12 @@ func (c *Capacity) resummarise(i int) {
 	n := &c.Nodes[i]
 	c.wholeFree -= n.WholeFree
 	c.freeSum -= n.FreeSum
-	n.WholeFree, n.FreeSum = 0, 0
+	n.WholeFree, n.Partial, n.FreeSum = 0, 0, 0
 	for k := range n.GPUs {
 		if n.GPUs[k].Whole() {
 			n.WholeFree++
+		} else if n.GPUs[k].Free > 0 {
+			n.Partial++
 		}
 		n.FreeSum += n.GPUs[k].Free
 	}

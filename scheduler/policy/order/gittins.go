@@ -83,9 +83,13 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 	js := o.sc.active(s)
 	svc := o.q.update(s.Now, js)
 	ks := o.sc.keys(len(js))
+	fresh := o.Index(0) // most queued jobs have not run yet
 	for i, j := range js {
-		a := svc[i]
-		ks[i] = keyed{job: j, queue: o.q.queueOf(a), k: [3]float64{stateTie(j), -o.Index(a), queuedAt(j)}}
+		a, idx := svc[i], fresh
+		if a != 0 {
+			idx = o.Index(a)
+		}
+		ks[i] = keyed{job: j, queue: o.q.queueOf(a), k: [3]float64{stateTie(j), -idx, queuedAt(j)}}
 	}
 	return o.sc.sort(ks)
 }

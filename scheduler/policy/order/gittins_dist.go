@@ -66,14 +66,30 @@ func (d *ServiceDist) sums() []float64 {
 // service spent on it. Past the largest sample it is 0, as in Tiresias.
 func (d *ServiceDist) Gittins(a, delta float64) float64 {
 	n := len(d.sorted)
-	lo := sort.Search(n, func(i int) bool { return d.sorted[i] > a })
+	lo := upper(d.sorted, a)
 	if lo == n || delta <= 0 {
 		return 0
 	}
-	hi := sort.Search(n, func(i int) bool { return d.sorted[i] > a+delta })
+	hi := lo + upper(d.sorted[lo:], a+delta)
 	p := d.sums()
 	alive := float64(n - lo)
 	done := float64(hi - lo)
 	spent := (p[hi] - p[lo]) - a*done + delta*float64(n-hi)
 	return (done / alive) / (spent / alive)
+}
+
+// upper is the index of the first x in sorted greater than v (len if
+// none). It is called twice per ranked job, so it avoids sort.Search's
+// closure.
+func upper(sorted []float64, v float64) int {
+	lo, hi := 0, len(sorted)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if sorted[m] > v {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
 }

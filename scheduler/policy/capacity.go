@@ -85,6 +85,42 @@ func NewCapacity(c *Cluster) *Capacity {
 	return cp
 }
 
+// Reset makes cp the free capacity of c, reusing cp's storage when c has
+// the same nodes (names, racks, GPU counts) as last time, which is the
+// steady state of a scheduler deciding over and over on one cluster: it
+// then skips rebuilding the name index and reallocating every GPU. A nil
+// cp, or a changed cluster, gets a fresh Capacity.
+func (cp *Capacity) Reset(c *Cluster) *Capacity {
+	if cp == nil || !cp.sameNodes(c) {
+		return NewCapacity(c)
+	}
+	cp.Epoch, cp.wholeFree, cp.freeSum = 0, 0, 0
+	for i := range c.Nodes {
+		n, fn := &c.Nodes[i], &cp.Nodes[i]
+		fn.LinkGbps = n.LinkGbps
+		for k, g := range n.GPUs {
+			fn.GPUs[k] = freeOf(g)
+		}
+		fn.WholeFree, fn.Partial, fn.FreeSum = 0, 0, 0
+		cp.resummarise(i)
+	}
+	return cp
+}
+
+// sameNodes reports whether c lists exactly cp's nodes, in order.
+func (cp *Capacity) sameNodes(c *Cluster) bool {
+	if len(cp.Nodes) != len(c.Nodes) {
+		return false
+	}
+	for i := range c.Nodes {
+		n, fn := &c.Nodes[i], &cp.Nodes[i]
+		if n.Name != fn.Name || n.Rack != fn.Rack || len(n.GPUs) != len(fn.GPUs) {
+			return false
+		}
+	}
+	return true
+}
+
 func gpuCount(c *Cluster) int {
 	n := 0
 	for _, nd := range c.Nodes {

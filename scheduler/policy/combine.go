@@ -9,6 +9,14 @@ type Framework struct {
 	Place Placer
 	// seen dedupes finished jobs fed to learners.
 	seen map[string]bool
+	// free is the last round's capacity, whose storage the next reuses.
+	free *Capacity
+}
+
+// capacity is the free capacity of c for a new round.
+func (f *Framework) capacity(c *Cluster) *Capacity {
+	f.free = f.free.Reset(c)
+	return f.free
 }
 
 // NewFramework combines an ordering with a placement.

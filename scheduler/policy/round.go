@@ -76,7 +76,7 @@ func newRound(f *Framework, s *Snapshot) *round {
 	return &round{
 		f:          f,
 		s:          s,
-		cap:        NewCapacity(&s.Cluster),
+		cap:        f.capacity(&s.Cluster),
 		dec:        Decision{Waiting: make(Waits, 0, len(s.Jobs))},
 		fit:        LimitsOf(&s.Cluster),
 		shapes:     map[shapeBits]*shapeMemo{},

@@ -40,6 +40,8 @@ type Optimus struct {
 	// fitted counts the cached fits the current decision used (scratch,
 	// reset by every Decide), so forget can tell no fit is stale.
 	fitted int
+	// free is the last decision's capacity, whose storage the next reuses.
+	free *policy.Capacity
 }
 
 // New builds Optimus placing gangs with p.
@@ -74,7 +76,8 @@ func (o *Optimus) Decide(s *policy.Snapshot) policy.Decision {
 	o.fitted = 0
 	jobs := o.collect(s, &dec)
 	queue := admissionOrder(jobs) // allocation and placement admit in the same order
-	c := policy.NewCapacity(&s.Cluster)
+	o.free = o.free.Reset(&s.Cluster)
+	c := o.free
 	o.allocate(jobs, queue, c.TotalGPUs())
 	o.apply(c, jobs, queue, &dec)
 	o.forget(s)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 
@@ -44,6 +45,7 @@ func simRun(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	sf := addScenarioFlags(fs)
 	pol := fs.String("policy", "fifo", "policy name (see `caravan sim policies`)")
+	cpuprof := fs.String("cpuprofile", "", "write a Go CPU profile of the replay to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -58,7 +60,12 @@ func simRun(args []string, stdout, stderr io.Writer) error {
 	if !sf.quiet {
 		sc.Config.Progress = stderr
 	}
+	stop, err := startProfile(*cpuprof)
+	if err != nil {
+		return err
+	}
 	r, err := sim.Run(sc.Config, sc.Cluster, sc.Jobs, p)
+	stop()
 	if err != nil {
 		return err
 	}
@@ -140,4 +147,21 @@ func splitList(s string) []string {
 
 func safeName(s string) string {
 	return strings.NewReplacer("+", "_", "/", "_", " ", "_").Replace(s)
+}
+
+// startProfile starts a CPU profile into path ("" = none); the returned
+// function stops it.
+func startProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

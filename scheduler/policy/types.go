@@ -107,10 +107,22 @@ type Job struct {
 	// Util is the job's GPU utilisation at a whole GPU, if known (0..1).
 	Util     float64
 	Features ModelFeatures
+	// Speed is the job's step time by placement shape, if known (nil =
+	// unknown). The simulator sets it from the job's measured model
+	// profile; the live scheduler may learn it from observed step times.
+	Speed SpeedProfile
 	// HardMinFraction/HardMinMemMiB are what the user declared as a floor:
 	// right-sizing never goes below them.
 	HardMinFraction float64
 	HardMinMemMiB   int64
+}
+
+// SpeedProfile predicts a job's seconds per training step on a placement
+// shape: GPUs (workers) per node of its slots, in any order, e.g. [2 2 2 2]
+// for four nodes with two workers each; a result ≤ 0 means unknown.
+// Implementations must be deterministic and safe for concurrent use.
+type SpeedProfile interface {
+	StepTime(shape []int) float64
 }
 
 // Snapshot is everything a policy sees at one instant.

@@ -95,7 +95,7 @@ func (e *engine) load(jobs []Job) error {
 }
 
 func newSimJob(sp *Job) *simJob {
-	return &simJob{
+	j := &simJob{
 		spec:      sp,
 		remaining: sp.Work,
 		pj: policy.Job{
@@ -106,6 +106,10 @@ func newSimJob(sp *Job) *simJob {
 		},
 		nextMark: 0,
 	}
+	if sp.Speed != nil { // a nil *profile.Model must stay a nil interface
+		j.pj.Speed = sp.Speed
+	}
+	return j
 }
 
 func (e *engine) horizon() float64 {

@@ -24,6 +24,20 @@ type NetworkConfig struct {
 // maximises the slowest uplink the gang's traffic crosses (the bottleneck
 // of ring all-reduce), then uses the fewest nodes. Only if no rack can hold
 // it does the gang span racks, again fastest bottleneck first.
+//
+// A job with a speed profile (Job.Speed: its measured step time by
+// placement shape, Liquid's knowledge of a job's compute/communication
+// mix) is placed by it: among the nodes the rules above accept (the rack
+// and link floor), the placer scores the packed node set and, for each
+// node count from the packed one up to the gang size (at most 16 unless
+// packing needs more), the most even split the free capacity allows, and
+// takes the shape with the lowest step time (ties: fewer nodes, then the
+// rules above). Spread parts go to the tightest nodes that hold them, so
+// empty nodes stay whole. One node still wins unless a multi-node shape
+// is measured strictly faster. Links come before the profile, which
+// cannot see a slow uplink: racks are compared by bottleneck first, then
+// step time. A placement exists exactly when the packed one does, so
+// failures stay memoisable by the demand alone (DefaultShape).
 type Network struct{ cfg NetworkConfig }
 
 // NewNetwork returns the network-aware placer.
@@ -59,9 +73,11 @@ func (*Network) PackOrder(_ []*policy.Job, ds []policy.Demand) []int {
 }
 
 // Place chooses the gang's slots.
-func (n *Network) Place(_ *policy.Job, d policy.Demand, c *policy.Capacity) (policy.Placement, string) {
-	if i := bestSingleNode(c, d); i >= 0 {
-		return policy.Placement{Slots: fillNode(&c.Nodes[i], d, d.Workers)}, ""
+func (n *Network) Place(j *policy.Job, d policy.Demand, c *policy.Capacity) (policy.Placement, string) {
+	prof := speedOf(j)
+	single := bestSingleNode(c, d)
+	if single >= 0 && (prof == nil || d.Workers < 2) {
+		return policy.Placement{Slots: fillNode(&c.Nodes[single], d, d.Workers)}, ""
 	}
 	cs := candidates(c, d)
 	if total := sumFit(cs); total < d.Workers {
@@ -69,21 +85,37 @@ func (n *Network) Place(_ *policy.Job, d policy.Demand, c *policy.Capacity) (pol
 	}
 	var best option
 	for r := range c.Racks {
-		if o, ok := n.widest(c, d, inRack(c, cs, r)); ok && o.better(best) {
+		if o, ok := n.widest(c, d, inRack(c, cs, r), prof); ok && o.better(best) {
 			best = o
 		}
 	}
 	if best.nodes == nil {
-		best, _ = n.widest(c, d, cs)
+		best, _ = n.widest(c, d, cs, prof)
+	}
+	if single >= 0 && !n.spreadWins(prof, d, best) {
+		return policy.Placement{Slots: fillNode(&c.Nodes[single], d, d.Workers)}, ""
 	}
 	p, _ := take(c, d, best.nodes)
 	return p, ""
 }
 
-// option is one node set for a gang.
+// spreadWins reports whether best, a node set for a gang that also fits
+// one node, is measured strictly faster than the single node.
+func (*Network) spreadWins(prof policy.SpeedProfile, d policy.Demand, best option) bool {
+	if len(best.nodes) < 2 || !(best.step > 0) {
+		return false
+	}
+	t := prof.StepTime([]int{d.Workers})
+	return t > 0 && best.step < t && !nearlyEqual(best.step, t)
+}
+
+// option is one node set for a gang; each candidate's fit caps the
+// workers take puts there.
 type option struct {
 	nodes      []candidate
 	bottleneck float64
+	// step is the profile's step time for the set (0 = no profile).
+	step float64
 }
 
 func (o option) better(than option) bool {
@@ -93,13 +125,18 @@ func (o option) better(than option) bool {
 	if o.bottleneck != than.bottleneck {
 		return o.bottleneck > than.bottleneck
 	}
+	if o.step > 0 && than.step > 0 && !nearlyEqual(o.step, than.step) {
+		return o.step < than.step
+	}
 	return len(o.nodes) < len(than.nodes)
 }
 
 // widest finds, among cs, the node set with the fastest slowest link that
 // still holds the gang, using the fewest (roomiest) nodes at that speed.
 // Lowering the link floor only adds nodes, so the floor is binary-searched.
-func (n *Network) widest(c *policy.Capacity, d policy.Demand, cs []candidate) (option, bool) {
+// With a speed profile, the nodes at that floor are then shaped by it
+// (fastest).
+func (n *Network) widest(c *policy.Capacity, d policy.Demand, cs []candidate, prof policy.SpeedProfile) (option, bool) {
 	speeds := make([]float64, 0, len(cs))
 	for _, cd := range cs {
 		speeds = append(speeds, n.link(&c.Nodes[cd.node]))
@@ -122,7 +159,11 @@ func (n *Network) widest(c *policy.Capacity, d policy.Demand, cs []candidate) (o
 	}
 	set := above(speeds[k])
 	byFitDesc(set)
-	return option{nodes: prefixHolding(set, d.Workers), bottleneck: speeds[k]}, true
+	o := option{nodes: prefixHolding(set, d.Workers), bottleneck: speeds[k]}
+	if prof != nil {
+		o = fastest(prof, d, o, set)
+	}
+	return o, true
 }
 
 func uniq(xs []float64) []float64 {

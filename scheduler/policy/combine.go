@@ -11,6 +11,8 @@ type Framework struct {
 	seen map[string]bool
 	// free is the last round's capacity, whose storage the next reuses.
 	free *Capacity
+	// hol caches head-of-line Waiting texts by position (see holText).
+	hol []string
 }
 
 // capacity is the free capacity of c for a new round.

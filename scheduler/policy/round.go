@@ -2,9 +2,7 @@ package policy
 
 import (
 	"math"
-	"slices"
 	"strconv"
-	"strings"
 )
 
 // round is the state of one Decide call.
@@ -28,7 +26,6 @@ type round struct {
 	ranked     []Ranked
 	running    []int  // ranks of preemptable running jobs, ascending
 	preempted  []bool // by rank
-	hol        holTexts
 }
 
 // shapeMemo is what a round learned about one shape.
@@ -147,7 +144,6 @@ func (r *round) walk(ranked []Ranked) {
 	if r.preemptive {
 		r.indexVictims()
 	}
-	defer r.hol.flush(&r.dec.Waiting)
 	hol, batch := r.f.blocksHead(), r.f.batchSize()
 	behind := 0 // queued jobs waiting ahead, under head-of-line blocking
 	for i := 0; i < len(ranked); i++ {
@@ -160,7 +156,7 @@ func (r *round) walk(ranked []Ranked) {
 			continue
 		}
 		if behind > 0 {
-			r.hol.add(j, behind)
+			r.wait(j, r.f.holText(behind))
 			behind++
 			continue
 		}
@@ -170,7 +166,6 @@ func (r *round) walk(ranked []Ranked) {
 		}
 		if !r.admit(i, d) && hol {
 			behind = 1
-			r.hol.reserve(len(ranked) - i) // at most every job left waits behind it
 		}
 	}
 }
@@ -187,38 +182,15 @@ func (r *round) indexVictims() {
 	}
 }
 
-// holTexts builds the head-of-line Waiting texts, which differ per job
-// ("behind N"), into one string, so a long blocked queue costs one
-// allocation instead of one per job. flush hands them to Waiting.
-type holTexts struct {
-	b    strings.Builder
-	jobs []*Job
-	ends []int
-}
-
-// reserve makes room for n texts up front: growing a buffer of
-// 10,000 texts by doubling copies it over and over.
-func (h *holTexts) reserve(n int) {
-	h.b.Grow(n * len("head-of-line blocked: behind 10000 waiting job(s) in FIFO order"))
-	h.jobs = slices.Grow(h.jobs, n)
-	h.ends = slices.Grow(h.ends, n)
-}
-
-func (h *holTexts) add(j *Job, behind int) {
-	var n [20]byte // strconv.Itoa allocates for numbers ≥ 100
-	h.b.WriteString("head-of-line blocked: behind ")
-	h.b.Write(strconv.AppendInt(n[:0], int64(behind), 10))
-	h.b.WriteString(" waiting job(s) in FIFO order")
-	h.jobs = append(h.jobs, j)
-	h.ends = append(h.ends, h.b.Len())
-}
-
-func (h *holTexts) flush(w *Waits) {
-	all, start := h.b.String(), 0
-	for k, j := range h.jobs {
-		*w = append(*w, Wait{JobID: j.ID, Reason: all[start:h.ends[k]]})
-		start = h.ends[k]
+// holText is the Waiting text of a job with behind queued jobs ahead of it
+// under head-of-line blocking. The texts differ per position, and a
+// blocked queue of 30,000 jobs formatted them all on every decision of a
+// long replay, so the framework keeps them from one round to the next.
+func (f *Framework) holText(behind int) string {
+	for len(f.hol) <= behind {
+		f.hol = append(f.hol, "head-of-line blocked: behind "+strconv.Itoa(len(f.hol))+" waiting job(s) in FIFO order")
 	}
+	return f.hol[behind]
 }
 
 // admissible validates a queued job and rules out gangs that can never fit.

@@ -102,17 +102,62 @@ func (sc *scratch) sort(ks []keyed) []policy.Ranked {
 	for i := range idx {
 		idx[i] = int32(i)
 	}
+	if inOrder(ks) { // FIFO over a snapshot listed in arrival order
+		return sc.ranked(ks, idx)
+	}
 	s := sc.rad.reset(len(ks))
 	for k := 2; k >= 0; k-- { // least significant key first
 		s.sort(idx, func(i int32) uint64 { return floatKey(ks[i].k[k]) })
 	}
 	s.sort(idx, func(i int32) uint64 { return uint64(ks[i].queue) ^ 1<<63 })
 	sortTies(ks, idx)
+	return sc.ranked(ks, idx)
+}
+
+// ranked lists ks in the order idx.
+func (sc *scratch) ranked(ks []keyed, idx []int32) []policy.Ranked {
 	sc.out = grow(sc.out, len(ks))
 	for i, x := range idx {
 		sc.out[i] = policy.Ranked{Job: ks[x].job, Queue: ks[x].queue}
 	}
 	return sc.out
+}
+
+// inOrder reports whether ks already is in sortKeyed's order, which one
+// linear pass settles: then the radix passes are skipped.
+func inOrder(ks []keyed) bool {
+	for i := 1; i < len(ks); i++ {
+		if compareKeyed(&ks[i-1], &ks[i]) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// compareKeyed is sortKeyed's order as a three-way comparison.
+func compareKeyed(a, b *keyed) int {
+	if a.queue != b.queue {
+		return cmpInt(a.queue, b.queue)
+	}
+	for k := range a.k {
+		if x, y := floatKey(a.k[k]), floatKey(b.k[k]); x != y {
+			if x < y {
+				return -1
+			}
+			return 1
+		}
+	}
+	return compareSubmit(a.job, b.job)
+}
+
+func cmpInt(a, b int) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // floatKey maps a float64 to a uint64 with the same order, so that radix

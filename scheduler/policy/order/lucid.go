@@ -62,13 +62,17 @@ type LucidConfig struct {
 // sent back) the remaining duration is the median of the log-normal
 // estimate conditioned on outliving e, minus e: for e = 0 it is the
 // estimate, and it never goes to zero for jobs that outlive their
-// estimate. The estimate is LucidEstimator's additive model, learned
-// online from finished jobs only (ObserveFinished); it never reads
-// OracleDuration. Ties go to running jobs, then submission order. The
-// framework backfills (the authors' Philly runs place past a blocked job).
+// estimate. The estimate is LucidEstimator's additive model (the paper's
+// GA2M workload estimate model over user, GPU demand, model and, if
+// asked, submission hour), learned online from finished jobs only
+// (ObserveFinished); it never reads OracleDuration. Its fitted terms
+// follow every refit; its "recent" term is read once when a job is first
+// ranked (lucid.py, too, computes a job's priority once). Ties go to
+// running jobs, then submission order. The framework backfills (the
+// authors' Philly runs place past a blocked job).
 //
-// Not included: Lucid's starvation handling — the paper and the
-// authors' simulator have no aging, so none is added; its affine-pair
+// Not included: aging — the authors' simulator has none and we recall
+// none in the paper, so long-estimated jobs can wait long; its affine-pair
 // "indolent packing" and prescient adaptive sharing need per-job GPU
 // utilisation and memory that whole-GPU traces do not carry (we do not
 // invent them): packing is left to the placement plug-in

@@ -31,8 +31,11 @@ type BenchCase struct {
 }
 
 var (
-	tiresiasPolicies = []string{"fifo", "srtf-oracle", "tiresias-las", "tiresias-gittins", "fair"}
+	tiresiasPolicies = []string{"fifo", "srtf-oracle", "tiresias-las", "tiresias-gittins", "fair", "lucid"}
 	phillyPolicies   = []string{"fifo", "srtf-oracle", "tiresias-las", "tiresias-gittins"}
+	// phillyVCPolicies adds Lucid where its learned estimates have a VC's
+	// history to learn from.
+	phillyVCPolicies = append(slices.Clone(phillyPolicies), "lucid")
 )
 
 // Cases lists the suite. Cluster sizes for Philly are chosen so queues
@@ -53,8 +56,10 @@ func (b Bench) Cases() []BenchCase {
 			Note: "Tiresias 60-job trace (durations in seconds, as the reference simulator reads them), 4 GPUs per node."})
 	}
 	cs = append(cs,
-		BenchCase{Spec: Spec{Name: "philly-6214e9", Trace: philly, VC: "6214e9", GPUs: 64, Profiles: profiles}, Policies: phillyPolicies,
+		BenchCase{Spec: Spec{Name: "philly-6214e9", Trace: philly, VC: "6214e9", GPUs: 64, Profiles: profiles}, Policies: phillyVCPolicies,
 			Note: "Philly's busiest virtual cluster on 8 nodes × 8 GPUs."},
+		BenchCase{Spec: Spec{Name: "philly-6214e9-56gpu", Trace: philly, VC: "6214e9", GPUs: 56, Profiles: profiles}, Policies: phillyVCPolicies,
+			Note: "The same virtual cluster on 7 nodes × 8 GPUs: a higher load, where FIFO's head-of-line blocking costs most."},
 		BenchCase{Spec: Spec{Name: "philly-all", Trace: philly, GPUs: 1024, Profiles: profiles, Config: Config{Quantum: 300}}, Policies: phillyPolicies,
 			Note: "The whole 82k-job Philly trace on 128 nodes × 8 GPUs, quantum 300 s; wall time per policy is the simulator-speed figure."},
 		aliCase("alibaba-share100", ali100, 16, false, "Alibaba gpushare100 pods (every GPU pod shares) with their fractional requests."),

@@ -12,7 +12,7 @@ import (
 // benchPolicies are the bare orderings (each with its default placement)
 // and each placement under Tiresias.
 var benchPolicies = []string{
-	"fifo", "srtf-oracle", "tiresias-las", "tiresias-gittins", "optimus", "fair",
+	"fifo", "srtf-oracle", "tiresias-las", "tiresias-gittins", "optimus", "fair", "lucid",
 	"tiresias-las+network-aware", "tiresias-las+network-aware-batch",
 	"tiresias-las+interference-aware", "tiresias-las+frag-aware",
 }

@@ -22,6 +22,9 @@ type Config struct {
 	GittinsDelta float64
 	// Fair tunes finish-time fairness (lease, remaining-time guess).
 	Fair order.FairConfig
+	// Lucid tunes Lucid (profiling window 80 s for jobs of ≤ 4 GPUs,
+	// workload estimate model); see order.LucidConfig.
+	Lucid order.LucidConfig
 
 	// Network tunes network-aware placement; "network-aware-batch" uses
 	// Network.BatchSize, default 8.

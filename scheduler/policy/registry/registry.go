@@ -34,7 +34,8 @@ var orderings = map[string]ordering{
 	"tiresias-gittins": {build: func(c Config) (policy.Orderer, error) {
 		return order.NewGittins(order.GittinsConfig{QueueConfig: c.Queues, Prior: c.GittinsPrior, Delta: c.GittinsDelta})
 	}, placement: "consolidated"},
-	"fair": {build: func(c Config) (policy.Orderer, error) { return order.NewFair(c.Fair) }, placement: "consolidated"},
+	"fair":  {build: func(c Config) (policy.Orderer, error) { return order.NewFair(c.Fair) }, placement: "consolidated"},
+	"lucid": {build: func(c Config) (policy.Orderer, error) { return order.NewLucid(c.Lucid) }, placement: "consolidated"},
 	// Optimus places a job's tasks on the fewest servers: consolidated.
 	"optimus": {whole: func(c Config, p policy.Placer) (policy.Policy, error) {
 		return optimus.New(c.Optimus, p)

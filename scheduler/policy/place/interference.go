@@ -176,10 +176,16 @@ type best struct {
 // empties; same is 0 for the gang's own nodes.
 func (i *Interference) score(c *policy.Capacity, d policy.Demand, u float64, ov overlay, ni int, same float64, empties bool, b *best) {
 	n := &c.Nodes[ni]
+	touched := same == 0 // only the gang's own nodes need the overlay
+	var buf policy.FreeGPU
 	for gi := range n.GPUs {
-		g := ov.view(c, ni, gi)
+		g := &n.GPUs[gi]
+		if touched {
+			buf = ov.view(c, ni, gi)
+			g = &buf
+		}
 		empty := g.Whole()
-		if (empty && !empties) || d.FitsOn(&g) == 0 {
+		if (empty && !empties) || d.FitsOn(g) == 0 {
 			continue
 		}
 		if !empty && g.Util+u > i.cfg.Threshold+1e-9 {

@@ -11,6 +11,9 @@ type ServiceDist struct {
 	sorted []float64
 	prefix []float64 // prefix[i] = sum of sorted[:i]; rebuilt lazily
 	dirty  bool
+	// from is the lowest index inserted at since prefix was last valid:
+	// entries up to it still are, so only the tail is summed again.
+	from int
 }
 
 // NewServiceDist keeps the positive, finite samples.
@@ -40,6 +43,9 @@ func (d *ServiceDist) Add(v float64) {
 	i := sort.SearchFloat64s(d.sorted[:len(d.sorted)-1], v)
 	copy(d.sorted[i+1:], d.sorted[i:len(d.sorted)-1])
 	d.sorted[i] = v
+	if !d.dirty || i < d.from {
+		d.from = i
+	}
 	d.dirty = true
 }
 
@@ -47,13 +53,22 @@ func (d *ServiceDist) Add(v float64) {
 func (d *ServiceDist) Len() int { return len(d.sorted) }
 
 func (d *ServiceDist) sums() []float64 {
-	if d.dirty || len(d.prefix) != len(d.sorted)+1 {
-		d.prefix = make([]float64, len(d.sorted)+1)
-		for i, v := range d.sorted {
-			d.prefix[i+1] = d.prefix[i] + v
-		}
-		d.dirty = false
+	n := len(d.sorted)
+	if !d.dirty && len(d.prefix) == n+1 {
+		return d.prefix
 	}
+	from := 0
+	if len(d.prefix) > 0 && d.from < len(d.prefix) {
+		from = d.from // prefix[:from+1] sums samples that did not move
+	}
+	for len(d.prefix) < n+1 {
+		d.prefix = append(d.prefix, 0)
+	}
+	d.prefix = d.prefix[:n+1]
+	for i := from; i < n; i++ {
+		d.prefix[i+1] = d.prefix[i] + d.sorted[i]
+	}
+	d.dirty = false
 	return d.prefix
 }
 
@@ -70,7 +85,7 @@ func (d *ServiceDist) Gittins(a, delta float64) float64 {
 	if lo == n || delta <= 0 {
 		return 0
 	}
-	hi := lo + upper(d.sorted[lo:], a+delta)
+	hi := lo + gallop(d.sorted[lo:], a+delta)
 	p := d.sums()
 	alive := float64(n - lo)
 	done := float64(hi - lo)
@@ -92,4 +107,17 @@ func upper(sorted []float64, v float64) int {
 		}
 	}
 	return lo
+}
+
+// gallop is upper for a value expected near the start of sorted: it
+// doubles a bound first, so a quantum spanning few samples costs a few
+// steps instead of a search over the whole distribution.
+func gallop(sorted []float64, v float64) int {
+	end := 1
+	for end < len(sorted) && sorted[end-1] <= v {
+		end *= 2
+	}
+	end = min(end, len(sorted))
+	start := end / 2
+	return start + upper(sorted[start:end], v)
 }

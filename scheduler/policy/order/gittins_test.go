@@ -2,6 +2,7 @@ package order
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -120,5 +121,30 @@ func TestGittinsRanksInsideQueue(t *testing.T) {
 	s := &policy.Snapshot{Now: 10, Cluster: cl, Jobs: []*policy.Job{r150, r50, q0, q50}}
 	if got := ids(g.Order(s)); !equal(got, []string{"r50", "r150", "q50", "q0"}) {
 		t.Fatalf("order %v", got)
+	}
+}
+
+// TestServiceDistIncremental: a distribution grown by Add, queried between
+// additions (so its prefix sums are patched, not rebuilt), gives exactly
+// the indexes of one built from the same samples at once.
+func TestServiceDistIncremental(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var samples []float64
+	d := NewServiceDist(nil)
+	for step := 0; step < 400; step++ {
+		v := math.Round(rng.ExpFloat64()*5000) + 1
+		samples = append(samples, v)
+		d.Add(v)
+		if step%3 == 0 {
+			continue // several adds between queries
+		}
+		fresh := NewServiceDist(samples)
+		for _, a := range []float64{0, 1, v, 2000, 5000, 1e5, rng.Float64() * 20000} {
+			for _, delta := range []float64{1, 3250, 1e6} {
+				if got, want := d.Gittins(a, delta), fresh.Gittins(a, delta); got != want {
+					t.Fatalf("step %d: Gittins(%g, %g) = %v, fresh %v", step, a, delta, got, want)
+				}
+			}
+		}
 	}
 }

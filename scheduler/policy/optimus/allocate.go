@@ -23,8 +23,8 @@ func (e *entry) running() bool { return e.job.State == policy.Running }
 
 // collect validates active jobs and estimates them.
 func (o *Optimus) collect(s *policy.Snapshot, dec *policy.Decision) []*entry {
-	out := make([]*entry, 0, len(s.Jobs))
-	slab := make([]entry, len(s.Jobs)) // one allocation for all entries
+	out := o.buf.entries(len(s.Jobs))
+	slab := o.buf.slab
 	lim := policy.LimitsOf(&s.Cluster)
 	for _, j := range s.Jobs {
 		if j == nil || (j.State != policy.Queued && j.State != policy.Running) {
@@ -40,6 +40,7 @@ func (o *Optimus) collect(s *policy.Snapshot, dec *policy.Decision) []*entry {
 		}
 		out = append(out, e)
 	}
+	o.buf.out = out
 	return out
 }
 
@@ -97,7 +98,14 @@ func (o *Optimus) allocate(es, queue []*entry, gpus int) {
 // moves of sort.Stable. NaN keys break any comparison order, so input
 // with NaNs keeps the original stable sort, whose result it defines.
 func admissionOrder(es []*entry) []*entry {
-	q := byCost{}
+	var b buffers
+	return b.admissionOrder(es)
+}
+
+// admissionOrder is the package's admissionOrder into reused storage.
+func (b *buffers) admissionOrder(es []*entry) []*entry {
+	q := byCost{es: b.q.es[:0], cost: b.q.cost[:0]}
+	defer func() { b.q = q }()
 	nan := false
 	for _, e := range es {
 		if !e.running() {
@@ -111,12 +119,13 @@ func admissionOrder(es []*entry) []*entry {
 		sort.Stable(q)
 		return q.es
 	}
-	return q.sorted()
+	return q.sorted(b)
 }
 
 // sorted is q in Less order, ties by input position.
-func (q byCost) sorted() []*entry {
-	pos := make([]int32, len(q.es))
+func (q byCost) sorted(b *buffers) []*entry {
+	b.pos = grow(b.pos, len(q.es))
+	pos := b.pos
 	for i := range pos {
 		pos[i] = int32(i)
 	}
@@ -129,11 +138,37 @@ func (q byCost) sorted() []*entry {
 		}
 		return int(a - b)
 	})
-	out := make([]*entry, len(pos))
+	b.order = grow(b.order, len(pos))
 	for i, p := range pos {
-		out[i] = q.es[p]
+		b.order[i] = q.es[p]
 	}
-	return out
+	return b.order
+}
+
+// buffers keep a decision's entries and sort space for the next one: at
+// 10,000 queued jobs they were megabytes of garbage per decision, and the
+// GC pauses they caused set the p99.
+type buffers struct {
+	slab  []entry
+	out   []*entry
+	q     byCost
+	pos   []int32
+	order []*entry
+}
+
+// entries sizes the slab for n jobs and returns an empty entry list.
+func (b *buffers) entries(n int) []*entry {
+	b.slab = grow(b.slab, n)
+	clear(b.slab)
+	b.out = b.out[:0]
+	return b.out
+}
+
+func grow[T any](xs []T, n int) []T {
+	if cap(xs) < n {
+		return make([]T, n)
+	}
+	return xs[:n]
 }
 
 // byCost sorts entries by admission cost, then submit time and ID.

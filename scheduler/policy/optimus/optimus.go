@@ -42,6 +42,7 @@ type Optimus struct {
 	fitted int
 	// free is the last decision's capacity, whose storage the next reuses.
 	free *policy.Capacity
+	buf  buffers
 }
 
 // New builds Optimus placing gangs with p.
@@ -75,7 +76,7 @@ func (o *Optimus) Decide(s *policy.Snapshot) policy.Decision {
 	}
 	o.fitted = 0
 	jobs := o.collect(s, &dec)
-	queue := admissionOrder(jobs) // allocation and placement admit in the same order
+	queue := o.buf.admissionOrder(jobs) // allocation and placement admit in the same order
 	o.free = o.free.Reset(&s.Cluster)
 	c := o.free
 	o.allocate(jobs, queue, c.TotalGPUs())

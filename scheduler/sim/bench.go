@@ -69,6 +69,9 @@ func (b Bench) Cases() []BenchCase {
 		BenchCase{Spec: Spec{Name: "profiles-placement", Trace: philly, VC: "7f04ca", GPUs: 80, GPUsPerNode: 4, Profiles: profiles, AssignModels: true, Seed: 1},
 			Policies: []string{"fifo+consolidated", "fifo+network-aware", "fifo+spread", "tiresias-las+consolidated", "tiresias-las+network-aware", "tiresias-las+spread"},
 			Note:     "Philly VC 7f04ca (the most multi-GPU jobs, up to 16 GPUs), each job given a profiled model (seeded), on 20 nodes × 4 GPUs: placement changes speed as measured."},
+		BenchCase{Spec: Spec{Name: "profiles-elastic", Trace: philly, VC: "7f04ca", GPUs: 80, GPUsPerNode: 4, Profiles: profiles, AssignModels: true, Seed: 1, Elastic: true},
+			Policies: []string{"fifo", "tiresias-las", "optimus"},
+			Note:     "The same profiled workload, elastic: a job may run on 1..2× its GPUs, at the measured throughput of that size; only Optimus resizes (fitting speed and convergence online), the others run jobs as requested."},
 	)
 	return cs
 }

@@ -42,7 +42,11 @@ func (e *engine) totalSteps(j *simJob) float64 {
 }
 
 // stepTimes fills the policy-visible step time per worker count (what a
-// live job would report after running at that size).
+// live job would report after running at that size). A step is one of the
+// job's own steps, a global batch of GPUs × RefBatch samples, as in its
+// progress file; the profile measures steps of RefBatch per worker, so w
+// workers take StepTime(w) · GPUs/w per job step. (Reporting the profile's
+// per-worker step time told Optimus that more workers are slower.)
 func (e *engine) stepTimes(j *simJob) map[int]policy.Seconds {
 	m := j.spec.Speed
 	if m == nil {
@@ -50,9 +54,12 @@ func (e *engine) stepTimes(j *simJob) map[int]policy.Seconds {
 	}
 	hi := max(j.spec.GPUs, j.spec.MaxWorkers)
 	out := map[int]policy.Seconds{}
-	for w := 1; w <= hi; w *= 2 {
-		out[w] = m.StepTime(profile.Consolidated(w, e.perNode))
+	at := func(w int) policy.Seconds {
+		return m.StepTime(profile.Consolidated(w, e.perNode)) * float64(j.spec.GPUs) / float64(w)
 	}
-	out[j.spec.GPUs] = m.StepTime(profile.Consolidated(j.spec.GPUs, e.perNode))
+	for w := 1; w <= hi; w *= 2 {
+		out[w] = at(w)
+	}
+	out[j.spec.GPUs] = at(j.spec.GPUs)
 	return out
 }

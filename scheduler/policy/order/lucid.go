@@ -87,6 +87,7 @@ type Lucid struct {
 	pred  map[string]*lucidPred
 	errs  errorLog
 	calls int
+	sc    scratch
 }
 
 type lucidPred struct {
@@ -204,8 +205,8 @@ func (l *Lucid) Size(j *policy.Job) float64 {
 // size (running first on ties).
 func (l *Lucid) Order(s *policy.Snapshot) []policy.Ranked {
 	l.calls++
-	js := active(s)
-	ks := make([]keyed, len(js))
+	js := l.sc.active(s)
+	ks := l.sc.keys(len(js))
 	for i, j := range js {
 		switch l.phase(j) {
 		case profiling:
@@ -220,7 +221,7 @@ func (l *Lucid) Order(s *policy.Snapshot) []policy.Ranked {
 		}
 	}
 	l.prune()
-	return sortKeyed(ks)
+	return l.sc.sort(ks)
 }
 
 // prune forgets, now and then, cached estimates of jobs that left the

@@ -6,9 +6,9 @@ package policy
 // order. It returns the last rank index it consumed.
 func (r *round) batchFrom(i, n int) int {
 	bp := r.f.Place.(BatchPlacer)
-	var idx []int
-	var jobs []*Job
-	var dems []Demand
+	w := &r.window // reused: a decision has a window per n queued jobs
+	idx, jobs, dems := w.idx[:0], w.jobs[:0], w.dems[:0]
+	defer func() { w.idx, w.jobs, w.dems = idx, jobs, dems }()
 	last := i
 	for k := i; k < len(r.ranked) && len(idx) < n; k++ {
 		last = k
@@ -22,7 +22,11 @@ func (r *round) batchFrom(i, n int) int {
 		}
 		idx, jobs, dems = append(idx, k), append(jobs, j), append(dems, d)
 	}
-	placed := make([]bool, len(idx))
+	placed := w.placed[:0]
+	for range idx {
+		placed = append(placed, false)
+	}
+	w.placed = placed
 	for _, b := range bp.PackOrder(jobs, dems) {
 		if b < 0 || b >= len(idx) || placed[b] {
 			continue
@@ -39,4 +43,12 @@ func (r *round) batchFrom(i, n int) int {
 		}
 	}
 	return last
+}
+
+// batchWindow is batchFrom's scratch space.
+type batchWindow struct {
+	idx    []int
+	jobs   []*Job
+	dems   []Demand
+	placed []bool
 }

@@ -26,6 +26,7 @@ type round struct {
 	ranked     []Ranked
 	running    []int  // ranks of preemptable running jobs, ascending
 	preempted  []bool // by rank
+	window     batchWindow
 }
 
 // shapeMemo is what a round learned about one shape.

@@ -1,6 +1,8 @@
 package place
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
@@ -68,7 +70,7 @@ func (*Network) PackOrder(_ []*policy.Job, ds []policy.Demand) []int {
 	for i := range idx {
 		idx[i] = i
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return ds[idx[a]].GPUs() > ds[idx[b]].GPUs() })
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(ds[b].GPUs(), ds[a].GPUs()) })
 	return idx
 }
 

@@ -28,6 +28,11 @@ type Interference struct {
 	cfg  InterferenceConfig
 	pred *UtilPredictor
 	seen map[string]bool
+	// byModel caches predictions per feature set while the model stands
+	// still (at version): every queued job is predicted on every decision,
+	// and a cluster runs few distinct models.
+	byModel map[policy.ModelFeatures]float64
+	version int
 }
 
 // NewInterference returns the interference-aware placer.
@@ -55,12 +60,26 @@ func (i *Interference) Predictor() *UtilPredictor { return i.pred }
 // rounded up to a multiple of utilStep: conservative by less than a step,
 // and it lets the framework memoise failures per utilisation level.
 func (i *Interference) PredictUtil(j *policy.Job) float64 {
-	u := j.Util
-	if u <= 0 {
-		u = i.pred.Predict(j.Features)
+	if j.Util > 0 {
+		return roundUtil(j.Util)
 	}
-	return math.Min(1, math.Ceil(u/utilStep-1e-9)*utilStep)
+	if i.byModel == nil || i.version != i.pred.Observations() {
+		i.byModel, i.version = map[policy.ModelFeatures]float64{}, i.pred.Observations()
+	}
+	u, ok := i.byModel[j.Features]
+	if !ok {
+		u = roundUtil(i.pred.Predict(j.Features))
+		if len(i.byModel) < maxCachedModels {
+			i.byModel[j.Features] = u
+		}
+	}
+	return u
 }
+
+// maxCachedModels bounds the prediction cache (features are per model).
+const maxCachedModels = 4096
+
+func roundUtil(u float64) float64 { return math.Min(1, math.Ceil(u/utilStep-1e-9)*utilStep) }
 
 // utilStep is the granularity of utilisation predictions.
 const utilStep = 0.05

@@ -2,11 +2,11 @@ package optimus
 
 import (
 	"container/heap"
-	"slices"
 	"sort"
 	"strconv"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
+	"github.com/caravan-dl/caravan/scheduler/policy/order"
 )
 
 // entry is one active job under allocation.
@@ -90,19 +90,10 @@ func (o *Optimus) allocate(es, queue []*entry, gpus int) {
 }
 
 // admissionOrder lists queued entries, least estimated GPU-time first,
-// then by submit time and ID, keeping input order on full ties.
-//
-// Costs are computed once per entry rather than in every comparison, and
-// the sort is an unstable pdqsort made stable by a final tie-break on the
-// input position: the same order as a stable sort, without the O(n log² n)
-// moves of sort.Stable. NaN keys break any comparison order, so input
-// with NaNs keeps the original stable sort, whose result it defines.
-func admissionOrder(es []*entry) []*entry {
-	var b buffers
-	return b.admissionOrder(es)
-}
-
-// admissionOrder is the package's admissionOrder into reused storage.
+// then by submit time and ID, keeping input order on full ties: the order
+// of sort.Stable(byCost), computed by the orderings' radix sort on costs
+// computed once per entry. NaN keys break any comparison order, so input
+// with NaNs keeps the stable sort, whose result it defines.
 func (b *buffers) admissionOrder(es []*entry) []*entry {
 	q := byCost{es: b.q.es[:0], cost: b.q.cost[:0]}
 	defer func() { b.q = q }()
@@ -119,25 +110,11 @@ func (b *buffers) admissionOrder(es []*entry) []*entry {
 		sort.Stable(q)
 		return q.es
 	}
-	return q.sorted(b)
-}
-
-// sorted is q in Less order, ties by input position.
-func (q byCost) sorted(b *buffers) []*entry {
-	b.pos = grow(b.pos, len(q.es))
-	pos := b.pos
-	for i := range pos {
-		pos[i] = int32(i)
+	b.jobs = b.jobs[:0]
+	for _, e := range q.es {
+		b.jobs = append(b.jobs, e.job)
 	}
-	slices.SortFunc(pos, func(a, b int32) int {
-		switch {
-		case q.Less(int(a), int(b)):
-			return -1
-		case q.Less(int(b), int(a)):
-			return 1
-		}
-		return int(a - b)
-	})
+	pos := b.sorter.Sort(b.jobs, q.cost)
 	b.order = grow(b.order, len(pos))
 	for i, p := range pos {
 		b.order[i] = q.es[p]
@@ -149,11 +126,12 @@ func (q byCost) sorted(b *buffers) []*entry {
 // 10,000 queued jobs they were megabytes of garbage per decision, and the
 // GC pauses they caused set the p99.
 type buffers struct {
-	slab  []entry
-	out   []*entry
-	q     byCost
-	pos   []int32
-	order []*entry
+	slab   []entry
+	out    []*entry
+	q      byCost
+	order  []*entry
+	jobs   []*policy.Job
+	sorter order.Sorter
 }
 
 // entries sizes the slab for n jobs and returns an empty entry list.

@@ -1,7 +1,10 @@
 package optimus
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"sort"
 	"testing"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
@@ -90,5 +93,31 @@ func TestEstimateFromConvergence(t *testing.T) {
 	e := newOptimus(t).estimateOf(j)
 	if e.how != "fitted convergence" || math.Abs(e.steps-2750) > 10 {
 		t.Fatalf("estimate %+v, want ≈2750 steps left by the fitted curve", e)
+	}
+}
+
+// TestAdmissionOrderIsStableSort: the radix admission order equals
+// sort.Stable over byCost, with many tied costs and submit times.
+func TestAdmissionOrderIsStableSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var b buffers
+	for trial := 0; trial < 50; trial++ {
+		var es []*entry
+		for i := 0; i < 200; i++ {
+			j := &policy.Job{ID: fmt.Sprintf("j%03d", rng.IntN(1000)), Submit: float64(rng.IntN(5)), State: policy.Queued}
+			es = append(es, &entry{job: j, lo: 1 + rng.IntN(3), frac: 1, est: estimate{steps: float64(rng.IntN(4)), speed: Speed{C0: 1}}})
+		}
+		want := byCost{}
+		for _, e := range es {
+			want.es = append(want.es, e)
+			want.cost = append(want.cost, e.est.remaining(e.lo)*float64(e.lo)*e.frac)
+		}
+		sort.Stable(want)
+		got := b.admissionOrder(es)
+		for i := range got {
+			if got[i] != want.es[i] {
+				t.Fatalf("trial %d: position %d is %s, want %s", trial, i, got[i].job.ID, want.es[i].job.ID)
+			}
+		}
 	}
 }

@@ -97,13 +97,18 @@ func sortKeyed(ks []keyed) []policy.Ranked {
 
 // sort is sortKeyed into reused storage.
 func (sc *scratch) sort(ks []keyed) []policy.Ranked {
+	return sc.ranked(ks, sc.order(ks))
+}
+
+// order is the indexes of ks in sortKeyed's order.
+func (sc *scratch) order(ks []keyed) []int32 {
 	sc.idx = grow(sc.idx, len(ks))
 	idx := sc.idx
 	for i := range idx {
 		idx[i] = int32(i)
 	}
 	if inOrder(ks) { // FIFO over a snapshot listed in arrival order
-		return sc.ranked(ks, idx)
+		return idx
 	}
 	s := sc.rad.reset(len(ks))
 	for k := 2; k >= 0; k-- { // least significant key first
@@ -111,7 +116,22 @@ func (sc *scratch) sort(ks []keyed) []policy.Ranked {
 	}
 	s.sort(idx, func(i int32) uint64 { return uint64(ks[i].queue) ^ 1<<63 })
 	sortTies(ks, idx)
-	return sc.ranked(ks, idx)
+	return idx
+}
+
+// Sorter ranks jobs by a key of the caller's, lowest first, then submit
+// time and ID, stably: the orderings' radix sort, for plug-ins with an
+// order of their own (Optimus' admission cost). NaN keys rank last. It
+// keeps its buffers between calls; the result is valid until the next.
+type Sorter struct{ sc scratch }
+
+// Sort returns the indexes of jobs in order of keys[i].
+func (s *Sorter) Sort(jobs []*policy.Job, keys []float64) []int32 {
+	ks := s.sc.keys(len(jobs))
+	for i, j := range jobs {
+		ks[i] = keyed{job: j, k: [3]float64{keys[i]}}
+	}
+	return s.sc.order(ks)
 }
 
 // ranked lists ks in the order idx.

@@ -75,7 +75,7 @@ func newRound(f *Framework, s *Snapshot) *round {
 		f:          f,
 		s:          s,
 		cap:        f.capacity(&s.Cluster),
-		dec:        Decision{Waiting: make(Waits, 0, len(s.Jobs))},
+		dec:        Decision{Waiting: make(Waits, 0, reasonsCap(s))},
 		fit:        LimitsOf(&s.Cluster),
 		shapes:     map[shapeBits]*shapeMemo{},
 		queued:     queued,
@@ -157,6 +157,9 @@ func (r *round) walk(ranked []Ranked) {
 			continue
 		}
 		if behind > 0 {
+			if r.s.SkipReasons {
+				break // nothing behind a blocked head starts
+			}
 			r.wait(j, r.f.holText(behind))
 			behind++
 			continue
@@ -271,7 +274,19 @@ func shortOf(d Demand, c *Capacity) string {
 	return ""
 }
 
+// reasonsCap sizes Decision.Waiting: every job may wait, unless the
+// caller skips reasons.
+func reasonsCap(s *Snapshot) int {
+	if s.SkipReasons {
+		return 0
+	}
+	return len(s.Jobs)
+}
+
 func (r *round) wait(j *Job, why string) {
+	if r.s.SkipReasons {
+		return
+	}
 	r.dec.Waiting = append(r.dec.Waiting, Wait{JobID: j.ID, Reason: why})
 }
 

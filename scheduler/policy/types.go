@@ -131,6 +131,10 @@ type Snapshot struct {
 	Cluster Cluster
 	// Jobs holds every queued and running job (finished ones may be omitted).
 	Jobs []*Job
+	// SkipReasons says the caller will not read Decision.Waiting (the
+	// simulator): policies may leave it empty, and need not look past a
+	// head-of-line-blocked job, since only reasons would come of it.
+	SkipReasons bool
 }
 
 // Start admits (or resizes, if the job runs) a job with this placement.

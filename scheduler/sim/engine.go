@@ -273,7 +273,8 @@ func (e *engine) admit() bool {
 // decide builds a snapshot, asks the policy and applies its decision.
 func (e *engine) decide() error {
 	e.events++
-	snap := &policy.Snapshot{Now: e.now, Cluster: e.led.snapshotCluster(), Jobs: e.snapJobs}
+	// the engine never reads Waiting: policies may skip the reasons
+	snap := &policy.Snapshot{Now: e.now, Cluster: e.led.snapshotCluster(), Jobs: e.snapJobs, SkipReasons: true}
 	d := e.pol.Decide(snap)
 	started, err := e.apply(d)
 	if err != nil {

@@ -43,6 +43,9 @@ func (o *Optimus) shrink(c *policy.Capacity, e *entry, dec *policy.Decision) {
 // (possibly grown) buffer is returned for the next call.
 func (o *Optimus) admit(c *policy.Capacity, e *entry, dec *policy.Decision, buf []byte) []byte {
 	if e.target == 0 {
+		if o.skipReasons {
+			return buf
+		}
 		buf = append(buf[:0], "optimus: GPUs went to jobs with larger marginal gain (needs "...)
 		buf = appendDemand(buf, e.job, e.lo)
 		buf = append(buf, ", estimated "...)

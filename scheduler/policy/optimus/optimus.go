@@ -43,6 +43,8 @@ type Optimus struct {
 	// free is the last decision's capacity, whose storage the next reuses.
 	free *policy.Capacity
 	buf  buffers
+	// skipReasons: this decision's caller does not read Waiting texts.
+	skipReasons bool
 }
 
 // New builds Optimus placing gangs with p.
@@ -70,7 +72,10 @@ func (o *Optimus) Decide(s *policy.Snapshot) policy.Decision {
 	if s == nil {
 		return policy.Decision{}
 	}
-	dec := policy.Decision{Waiting: make(policy.Waits, 0, len(s.Jobs))}
+	dec := policy.Decision{}
+	if o.skipReasons = s.SkipReasons; !o.skipReasons {
+		dec.Waiting = make(policy.Waits, 0, len(s.Jobs))
+	}
 	if so, ok := o.place.(policy.SnapshotObserver); ok {
 		so.ObserveSnapshot(s)
 	}

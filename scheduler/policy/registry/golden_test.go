@@ -162,3 +162,25 @@ func readGolden(t *testing.T) map[string]string {
 	}
 	return want
 }
+
+// TestSkipReasonsSameDecisions: a caller that skips Waiting reasons (the
+// simulator) gets exactly the starts and preemptions of one that reads
+// them, cold and in steady state, for every policy.
+func TestSkipReasonsSameDecisions(t *testing.T) {
+	for _, name := range Names() {
+		for seed := uint64(1); seed <= 20; seed++ {
+			s := pt.Random(seed, goldenSpec(seed))
+			full, quiet := mustNew(t, name), mustNew(t, name)
+			for round := 0; round < 2; round++ {
+				qs := pt.Clone(s)
+				qs.SkipReasons = true
+				want, got := full.Decide(pt.Clone(s)), quiet.Decide(qs)
+				want.Waiting, got.Waiting = nil, nil
+				if digest(want) != digest(got) {
+					t.Fatalf("%s seed=%d round %d: decisions differ with SkipReasons", name, seed, round)
+				}
+				s = pt.Apply(s, want)
+			}
+		}
+	}
+}

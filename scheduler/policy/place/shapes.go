@@ -1,6 +1,7 @@
 package place
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
@@ -45,7 +46,7 @@ func fastest(prof policy.SpeedProfile, d policy.Demand, o option, pool []candida
 	var bestCounts []int
 	for k := kmin; k <= kmax; k++ {
 		counts := evenCounts(fits[:k], d.Workers)
-		if sameCounts(counts, base) {
+		if slices.Equal(counts, base) {
 			continue
 		}
 		t := prof.StepTime(counts)
@@ -129,22 +130,8 @@ func bestFit(pool []candidate, counts []int) []candidate {
 		nodes = append(nodes, candidate{node: asc[next].node, fit: want})
 		next++
 	}
-	for i, j := 0, len(nodes)-1; i < j; i, j = i+1, j-1 {
-		nodes[i], nodes[j] = nodes[j], nodes[i]
-	}
+	slices.Reverse(nodes)
 	return nodes
-}
-
-func sameCounts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // nearlyEqual treats step times within a part in a million as a tie, so

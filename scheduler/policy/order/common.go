@@ -211,7 +211,15 @@ func sortTies(ks []keyed, idx []int32) {
 			hi++
 		}
 		if hi-lo > 1 {
-			slices.SortStableFunc(idx[lo:hi], func(a, b int32) int { return compareSubmit(ks[a].job, ks[b].job) })
+			// the radix passes are stable, so inside a run idx ascends;
+			// breaking full ties by index keeps that order without the
+			// O(n log² n) merges of a stable sort
+			slices.SortFunc(idx[lo:hi], func(a, b int32) int {
+				if c := compareSubmit(ks[a].job, ks[b].job); c != 0 {
+					return c
+				}
+				return cmpInt(int(a), int(b))
+			})
 		}
 		lo = hi
 	}

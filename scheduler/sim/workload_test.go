@@ -3,6 +3,7 @@ package sim
 import (
 	"testing"
 
+	"github.com/caravan-dl/caravan/internal/repo"
 	"github.com/caravan-dl/caravan/scheduler/trace"
 )
 
@@ -82,4 +83,33 @@ func (p *progressSpy) Decide(s *policySnapshot) policyDecision {
 		}
 	}
 	return p.testFIFO.Decide(s)
+}
+
+// TestBatchSubmitsAtZero: --batch keeps the jobs and their work but
+// submits them all at once, and leaves the trace's own stats.
+func TestBatchSubmitsAtZero(t *testing.T) {
+	tr := "tiresias:" + repo.MustTraces(t, "tiresias", "60_job.csv")
+	plain, st, err := Spec{Trace: tr, GPUs: 8}.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, bst, err := Spec{Trace: tr, GPUs: 8, Batch: true}.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(batch.Jobs) != len(plain.Jobs) || bst != st {
+		t.Fatalf("batch changed the job set or stats: %d vs %d jobs, %+v vs %+v", len(batch.Jobs), len(plain.Jobs), bst, st)
+	}
+	late := 0
+	for i, j := range batch.Jobs {
+		if j.Submit != 0 || j.Work != plain.Jobs[i].Work {
+			t.Fatalf("job %s: submit %v work %v (plain work %v)", j.ID, j.Submit, j.Work, plain.Jobs[i].Work)
+		}
+		if plain.Jobs[i].Submit > 0 {
+			late++
+		}
+	}
+	if late == 0 {
+		t.Fatal("the plain trace should have later submissions")
+	}
 }

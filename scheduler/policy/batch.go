@@ -1,5 +1,7 @@
 package policy
 
+import "slices"
+
 // batchFrom places a window of up to n admissible queued jobs starting at
 // rank i in the order the batch placer prefers (Liquid's batch mode), then
 // gives the ones that did not fit the usual preemption chance in rank
@@ -22,11 +24,9 @@ func (r *round) batchFrom(i, n int) int {
 		}
 		idx, jobs, dems = append(idx, k), append(jobs, j), append(dems, d)
 	}
-	placed := w.placed[:0]
-	for range idx {
-		placed = append(placed, false)
-	}
-	w.placed = placed
+	w.placed = slices.Grow(w.placed[:0], len(idx))[:len(idx)]
+	placed := w.placed
+	clear(placed)
 	for _, b := range bp.PackOrder(jobs, dems) {
 		if b < 0 || b >= len(idx) || placed[b] {
 			continue

@@ -2,6 +2,7 @@ package optimus
 
 import (
 	"container/heap"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -115,7 +116,7 @@ func (b *buffers) admissionOrder(es []*entry) []*entry {
 		b.jobs = append(b.jobs, e.job)
 	}
 	pos := b.sorter.Sort(b.jobs, q.cost)
-	b.order = grow(b.order, len(pos))
+	b.order = slices.Grow(b.order[:0], len(pos))[:len(pos)]
 	for i, p := range pos {
 		b.order[i] = q.es[p]
 	}
@@ -136,17 +137,10 @@ type buffers struct {
 
 // entries sizes the slab for n jobs and returns an empty entry list.
 func (b *buffers) entries(n int) []*entry {
-	b.slab = grow(b.slab, n)
+	b.slab = slices.Grow(b.slab[:0], n)[:n]
 	clear(b.slab)
 	b.out = b.out[:0]
 	return b.out
-}
-
-func grow[T any](xs []T, n int) []T {
-	if cap(xs) < n {
-		return make([]T, n)
-	}
-	return xs[:n]
 }
 
 // byCost sorts entries by admission cost, then submit time and ID.

@@ -7,17 +7,6 @@ import (
 	"github.com/caravan-dl/caravan/scheduler/policy"
 )
 
-// active returns the queued and running jobs of a snapshot.
-func active(s *policy.Snapshot) []*policy.Job {
-	out := make([]*policy.Job, 0, len(s.Jobs))
-	for _, j := range s.Jobs {
-		if j != nil && (j.State == policy.Queued || j.State == policy.Running) {
-			out = append(out, j)
-		}
-	}
-	return out
-}
-
 // queuedAt is when a job joined its queue: QueuedSince, or Submit if the
 // executor never set it.
 func queuedAt(j *policy.Job) policy.Seconds {
@@ -56,7 +45,7 @@ type scratch struct {
 	out  []policy.Ranked
 }
 
-// active is the package's active(s) into reused storage.
+// active lists the queued and running jobs of a snapshot.
 func (sc *scratch) active(s *policy.Snapshot) []*policy.Job {
 	sc.jobs = sc.jobs[:0]
 	for _, j := range s.Jobs {
@@ -67,20 +56,14 @@ func (sc *scratch) active(s *policy.Snapshot) []*policy.Job {
 	return sc.jobs
 }
 
-// keys returns n zeroed keyed records.
+// keys returns room for n keyed records; callers set every one.
 func (sc *scratch) keys(n int) []keyed {
 	sc.ks = grow(sc.ks, n)
-	clear(sc.ks)
 	return sc.ks
 }
 
 // grow resizes xs to n, reallocating only when its capacity is short.
-func grow[T any](xs []T, n int) []T {
-	if cap(xs) < n {
-		return make([]T, n)
-	}
-	return xs[:n]
-}
+func grow[T any](xs []T, n int) []T { return slices.Grow(xs[:0], n)[:n] }
 
 // sortKeyed orders by queue, then the keys, then submit order. NaN keys
 // (bad input) rank last instead of breaking the sort.
@@ -243,11 +226,6 @@ func compareSubmit(a, b *policy.Job) int {
 type radix struct {
 	keys, keys2 []uint64
 	tmp         []int32
-}
-
-func newRadix(n int) *radix {
-	var r radix
-	return r.reset(n)
 }
 
 // reset sizes r's buffers for n keys, keeping their storage when it suffices.

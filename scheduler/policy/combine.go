@@ -63,9 +63,11 @@ func (f *Framework) ObserveFinished(j *Job) {
 }
 
 func (f *Framework) learn(s *Snapshot) {
-	for _, j := range s.Jobs {
-		if j != nil && j.State == Finished {
-			f.ObserveFinished(j)
+	if f.learnsFinished() { // a pass over every job: only when someone listens
+		for _, j := range s.Jobs {
+			if j != nil && j.State == Finished {
+				f.ObserveFinished(j)
+			}
 		}
 	}
 	for _, p := range []any{f.Order, f.Place} {
@@ -73,6 +75,12 @@ func (f *Framework) learn(s *Snapshot) {
 			o.ObserveSnapshot(s)
 		}
 	}
+}
+
+func (f *Framework) learnsFinished() bool {
+	_, o := f.Order.(FinishObserver)
+	_, p := f.Place.(FinishObserver)
+	return o || p
 }
 
 func (f *Framework) blocksHead() bool {

@@ -135,6 +135,11 @@ type Snapshot struct {
 	// simulator): policies may leave it empty, and need not look past a
 	// head-of-line-blocked job, since only reasons would come of it.
 	SkipReasons bool
+	// SubmitOrdered says Jobs is sorted by Submit, then ID (the tie-break
+	// every ordering ends with), and every Submit is a number (not NaN). An ordering by submit time (FIFO) may then
+	// take the list as its ranking instead of sorting tens of thousands of
+	// jobs on every decision of a congested replay.
+	SubmitOrdered bool
 }
 
 // Start admits (or resizes, if the job runs) a job with this placement.

@@ -21,18 +21,21 @@ type engine struct {
 	perNode int
 	jobs    []*simJob // arrival order
 	byID    map[string]*simJob
-	active  []*simJob // queued + running, arrival order
-	run     []*simJob // running, in start order
-	drains  []drain   // stopped jobs' GPUs still held (StopLatency)
-	fresh   int       // drains[fresh:] were preempted in this decision
-	next    int       // next arrival index
-	now     float64
-	lastQ   float64
-	stuck   int
-	events  int
-	res     *Result
-	rec     *recorder
-	bar     *Bar
+	// active is queued + running jobs in (Submit, ID) order, plus finished
+	// ones not yet compacted away (doneIn of them, see retire).
+	active []*simJob
+	doneIn int
+	run    []*simJob // running, in start order
+	drains []drain   // stopped jobs' GPUs still held (StopLatency)
+	fresh  int       // drains[fresh:] were preempted in this decision
+	next   int       // next arrival index
+	now    float64
+	lastQ  float64
+	stuck  int
+	events int
+	res    *Result
+	rec    *recorder
+	bar    *Bar
 	// scratch buffers
 	shapeBuf, countBuf []int
 	demandBuf          []float64
@@ -74,7 +77,14 @@ func (e *engine) load(jobs []Job) error {
 	for i := range jobs {
 		sorted[i] = &jobs[i]
 	}
-	sort.SliceStable(sorted, func(a, b int) bool { return sorted[a].Submit < sorted[b].Submit })
+	// (Submit, ID) is the FIFO order every ordering ends its ties with, so
+	// snapshots can promise it (Snapshot.SubmitOrdered).
+	sort.Slice(sorted, func(a, b int) bool {
+		if sorted[a].Submit != sorted[b].Submit {
+			return sorted[a].Submit < sorted[b].Submit
+		}
+		return sorted[a].ID < sorted[b].ID
+	})
 	for _, sp := range sorted {
 		if _, dup := e.byID[sp.ID]; dup {
 			return fmt.Errorf("%s: duplicate job ID %q", sp.Source, sp.ID)
@@ -122,16 +132,16 @@ func (e *engine) horizon() float64 {
 // loop is the event loop: advance to the next event, retire completions,
 // admit arrivals, decide, repeat until every job is finished or reported.
 func (e *engine) loop() error {
-	for e.next < len(e.jobs) || len(e.active) > 0 {
+	for e.next < len(e.jobs) || e.live() > 0 {
 		t, quantum := e.nextEventTime()
 		if math.IsInf(t, 1) {
-			return fmt.Errorf("t=%.0f: simulator stalled with %d active jobs", e.now, len(e.active))
+			return fmt.Errorf("t=%.0f: simulator stalled with %d active jobs", e.now, e.live())
 		}
 		e.advance(t)
 		changed := e.retire()
 		changed = e.undrain() || changed
 		changed = e.admit() || changed
-		if (!changed && !quantum) || len(e.active) == 0 {
+		if (!changed && !quantum) || e.live() == 0 {
 			continue
 		}
 		if err := e.decide(); err != nil {
@@ -182,13 +192,13 @@ type EventDriven interface {
 // quantaActive: quanta matter while something waits (or always, if asked),
 // unless the policy says time alone never changes its mind.
 func (e *engine) quantaActive() bool {
-	if len(e.active) == 0 {
+	if e.live() == 0 {
 		return false
 	}
 	if ed, ok := e.pol.(EventDriven); ok && ed.EventDriven() {
 		return false
 	}
-	return e.cfg.IdleQuanta || len(e.active) > len(e.running())
+	return e.cfg.IdleQuanta || e.live() > len(e.running())
 }
 
 // advance moves time to t, crediting progress and service.
@@ -234,13 +244,21 @@ func (e *engine) retire() bool {
 		if o, ok := e.pol.(finishObserver); ok {
 			o.ObserveFinished(&j.pj)
 		}
+		e.doneIn++
 		any = true
 	}
-	if any {
+	// Compacting is a pass over the whole queue, which on a congested
+	// replay is tens of thousands of jobs; doing it per finish was a
+	// seventh of a FIFO replay. Snapshots may hold finished jobs, so it
+	// waits until they are an eighth of the list.
+	if e.doneIn > 0 && e.doneIn*8 >= len(e.active) {
 		e.compact()
 	}
 	return any
 }
+
+// live is the number of queued and running jobs.
+func (e *engine) live() int { return len(e.active) - e.doneIn }
 
 // undrain frees the GPUs of stopped jobs whose StopLatency has passed.
 func (e *engine) undrain() bool {
@@ -274,7 +292,7 @@ func (e *engine) admit() bool {
 func (e *engine) decide() error {
 	e.events++
 	// the engine never reads Waiting: policies may skip the reasons
-	snap := &policy.Snapshot{Now: e.now, Cluster: e.led.snapshotCluster(), Jobs: e.snapJobs, SkipReasons: true}
+	snap := &policy.Snapshot{Now: e.now, Cluster: e.led.snapshotCluster(), Jobs: e.snapJobs, SkipReasons: true, SubmitOrdered: true}
 	d := e.pol.Decide(snap)
 	started, err := e.apply(d)
 	if err != nil {
@@ -298,10 +316,13 @@ func (e *engine) detectStuck(started int) {
 		return
 	}
 	for _, j := range e.active {
+		if j.done {
+			continue
+		}
 		e.res.Unfit = append(e.res.Unfit, Unfit{ID: j.pj.ID, GPUs: j.pj.Workers, Reason: fmt.Sprintf("policy %s never placed it on an idle cluster", e.pol.Name())})
 		j.pj.State = policy.Finished
 	}
-	e.active = e.active[:0]
+	e.active, e.doneIn = e.active[:0], 0
 	e.snapJobs = e.snapJobs[:0]
 }
 
@@ -321,5 +342,5 @@ func (e *engine) compact() {
 	for i := len(kept); i < len(e.active); i++ {
 		e.active[i] = nil
 	}
-	e.active = kept
+	e.active, e.doneIn = kept, 0
 }

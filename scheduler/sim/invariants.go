@@ -17,9 +17,14 @@ func (e *engine) checkInvariants() error {
 	}
 	frac := map[key]float64{}
 	mem := map[key]int64{}
+	done := 0
 	for _, j := range e.active {
 		if j.done {
-			return fmt.Errorf("finished job %s still active", j.pj.ID)
+			if j.pj.State != policy.Finished || len(j.pj.Placement.Slots) > 0 {
+				return fmt.Errorf("finished job %s still holds slots or is not marked finished", j.pj.ID)
+			}
+			done++
+			continue
 		}
 		if err := e.checkGang(j); err != nil {
 			return err
@@ -28,6 +33,15 @@ func (e *engine) checkInvariants() error {
 			frac[key{s.Node, s.GPU}] += s.Fraction
 			mem[key{s.Node, s.GPU}] += s.MemMiB
 		}
+	}
+	for i := 1; i < len(e.snapJobs); i++ { // what Snapshot.SubmitOrdered promises
+		a, b := e.snapJobs[i-1], e.snapJobs[i]
+		if a.Submit > b.Submit || (a.Submit == b.Submit && a.ID >= b.ID) {
+			return fmt.Errorf("snapshot lists %s before %s, out of (Submit, ID) order", a.ID, b.ID)
+		}
+	}
+	if done != e.doneIn {
+		return fmt.Errorf("active list holds %d finished jobs, engine counts %d", done, e.doneIn)
 	}
 	for _, d := range e.drains {
 		for _, s := range d.p.Slots {
@@ -77,6 +91,9 @@ func (e *engine) checkService() error {
 		e.prevAttained = map[string]float64{}
 	}
 	for _, j := range e.active {
+		if j.done {
+			continue
+		}
 		if prev, ok := e.prevAttained[j.pj.ID]; ok && j.pj.Attained < prev {
 			return fmt.Errorf("job %s attained service fell from %v to %v", j.pj.ID, prev, j.pj.Attained)
 		}

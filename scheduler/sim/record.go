@@ -38,6 +38,9 @@ func (r *recorder) sample(e *engine) {
 	}
 	s := Sample{T: e.now}
 	for _, j := range e.active {
+		if j.done {
+			continue
+		}
 		if j.pj.State == policy.Running {
 			s.Running++
 			s.AllocGPUs += j.gpus

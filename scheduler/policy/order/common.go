@@ -117,6 +117,19 @@ func (s *Sorter) Sort(jobs []*policy.Job, keys []float64) []int32 {
 	return s.sc.order(ks)
 }
 
+// asListed ranks the active jobs of js in the order given, all in queue
+// 0: one pass, as it runs over the whole queue on every decision.
+func (sc *scratch) asListed(js []*policy.Job) []policy.Ranked {
+	out := sc.out[:0]
+	for _, j := range js {
+		if j != nil && (j.State == policy.Queued || j.State == policy.Running) {
+			out = append(out, policy.Ranked{Job: j})
+		}
+	}
+	sc.out = out
+	return out
+}
+
 // ranked lists ks in the order idx.
 func (sc *scratch) ranked(ks []keyed, idx []int32) []policy.Ranked {
 	sc.out = grow(sc.out, len(ks))

@@ -32,6 +32,9 @@ func (f *FIFO) BlocksHeadOfLine() bool { return !f.cfg.Backfill }
 
 // Order ranks jobs by submit time.
 func (o *FIFO) Order(s *policy.Snapshot) []policy.Ranked {
+	if s.SubmitOrdered {
+		return o.sc.asListed(s.Jobs)
+	}
 	js := o.sc.active(s)
 	ks := o.sc.keys(len(js))
 	for i, j := range js {

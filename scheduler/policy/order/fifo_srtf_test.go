@@ -66,3 +66,19 @@ func TestSRTFPicksShortestAndPreempts(t *testing.T) {
 		t.Errorf("j9000: %q", d.Waiting.Reason("j9000"))
 	}
 }
+
+// A snapshot that promises (Submit, ID) order is ranked as listed, and
+// that ranking is exactly the sorted one.
+func TestFIFOSubmitOrderedMatchesSort(t *testing.T) {
+	s := pt.Random(7, pt.RandomSpec{Cluster: pt.ClusterSpec{Racks: 2, NodesPerRack: 4, GPUsPerNode: 8}, Running: 20, Queued: 300, Busy: 0.8})
+	sorted := NewFIFO(FIFOConfig{}).Order(s)
+	want := ids(sorted)
+	listed := make([]*policy.Job, 0, len(sorted))
+	for _, r := range sorted {
+		listed = append(listed, r.Job)
+	}
+	s.Jobs, s.SubmitOrdered = listed, true
+	if got := ids(NewFIFO(FIFOConfig{}).Order(s)); !equal(got, want) {
+		t.Fatalf("listed order differs from the sorted one")
+	}
+}

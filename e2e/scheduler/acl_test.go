@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -33,11 +34,16 @@ func TestACLPolicyIsEnough(t *testing.T) {
 	t.Setenv("NOMAD_TOKEN", tok.SecretID) // inherited by the scheduler process
 
 	// The policy grants caravan/scheduler/*, so use the default paths.
-	startScheduler(t, "-policy", "tiresias-las", "-las-limits", "2",
+	p := startScheduler(t, "-policy", "tiresias-las", "-las-limits", "2",
 		"-state-path", "caravan/scheduler/state", "-lock-path", "caravan/scheduler/lock")
 	submit(t, work{ID: "acl-long", Workers: 2, Seconds: 20})
 	waitFor(t, 90*time.Second, "the long job to run", func() (bool, string) {
 		return count(allocs(t, "acl-long"), running) == 2, describe(allocs(t, "acl-long"))
+	})
+	// read-fs: its progress file is read through the client's fs API.
+	waitFor(t, 30*time.Second, "the long job's progress in the queue view", func() (bool, string) {
+		j := p.job("acl-long")
+		return j != nil && j.Step != nil && *j.Step > 0, fmt.Sprintf("%+v", j)
 	})
 	time.Sleep(2 * time.Second) // past the 2 GPU·s queue limit
 	submit(t, work{ID: "acl-short", Seconds: 1})

@@ -18,6 +18,9 @@ type work struct {
 	Seconds  float64
 	Tag      string
 	Pool     string // default caravan-queue; "default" submits past the scheduler
+	Meta     map[string]string
+	// Garbage makes the task write a malformed progress line first.
+	Garbage bool
 }
 
 func (w work) hcl() string {
@@ -27,6 +30,19 @@ func (w work) hcl() string {
 		pool = "caravan-queue"
 	}
 	fmt.Fprintf(&b, "job %q {\n  type = \"batch\"\n  node_pool = %q\n", w.ID, pool)
+	if len(w.Meta) > 0 {
+		b.WriteString("  meta = {\n")
+		for k, v := range w.Meta {
+			fmt.Fprintf(&b, "    %q = %q\n", k, v)
+		}
+		b.WriteString("  }\n")
+	}
+	command := "/usr/bin/python3"
+	args := fmt.Sprintf(`"%s/workloads/sched_work.py", "--seconds", "%g", "--tag", "%s"`, repo, w.Seconds, w.Tag)
+	if w.Garbage {
+		command = "/bin/sh"
+		args = fmt.Sprintf(`"-c", "echo '{not json' >> \"$CARAVAN_PROGRESS_FILE\"; exec /usr/bin/python3 %s/workloads/sched_work.py --seconds %g --tag '%s'"`, repo, w.Seconds, w.Tag)
+	}
 	ask := "gpus = 1"
 	if w.Fraction > 0 {
 		ask = fmt.Sprintf("gpu_fraction = %g", w.Fraction)
@@ -46,8 +62,8 @@ func (w work) hcl() string {
       kill_signal  = "SIGTERM"
       kill_timeout = "15s"
       config {
-        command = "/usr/bin/python3"
-        args    = ["%s/workloads/sched_work.py", "--seconds", "%g", "--tag", "%s"]
+        command = %q
+        args    = [%s]
         %s
       }
       resources {
@@ -56,7 +72,7 @@ func (w work) hcl() string {
       }
     }
   }
-`, i, repo, w.Seconds, w.Tag, ask)
+`, i, command, args, ask)
 	}
 	b.WriteString("}\n")
 	return b.String()

@@ -40,6 +40,7 @@ func startScheduler(t testing.TB, extra ...string) *schedProc {
 		"-token", token, "-log-level", "debug",
 		"-state-path", "caravan/e2e/" + name + "/state", "-lock-path", "caravan/e2e/" + name + "/lock",
 		"-lock-ttl", "10s", "-lock-delay", "1s", "-quantum", "1s", "-debounce", "100ms", "-reason-interval", "1s",
+		"-progress-interval", "1s",
 	}, extra...)
 	p := launch(t, args)
 	p.waitLeader(60 * time.Second)

@@ -8,8 +8,9 @@
 namespace "default" {
   # list-jobs/read-job: the queue and the event stream (Job, Evaluation and
   # Allocation topics); submit-job: admission and preemption rewrites (CAS);
-  # alloc-lifecycle: stopping a preempted job's allocations.
-  capabilities = ["list-jobs", "read-job", "submit-job", "alloc-lifecycle"]
+  # alloc-lifecycle: stopping a preempted job's allocations; read-fs:
+  # reading running tasks' progress files (alloc/caravan/*.progress.jsonl).
+  capabilities = ["list-jobs", "read-job", "submit-job", "alloc-lifecycle", "read-fs"]
 
   # State and the leader lock.
   variables {

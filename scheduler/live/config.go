@@ -31,6 +31,9 @@ type Config struct {
 	// ReasonBudget caps caravan.reason rewrites per round, so explaining a
 	// long queue never delays admissions (the rest wait for later rounds).
 	ReasonBudget int
+	// ProgressInterval is how often running jobs' progress files are read
+	// (one small fs read per job; what Optimus fits its curves on).
+	ProgressInterval time.Duration
 	// StatePath and LockPath are Nomad Variable paths.
 	StatePath string
 	LockPath  string
@@ -53,20 +56,21 @@ type Config struct {
 // DefaultConfig is a scheduler for a single-namespace cluster.
 func DefaultConfig() Config {
 	return Config{
-		Namespace:      "default",
-		QueuePool:      "caravan-queue",
-		Pool:           "default",
-		Policy:         "fifo",
-		Quantum:        10 * time.Second,
-		Debounce:       200 * time.Millisecond,
-		ReasonInterval: 5 * time.Second,
-		StatePath:      "caravan/scheduler/state",
-		LockPath:       "caravan/scheduler/lock",
-		LockTTL:        15 * time.Second,
-		LockDelay:      5 * time.Second,
-		Listen:         "127.0.0.1:4780",
-		KeepDecisions:  100,
-		ReasonBudget:   4,
+		Namespace:        "default",
+		QueuePool:        "caravan-queue",
+		Pool:             "default",
+		Policy:           "fifo",
+		Quantum:          10 * time.Second,
+		Debounce:         200 * time.Millisecond,
+		ReasonInterval:   5 * time.Second,
+		ProgressInterval: 5 * time.Second,
+		StatePath:        "caravan/scheduler/state",
+		LockPath:         "caravan/scheduler/lock",
+		LockTTL:          15 * time.Second,
+		LockDelay:        5 * time.Second,
+		Listen:           "127.0.0.1:4780",
+		KeepDecisions:    100,
+		ReasonBudget:     4,
 	}
 }
 
@@ -93,6 +97,7 @@ func (c Config) withDefaults() Config {
 	dur(&c.Quantum, d.Quantum)
 	dur(&c.Debounce, d.Debounce)
 	dur(&c.ReasonInterval, d.ReasonInterval)
+	dur(&c.ProgressInterval, d.ProgressInterval)
 	dur(&c.LockTTL, d.LockTTL)
 	dur(&c.LockDelay, d.LockDelay)
 	if c.KeepDecisions == 0 {
@@ -116,7 +121,7 @@ func (c Config) Validate() error {
 	if c.LockTTL < 10*time.Second {
 		errs = append(errs, fmt.Errorf("lock TTL %s is below Nomad's minimum of 10s", c.LockTTL))
 	}
-	if c.LockDelay < 0 || c.Debounce < 0 || c.AdmitDelay < 0 || c.ReasonInterval < 0 {
+	if c.LockDelay < 0 || c.Debounce < 0 || c.AdmitDelay < 0 || c.ReasonInterval < 0 || c.ProgressInterval < 0 {
 		errs = append(errs, errors.New("durations must not be negative"))
 	}
 	if c.Token == "" {

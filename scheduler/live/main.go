@@ -84,6 +84,7 @@ func parseSchedulerFlags(args []string, out io.Writer) (Config, string, error) {
 	fs.DurationVar(&cfg.LockTTL, "lock-ttl", cfg.LockTTL, "leader lock TTL (at least 10s)")
 	fs.DurationVar(&cfg.LockDelay, "lock-delay", cfg.LockDelay, "wait after a lost lock before another instance may lead")
 	fs.DurationVar(&cfg.ReasonInterval, "reason-interval", cfg.ReasonInterval, "least time between two caravan.reason rewrites of a job")
+	fs.DurationVar(&cfg.ProgressInterval, "progress-interval", cfg.ProgressInterval, "how often to read running jobs' progress files")
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "address of the HTTP API")
 	fs.StringVar(&cfg.Token, "token", os.Getenv("CARAVAN_SCHEDULER_TOKEN"), "bearer token of the HTTP API (default $CARAVAN_SCHEDULER_TOKEN)")
 	fs.DurationVar(&cfg.AdmitDelay, "test-admit-delay", 0, "testing only: pause between reading and admitting a job")

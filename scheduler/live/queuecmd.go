@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -76,7 +77,7 @@ func PrintQueue(w io.Writer, v *QueueView) {
 	}
 	fmt.Fprintf(w, "policy %s (%s)\n", v.Policy, role)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "JOB\tSTATE\tRANK\tQUEUE\tGPUS\tATTAINED(GPU·s)\tWAIT(s)\tPREEMPT\tREASON/PLACEMENT")
+	fmt.Fprintln(tw, "JOB\tSTATE\tRANK\tQUEUE\tGPUS\tATTAINED(GPU·s)\tWAIT(s)\tPREEMPT\tSTEP\tLOSS\tREASON/PLACEMENT")
 	for _, j := range v.Jobs {
 		rk := "-"
 		if j.Rank >= 0 {
@@ -86,10 +87,18 @@ func PrintQueue(w io.Writer, v *QueueView) {
 		if j.State == "running" {
 			why = j.Placement
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d×%g\t%.1f\t%.0f\t%d\t%s\n", j.ID, j.State, rk, j.Queue,
-			j.Workers, j.Fraction, j.Attained, j.WaitSeconds, j.Preemptions, why)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d×%g\t%.1f\t%.0f\t%d\t%s\t%s\t%s\n", j.ID, j.State, rk, j.Queue,
+			j.Workers, j.Fraction, j.Attained, j.WaitSeconds, j.Preemptions, num(j.Step), num(j.Loss), why)
 	}
 	tw.Flush()
+}
+
+// num prints an optional number, "-" when absent.
+func num(x *float64) string {
+	if x == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*x, 'g', 4, 64)
 }
 
 func envOr(k, def string) string {

@@ -22,12 +22,18 @@ func (s *Scheduler) round() (uint64, error) {
 	}
 	now := s.now()
 	es := s.classify(w, unix(now))
+	if now.Sub(s.progressAt) >= s.cfg.ProgressInterval {
+		s.readProgress(es, w.allocs, unix(now))
+		s.progressAt = now
+	}
 	l := newLedger(w.nodes, es, s.touch(es, now))
 	snap := s.snapshot(l, es, unix(now))
 	dec := s.pol.Decide(snap)
 	rk := ranks(s.pol, snap)
 	waiting := s.apply(w, es, l, dec, now)
-	s.view.Store(buildView(s.pol.Name(), es, rk, waiting, now))
+	v := buildView(s.pol.Name(), es, rk, waiting, now)
+	s.showProgress(v)
+	s.view.Store(v)
 	s.metrics.rounds.Add(1)
 	s.metrics.roundSeconds.observe(s.now().Sub(start).Seconds())
 	return w.index, s.save(now)

@@ -30,6 +30,10 @@ type Scheduler struct {
 	dirty   bool
 	// touched is when caravan last held each GPU (see fingerprintLag).
 	touched map[gpuKey]time.Time
+	// progress is what was read of running jobs' progress files, by job,
+	// and progressAt when they were last read.
+	progress   map[string]*progress
+	progressAt time.Time
 }
 
 type gpuKey struct {
@@ -42,7 +46,10 @@ type cachedJob struct {
 	index uint64
 	job   *api.Job
 	gang  gang
-	err   error
+	// targetLoss is the loss at which the job counts as converged
+	// (meta caravan.target_loss; 0 = none): Optimus' convergence target.
+	targetLoss float64
+	err        error
 }
 
 // New checks cfg and builds a scheduler talking to Nomad through client.
@@ -60,13 +67,14 @@ func New(cfg Config, client *api.Client, log hclog.Logger) (*Scheduler, error) {
 	}
 	s := &Scheduler{
 		cfg: cfg, api: client, log: log, pol: pol,
-		store:   newStore(client, cfg.StatePath, cfg.Namespace),
-		st:      newState(),
-		jobs:    map[string]*cachedJob{},
-		touched: map[gpuKey]time.Time{},
-		metrics: newMetrics(),
-		wake:    make(chan struct{}, 1),
-		now:     time.Now,
+		store:    newStore(client, cfg.StatePath, cfg.Namespace),
+		st:       newState(),
+		jobs:     map[string]*cachedJob{},
+		touched:  map[gpuKey]time.Time{},
+		progress: map[string]*progress{},
+		metrics:  newMetrics(),
+		wake:     make(chan struct{}, 1),
+		now:      time.Now,
 	}
 	s.view.Store(&QueueView{Policy: pol.Name()})
 	return s, nil
@@ -91,6 +99,9 @@ func (s *Scheduler) fullJob(stub *jobStub) *cachedJob {
 	}
 	c := &cachedJob{index: deref(job.JobModifyIndex), job: job}
 	c.gang, c.err = parseGang(job)
+	if c.err == nil {
+		c.targetLoss, c.err = parseTargetLoss(job.Meta[MetaTargetLoss])
+	}
 	s.jobs[stub.ID] = c
 	return c
 }

@@ -3,6 +3,8 @@ package live
 import (
 	"testing"
 	"time"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
 )
 
 // The policy sees what the scheduler reads from Nomad: under LAS with a
@@ -39,5 +41,33 @@ func TestLASDecisionFromObservedJobs(t *testing.T) {
 	v := buildView(s.pol.Name(), es, ranks(s.pol, s.snapshot(l, es, 12)), map[string]string{"short": "x"}, time.Unix(12, 0))
 	if v.Jobs[1].ID != "short" || v.Jobs[1].Rank != 0 || v.Jobs[0].Queue != 1 {
 		t.Fatalf("view %+v: short should rank first and long sit in queue 1", v.Jobs)
+	}
+}
+
+// What was read of a job's progress file, and its convergence target,
+// reach the policy (Optimus fits them) and the queue view.
+func TestProgressReachesSnapshotAndView(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Token, cfg.Policy = "t", "optimus"
+	s, err := New(cfg, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := gang{Workers: []worker{{Group: "w0", Task: "t"}}, Fraction: 1}
+	run := &entry{stub: &jobStub{ID: "run"}, phase: phaseRunning, held: []target{{NodeID: "n1", GPU: 0, Fraction: 1}},
+		rec: &record{Submit: 1, Executed: 10, LastStart: 1}, job: &cachedJob{gang: one, targetLoss: 0.1}}
+	s.progress["run"] = &progress{}
+	s.progress["run"].add([]policy.ProgressPoint{{Step: 1, Loss: 2}}, 5, 1)
+	s.progress["run"].add([]policy.ProgressPoint{{Step: 5, Loss: 1}, {Step: 9, Loss: 0.5}}, 9, 1)
+	es := []*entry{run}
+	snap := s.snapshot(newLedger(testNodes(), es, nil), es, 12)
+	j := snap.Jobs[0]
+	if len(j.Progress) != 3 || j.TargetLoss != 0.1 || j.StepTimes[1] != 0.5 {
+		t.Fatalf("policy job: progress %v, target %v, step times %v", j.Progress, j.TargetLoss, j.StepTimes)
+	}
+	v := buildView(s.pol.Name(), es, nil, nil, time.Unix(12, 0))
+	s.showProgress(v)
+	if v.Jobs[0].Step == nil || *v.Jobs[0].Step != 9 || *v.Jobs[0].Loss != 0.5 {
+		t.Fatalf("view: %+v", v.Jobs[0])
 	}
 }

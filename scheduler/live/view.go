@@ -28,7 +28,10 @@ type QueueJob struct {
 	WaitSeconds float64 `json:"wait_seconds,omitempty"`
 	Preemptions int     `json:"preemptions"`
 	Placement   string  `json:"placement,omitempty"`
-	Reason      string  `json:"reason,omitempty"`
+	// Step and Loss are the newest line of the job's progress file.
+	Step   *float64 `json:"step,omitempty"`
+	Loss   *float64 `json:"loss,omitempty"`
+	Reason string   `json:"reason,omitempty"`
 }
 
 // buildView summarises a round for the API, highest priority first.

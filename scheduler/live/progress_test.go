@@ -1,0 +1,98 @@
+package live
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
+
+func TestParseProgressSkipsBadLinesAndKeepsTornOnes(t *testing.T) {
+	in := strings.Join([]string{
+		`{"step": 1, "loss": 2.5, "samples": 32}`,
+		``,
+		`not json`,
+		`{"loss": 1}`,                  // no step
+		`{"step": -1, "loss": 1}`,      // negative step
+		`{"step": 2, "loss": "x"}`,     // wrong type
+		`{"step": 1e999, "loss": 1}`,   // not finite
+		`{"step": 3, "loss": 0.5}`,     // samples optional
+		`{"step": 4, "loss": 0.4, "sa`, // torn: completed by the next read
+	}, "\n")
+	pts, rest, bad, skip := parseProgress([]byte(in))
+	want := []policy.ProgressPoint{{Step: 1, Loss: 2.5, Samples: 32}, {Step: 3, Loss: 0.5}}
+	if fmt.Sprint(pts) != fmt.Sprint(want) {
+		t.Fatalf("points %v, want %v", pts, want)
+	}
+	if bad != 5 || skip {
+		t.Fatalf("bad %d skip %v, want 5 bad lines, no skipping", bad, skip)
+	}
+	pts, rest, bad, _ = parseProgress(append(rest, []byte("mples\": 64}\n")...))
+	if len(pts) != 1 || pts[0] != (policy.ProgressPoint{Step: 4, Loss: 0.4, Samples: 64}) || len(rest) != 0 || bad != 0 {
+		t.Fatalf("completed line: %v rest %q bad %d", pts, rest, bad)
+	}
+}
+
+func TestParseProgressOverlongLine(t *testing.T) {
+	long := `{"step": 1, "note": "` + strings.Repeat("x", maxProgressLine) + `"}`
+	pts, _, bad, _ := parseProgress([]byte(long + "\n" + `{"step": 2}` + "\n"))
+	if bad != 1 || len(pts) != 1 || pts[0].Step != 2 {
+		t.Fatalf("a long complete line: pts %v bad %d", pts, bad)
+	}
+	_, rest, bad, skip := parseProgress([]byte(long)) // no newline yet
+	if bad != 1 || !skip || rest != nil {
+		t.Fatalf("a long torn line must be dropped and skipped: rest %d bytes, bad %d, skip %v", len(rest), bad, skip)
+	}
+	after, found := skipLine([]byte(`xxx"}` + "\n" + `{"step": 5}` + "\n"))
+	if !found {
+		t.Fatal("newline not found")
+	}
+	if pts, _, bad, _ := parseProgress(after); bad != 0 || len(pts) != 1 || pts[0].Step != 5 {
+		t.Fatalf("after the skipped line: %v bad %d", pts, bad)
+	}
+}
+
+func TestProgressLearnsStepTimeAndStaysBounded(t *testing.T) {
+	var p progress
+	p.add([]policy.ProgressPoint{{Step: 10, Loss: 1}}, 100, 2)
+	if len(p.stepTimes) != 0 {
+		t.Fatal("one read cannot give a rate")
+	}
+	p.add([]policy.ProgressPoint{{Step: 20, Loss: 0.9}, {Step: 30, Loss: 0.8}}, 110, 2) // 20 steps in 10 s
+	if st := p.stepTimes[2]; st != 0.5 {
+		t.Fatalf("step time at 2 workers %v, want 0.5 s", st)
+	}
+	for i := 0; i < 5000; i++ {
+		p.add([]policy.ProgressPoint{{Step: float64(31 + i), Loss: 0.5}}, 111+float64(i), 2)
+	}
+	if len(p.points) > maxProgressPoints {
+		t.Fatalf("%d points kept, bound %d", len(p.points), maxProgressPoints)
+	}
+	if first, last := p.points[0].Step, p.points[len(p.points)-1].Step; first != 10 || last != 5030 {
+		t.Fatalf("thinning must keep the curve's ends: %v … %v", first, last)
+	}
+	var j policy.Job
+	p.fill(&j)
+	if len(j.Progress) != len(p.points) || j.StepTimes[2] <= 0 {
+		t.Fatalf("fill: %d points, step times %v", len(j.Progress), j.StepTimes)
+	}
+	j.Progress[0].Step = -1
+	if p.points[0].Step == -1 {
+		t.Fatal("the policy's job must get a copy")
+	}
+}
+
+func TestParseTargetLoss(t *testing.T) {
+	if v, err := parseTargetLoss(""); v != 0 || err != nil {
+		t.Fatalf("empty: %v %v", v, err)
+	}
+	if v, err := parseTargetLoss(" 0.05 "); v != 0.05 || err != nil {
+		t.Fatalf("0.05: %v %v", v, err)
+	}
+	for _, bad := range []string{"x", "-1", "0", "NaN", "Inf"} {
+		if _, err := parseTargetLoss(bad); err == nil || !strings.Contains(err.Error(), MetaTargetLoss) {
+			t.Errorf("%q: error %v should name %s", bad, err, MetaTargetLoss)
+		}
+	}
+}

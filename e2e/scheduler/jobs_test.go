@@ -173,3 +173,64 @@ func describe(as []*api.Allocation) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// clusterState describes every live allocation and each node's caravan
+// GPU attributes, for failure messages about GPUs that look taken.
+func clusterState(t testing.TB) string {
+	t.Helper()
+	var b strings.Builder
+	stubs, _, err := cluster.API.Allocations().List(nil)
+	if err != nil {
+		return err.Error()
+	}
+	for _, a := range stubs {
+		if a.ClientStatus == "running" || a.ClientStatus == "pending" {
+			fmt.Fprintf(&b, "live alloc %s job=%s group=%s node=%s desired=%s\n", a.ID[:8], a.JobID, a.TaskGroup, a.NodeID[:8], a.DesiredStatus)
+		}
+	}
+	nodes, _, err := cluster.API.Nodes().List(nil)
+	if err != nil {
+		return b.String() + err.Error()
+	}
+	for _, stub := range nodes {
+		n, _, err := cluster.API.Nodes().Info(stub.ID, nil)
+		if err != nil {
+			continue
+		}
+		var attrs []string
+		for k, v := range n.Attributes {
+			if strings.HasPrefix(k, "driver.caravan.gpu.") && (strings.Contains(k, "used") || strings.Contains(k, "free") || strings.Contains(k, "task")) {
+				attrs = append(attrs, k+"="+v)
+			}
+		}
+		sort.Strings(attrs)
+		fmt.Fprintf(&b, "node %s: %s\n", stub.ID[:8], strings.Join(attrs, " "))
+	}
+	return b.String()
+}
+
+// waitAllGPUsFree waits until every node's fingerprint shows its GPUs
+// free. A Nomad client coalesces node updates for seconds, so right after
+// an earlier test's jobs ended the servers may still see a GPU in use;
+// tests that count on every GPU wait for this first.
+func waitAllGPUsFree(t testing.TB) {
+	t.Helper()
+	waitFor(t, 60*time.Second, "every GPU free in the node fingerprints", func() (bool, string) {
+		nodes, _, err := cluster.API.Nodes().List(nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, stub := range nodes {
+			n, _, err := cluster.API.Nodes().Info(stub.ID, nil)
+			if err != nil {
+				return false, err.Error()
+			}
+			for k, v := range n.Attributes {
+				if strings.HasPrefix(k, "driver.caravan.gpu.") && strings.HasSuffix(k, ".free_fraction") && v != "1" {
+					return false, stub.Name + " " + k + "=" + v
+				}
+			}
+		}
+		return true, ""
+	})
+}

@@ -10,6 +10,7 @@ import (
 // The scheduler is killed mid-run and restarted: every job still runs to
 // completion, none starts twice, and attained service survives.
 func TestKilledSchedulerRestartsWithNothingLost(t *testing.T) {
+	waitAllGPUsFree(t) // the test needs all four GPUs at once
 	p := startScheduler(t, "-policy", "fifo")
 	var ids []string
 	for i := 0; i < 6; i++ {
@@ -30,7 +31,7 @@ func TestKilledSchedulerRestartsWithNothingLost(t *testing.T) {
 				n++
 			}
 		}
-		return n == 4, fmt.Sprintf("%d running with service", n)
+		return n == 4, fmt.Sprintf("%d running with service\n%s", n, clusterState(t))
 	})
 	time.Sleep(2500 * time.Millisecond) // let the periodic state write happen
 	p.kill()

@@ -2,12 +2,15 @@ package live
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
 	"github.com/hashicorp/nomad/api"
@@ -154,33 +157,135 @@ func thin(pts []policy.ProgressPoint) []policy.ProgressPoint {
 	return out
 }
 
-// readProgress reads new progress of every running job's first worker.
-// Failures are logged and retried next round: progress only informs the
-// policy, it never blocks scheduling.
-func (s *Scheduler) readProgress(es []*entry, allocs map[string][]*api.AllocationListStub, now float64) {
+// progressTarget is one running job whose progress file is to be read.
+type progressTarget struct {
+	job, alloc, node, task string
+	workers                int
+}
+
+// progressBook holds what was read of every job's progress. A poller
+// goroutine fills it; rounds only copy from it, so a slow or unreachable
+// Nomad client never delays a scheduling decision.
+type progressBook struct {
+	mu      sync.Mutex
+	jobs    map[string]*progress
+	targets []progressTarget // the latest round's running jobs
+	known   map[string]bool  // the latest round's jobs; others are dropped
+}
+
+func newProgressBook() *progressBook { return &progressBook{jobs: map[string]*progress{}} }
+
+// progressTargets lists the first worker of every running job, and tells
+// the book which jobs still exist.
+func (s *Scheduler) progressTargets(es []*entry, allocs map[string][]*api.AllocationListStub) {
+	var ts []progressTarget
+	known := make(map[string]bool, len(es))
 	for _, e := range es {
+		known[e.stub.ID] = true
 		if e.phase != phaseRunning || e.job == nil || e.job.err != nil {
 			continue
 		}
 		w := e.job.gang.Workers[0]
-		a := runningAlloc(allocs[e.stub.ID], w.Group)
-		if a == nil {
-			continue
-		}
-		p := s.progress[e.stub.ID]
-		if p == nil {
-			p = &progress{}
-			s.progress[e.stub.ID] = p
-		}
-		if err := s.readAlloc(p, a, w.Task, now, len(e.job.gang.Workers)); err != nil {
-			s.log.Debug("reading progress", "job", e.stub.ID, "alloc", a.ID, "error", err)
+		if a := runningAlloc(allocs[e.stub.ID], w.Group); a != nil {
+			ts = append(ts, progressTarget{job: e.stub.ID, alloc: a.ID, node: a.NodeID, task: w.Task, workers: len(e.job.gang.Workers)})
 		}
 	}
-	for id := range s.progress {
-		if _, ok := s.st.Jobs[id]; !ok {
-			delete(s.progress, id)
+	b := s.progress
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.targets, b.known = ts, known
+	for id := range b.jobs {
+		if !known[id] {
+			delete(b.jobs, id)
 		}
 	}
+}
+
+// pollProgress reads the targets every ProgressInterval until ctx ends.
+func (s *Scheduler) pollProgress(ctx context.Context) {
+	t := time.NewTicker(s.cfg.ProgressInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s.readProgress(ctx)
+	}
+}
+
+// readProgress reads new progress of every target, a few at a time.
+// Failures are logged and retried next time: progress only informs the
+// policy.
+func (s *Scheduler) readProgress(ctx context.Context) {
+	b := s.progress
+	b.mu.Lock()
+	ts := b.targets
+	b.mu.Unlock()
+	sem := make(chan struct{}, progressReaders)
+	var wg sync.WaitGroup
+	for _, t := range ts {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			s.readTarget(ctx, t)
+		}()
+	}
+	wg.Wait()
+}
+
+// progressReaders bounds concurrent reads (each may wait on a client).
+const progressReaders = 4
+
+func (s *Scheduler) readTarget(ctx context.Context, t progressTarget) {
+	b := s.progress
+	b.mu.Lock()
+	p := b.jobs[t.job]
+	if p == nil {
+		p = &progress{}
+	}
+	cur := p.cursor(t.alloc)
+	b.mu.Unlock()
+	data, err := s.readFrom(ctx, t, cur.offset)
+	if err != nil {
+		s.log.Debug("reading progress", "job", t.job, "alloc", t.alloc, "error", err)
+		return
+	}
+	now := unix(s.now())
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.known[t.job] { // not forgotten meanwhile
+		if b.jobs[t.job] == nil {
+			b.jobs[t.job] = p
+		}
+		s.consume(b.jobs[t.job], t, cur, data, now)
+	}
+}
+
+// readTimeout bounds one progress read.
+const readTimeout = 5 * time.Second
+
+// readFrom reads up to maxProgressRead bytes of t's file from offset.
+// A file not written yet reads as empty.
+func (s *Scheduler) readFrom(ctx context.Context, t progressTarget, offset int64) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, readTimeout)
+	defer cancel()
+	q := (&api.QueryOptions{Namespace: s.cfg.Namespace}).WithContext(ctx)
+	r, err := s.api.AllocFS().ReadAt(&api.Allocation{ID: t.alloc, NodeID: t.node}, progressPath(t.task), offset, maxProgressRead, q)
+	if err != nil {
+		if strings.Contains(err.Error(), "no such file") {
+			return nil, nil
+		}
+		return nil, err
+	}
+	defer r.Close()
+	b, err := io.ReadAll(io.LimitReader(r, maxProgressRead))
+	if err != nil {
+		return nil, fmt.Errorf("read: %w", err)
+	}
+	return b, nil
 }
 
 // runningAlloc is the running allocation of a task group, if any.
@@ -193,32 +298,27 @@ func runningAlloc(as []*api.AllocationListStub, group string) *api.AllocationLis
 	return nil
 }
 
-// readAlloc reads what task appended since the last read. A new
-// allocation (the job was resumed) has a new file: it is read from the
-// start, and its points continue the job's curve.
-func (s *Scheduler) readAlloc(p *progress, a *api.AllocationListStub, task string, now float64, workers int) error {
-	if p.alloc != a.ID {
-		p.alloc, p.offset, p.partial, p.skipping = a.ID, 0, nil, false
+// cursor is where reading alloc's file resumes. A new allocation (the job
+// was resumed) has a new file: it is read from the start, and its points
+// continue the job's curve.
+func (p *progress) cursor(alloc string) progress {
+	if p.alloc != alloc {
+		p.alloc, p.offset, p.partial, p.skipping = alloc, 0, nil, false
 		p.readAt = 0 // the step rate restarts with the new run
 	}
-	r, err := s.api.AllocFS().ReadAt(&api.Allocation{ID: a.ID, NodeID: a.NodeID}, progressPath(task), p.offset, maxProgressRead,
-		&api.QueryOptions{Namespace: s.cfg.Namespace})
-	if err != nil {
-		if strings.Contains(err.Error(), "no such file") {
-			return nil // nothing written yet
-		}
-		return err
-	}
-	defer r.Close()
-	b, err := io.ReadAll(io.LimitReader(r, maxProgressRead))
-	if err != nil {
-		return fmt.Errorf("read: %w", err)
+	return progress{alloc: p.alloc, offset: p.offset}
+}
+
+// consume takes b, read at cur, into p, unless p moved on meanwhile.
+func (s *Scheduler) consume(p *progress, t progressTarget, cur progress, b []byte, now float64) {
+	if p.alloc != cur.alloc || p.offset != cur.offset {
+		return
 	}
 	p.offset += int64(len(b))
 	if p.skipping {
 		var found bool
 		if b, found = skipLine(b); !found {
-			return nil // still inside the overlong line
+			return // still inside the overlong line
 		}
 		p.skipping = false
 	}
@@ -227,11 +327,10 @@ func (s *Scheduler) readAlloc(p *progress, a *api.AllocationListStub, task strin
 	if bad > 0 {
 		p.bad += bad
 		s.metrics.progressBad.Add(int64(bad))
-		s.log.Warn("skipped malformed progress lines", "alloc", a.ID, "task", task, "lines", bad)
+		s.log.Warn("skipped malformed progress lines", "job", t.job, "alloc", t.alloc, "task", t.task, "lines", bad)
 	}
 	s.metrics.progressPoints.Add(int64(len(pts)))
-	p.add(pts, now, workers)
-	return nil
+	p.add(pts, now, t.workers)
 }
 
 // fill gives the policy's job what was read of its progress.
@@ -248,10 +347,20 @@ func (p *progress) fill(j *policy.Job) {
 	}
 }
 
+// fillProgress gives the policy's job a copy of what was read of its
+// progress.
+func (s *Scheduler) fillProgress(j *policy.Job) {
+	s.progress.mu.Lock()
+	defer s.progress.mu.Unlock()
+	s.progress.jobs[j.ID].fill(j)
+}
+
 // showProgress adds each job's newest progress point to the view.
 func (s *Scheduler) showProgress(v *QueueView) {
+	s.progress.mu.Lock()
+	defer s.progress.mu.Unlock()
 	for i := range v.Jobs {
-		p := s.progress[v.Jobs[i].ID]
+		p := s.progress.jobs[v.Jobs[i].ID]
 		if p == nil || len(p.points) == 0 {
 			continue
 		}

@@ -96,3 +96,44 @@ func TestParseTargetLoss(t *testing.T) {
 		}
 	}
 }
+
+// Reads arrive in pieces: a line split across reads is parsed once whole,
+// an overlong line is skipped across reads, and a new allocation starts
+// its file from the beginning while the job's curve continues.
+func TestConsumeAcrossReads(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Token = "t"
+	s, err := New(cfg, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := progressTarget{job: "j", alloc: "a1", task: "t", workers: 1}
+	p := &progress{}
+	feed := func(alloc, data string, now float64) {
+		tg.alloc = alloc
+		cur := p.cursor(alloc)
+		s.consume(p, tg, cur, []byte(data), now)
+	}
+	feed("a1", `{"step": 1, "loss": 1}`+"\n"+`{"step": 2, "lo`, 1)
+	feed("a1", `ss": 0.5}`+"\n", 2)
+	long := `{"step": 3, "x": "` + strings.Repeat("y", maxProgressLine+10)
+	feed("a1", long, 3)
+	feed("a1", `tail"}`+"\n"+`{"step": 4, "loss": 0.25}`+"\n", 4)
+	if p.offset != int64(len(`{"step": 1, "loss": 1}`+"\n"+`{"step": 2, "lo`+`ss": 0.5}`+"\n"+long+`tail"}`+"\n"+`{"step": 4, "loss": 0.25}`+"\n")) {
+		t.Fatalf("offset %d does not count every byte read", p.offset)
+	}
+	feed("a2", `{"step": 5, "loss": 0.2}`+"\n", 10) // resumed: a new file
+	if p.offset != int64(len(`{"step": 5, "loss": 0.2}`+"\n")) {
+		t.Fatalf("a new allocation must be read from its start, offset %d", p.offset)
+	}
+	var steps []float64
+	for _, pt := range p.points {
+		steps = append(steps, pt.Step)
+	}
+	if fmt.Sprint(steps) != "[1 2 4 5]" || p.bad != 1 {
+		t.Fatalf("steps %v bad %d, want [1 2 4 5] and the overlong line counted once", steps, p.bad)
+	}
+	if got := s.metrics.progressBad.Load(); got != 1 {
+		t.Fatalf("bad-lines metric %d", got)
+	}
+}

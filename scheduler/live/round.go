@@ -22,10 +22,7 @@ func (s *Scheduler) round() (uint64, error) {
 	}
 	now := s.now()
 	es := s.classify(w, unix(now))
-	if now.Sub(s.progressAt) >= s.cfg.ProgressInterval {
-		s.readProgress(es, w.allocs, unix(now))
-		s.progressAt = now
-	}
+	s.progressTargets(es, w.allocs)
 	l := newLedger(w.nodes, es, s.touch(es, now))
 	snap := s.snapshot(l, es, unix(now))
 	dec := s.pol.Decide(snap)
@@ -85,6 +82,7 @@ func (s *Scheduler) lead(ctx context.Context) error {
 		return err
 	}
 	go s.watch(ctx, index)
+	go s.pollProgress(ctx)
 	return s.loop(ctx)
 }
 

@@ -30,10 +30,8 @@ type Scheduler struct {
 	dirty   bool
 	// touched is when caravan last held each GPU (see fingerprintLag).
 	touched map[gpuKey]time.Time
-	// progress is what was read of running jobs' progress files, by job,
-	// and progressAt when they were last read.
-	progress   map[string]*progress
-	progressAt time.Time
+	// progress is what was read of running jobs' progress files.
+	progress *progressBook
 }
 
 type gpuKey struct {
@@ -71,7 +69,7 @@ func New(cfg Config, client *api.Client, log hclog.Logger) (*Scheduler, error) {
 		st:       newState(),
 		jobs:     map[string]*cachedJob{},
 		touched:  map[gpuKey]time.Time{},
-		progress: map[string]*progress{},
+		progress: newProgressBook(),
 		metrics:  newMetrics(),
 		wake:     make(chan struct{}, 1),
 		now:      time.Now,

@@ -62,6 +62,6 @@ func (s *Scheduler) policyJob(e *entry) *policy.Job {
 	g := e.job.gang
 	j.Workers, j.Fraction, j.MemMiB = len(g.Workers), g.Fraction, g.MemMiB
 	j.TargetLoss = e.job.targetLoss
-	s.progress[e.stub.ID].fill(j)
+	s.fillProgress(j)
 	return j
 }

@@ -56,9 +56,10 @@ func TestProgressReachesSnapshotAndView(t *testing.T) {
 	one := gang{Workers: []worker{{Group: "w0", Task: "t"}}, Fraction: 1}
 	run := &entry{stub: &jobStub{ID: "run"}, phase: phaseRunning, held: []target{{NodeID: "n1", GPU: 0, Fraction: 1}},
 		rec: &record{Submit: 1, Executed: 10, LastStart: 1}, job: &cachedJob{gang: one, targetLoss: 0.1}}
-	s.progress["run"] = &progress{}
-	s.progress["run"].add([]policy.ProgressPoint{{Step: 1, Loss: 2}}, 5, 1)
-	s.progress["run"].add([]policy.ProgressPoint{{Step: 5, Loss: 1}, {Step: 9, Loss: 0.5}}, 9, 1)
+	p := &progress{}
+	p.add([]policy.ProgressPoint{{Step: 1, Loss: 2}}, 5, 1)
+	p.add([]policy.ProgressPoint{{Step: 5, Loss: 1}, {Step: 9, Loss: 0.5}}, 9, 1)
+	s.progress.jobs["run"] = p
 	es := []*entry{run}
 	snap := s.snapshot(newLedger(testNodes(), es, nil), es, 12)
 	j := snap.Jobs[0]

@@ -26,7 +26,7 @@ func progressPath(task string) string { return "alloc/caravan/" + task + ".progr
 
 const (
 	// maxProgressRead bounds one read: a chatty task is caught up over
-	// several rounds rather than in one long request.
+	// several polls rather than in one long request.
 	maxProgressRead = 64 << 10
 	// maxProgressLine bounds one line; longer ones are skipped as bad.
 	maxProgressLine = 4 << 10
@@ -134,7 +134,7 @@ func (p *progress) add(pts []policy.ProgressPoint, now float64, workers int) {
 			p.stepTimes = map[int]float64{}
 		}
 		if old, ok := p.stepTimes[workers]; ok {
-			st = 0.7*old + 0.3*st // smooth: reads are a round apart
+			st = 0.7*old + 0.3*st // smooth: reads are a poll apart
 		}
 		p.stepTimes[workers] = st
 	}

@@ -134,8 +134,8 @@ func (durationTicks) Ticks(lo, hi float64) []plot.Tick {
 	for _, u := range units {
 		for _, k := range []float64{1, 2, 5, 10, 20, 30} {
 			v := k * u.s
-			if (u.name == "s" || u.name == "m") && k > 30 || u.name == "h" && k > 12 {
-				continue
+			if u.name == "h" && k > 12 {
+				continue // 20h and 30h: days take over
 			}
 			major = append(major, v)
 		}

@@ -49,11 +49,16 @@ type scratch struct {
 func (sc *scratch) active(s *policy.Snapshot) []*policy.Job {
 	sc.jobs = sc.jobs[:0]
 	for _, j := range s.Jobs {
-		if j != nil && (j.State == policy.Queued || j.State == policy.Running) {
+		if isActive(j) {
 			sc.jobs = append(sc.jobs, j)
 		}
 	}
 	return sc.jobs
+}
+
+// isActive: queued or running (a snapshot may also list finished jobs).
+func isActive(j *policy.Job) bool {
+	return j != nil && (j.State == policy.Queued || j.State == policy.Running)
 }
 
 // keys returns room for n keyed records; callers set every one.
@@ -122,7 +127,7 @@ func (s *Sorter) Sort(jobs []*policy.Job, keys []float64) []int32 {
 func (sc *scratch) asListed(js []*policy.Job) []policy.Ranked {
 	out := sc.out[:0]
 	for _, j := range js {
-		if j != nil && (j.State == policy.Queued || j.State == policy.Running) {
+		if isActive(j) {
 			out = append(out, policy.Ranked{Job: j})
 		}
 	}

@@ -1,81 +1,108 @@
 package policy
 
-// Ranked is one active job in priority order, with what the ordering knows
-// about where it stands.
-type Ranked struct {
-	Job *Job
-	// Queue is the job's priority queue (0 = highest); orderings without
-	// queues put every job in queue 0.
-	Queue int
+// Framework combines an Orderer and a Placer into a Policy: it walks the
+// active jobs in priority order, places each queued gang all-or-nothing,
+// and, for preemptive orderings, preempts lower-ranked running jobs when
+// (and only when) that makes a higher-ranked gang fit.
+type Framework struct {
+	Order Orderer
+	Place Placer
+	// seen dedupes finished jobs fed to learners.
+	seen map[string]bool
+	// free is the last round's capacity, whose storage the next reuses.
+	free *Capacity
+	// hol caches head-of-line Waiting texts by position (see holText).
+	hol []string
 }
 
-// Orderer is the ordering extension point: it ranks the active (queued and
-// running) jobs of a snapshot, highest priority first. It may keep state
-// across calls (learned distributions, promotions) but must be deterministic.
-type Orderer interface {
-	Name() string
-	// Preemptive orderings may stop running jobs for higher-ranked ones.
-	Preemptive() bool
-	// Order's result may be reused by its next call: use it, then drop it.
-	Order(s *Snapshot) []Ranked
+// capacity is the free capacity of c for a new round.
+func (f *Framework) capacity(c *Cluster) *Capacity {
+	f.free = f.free.Reset(c)
+	return f.free
 }
 
-// Placer is the placement extension point: it chooses slots for a whole
-// gang on the free capacity, or explains why it cannot. A placer must fail
-// only when no placement it accepts exists, so a failure stays valid until
-// capacity is released (the framework memoises failures by ShapeKey).
-type Placer interface {
-	Name() string
-	Place(j *Job, d Demand, c *Capacity) (Placement, string)
-	// Shape keys the memo of failed placements: two jobs with the same key
-	// fit or fail together.
-	Shape(j *Job, d Demand) ShapeKey
+// NewFramework combines an ordering with a placement.
+func NewFramework(o Orderer, p Placer) *Framework {
+	return &Framework{Order: o, Place: p, seen: map[string]bool{}}
 }
 
-// ShapeKey identifies jobs a placer treats identically.
-type ShapeKey struct {
-	Workers  int
-	Fraction float64
-	MemMiB   int64
-	Extra    float64
+// Name is "<ordering>+<placement>".
+func (f *Framework) Name() string { return f.Order.Name() + "+" + f.Place.Name() }
+
+// HeadOfLineBlocker is implemented by orderings that stop at the first
+// queued job that does not fit instead of backfilling smaller ones.
+type HeadOfLineBlocker interface {
+	BlocksHeadOfLine() bool
 }
 
-// DefaultShape is the ShapeKey of placers that look only at the demand.
-func DefaultShape(d Demand) ShapeKey {
-	return ShapeKey{Workers: d.Workers, Fraction: d.Fraction, MemMiB: d.MemMiB}
+// Decide runs one scheduling round.
+func (f *Framework) Decide(s *Snapshot) Decision {
+	if s == nil {
+		return Decision{}
+	}
+	f.learn(s)
+	r := newRound(f, s)
+	r.walk(f.Order.Order(s))
+	return r.dec
 }
 
-// UtilPredictor is implemented by placers that track GPU utilisation
-// (interference-aware): the framework charges each slot this much Util.
-type UtilPredictor interface {
-	PredictUtil(j *Job) float64
+// ObserveFinished forwards a finished job to every plug-in that learns.
+func (f *Framework) ObserveFinished(j *Job) {
+	if j == nil || f.seen[j.ID] {
+		return
+	}
+	if f.seen == nil {
+		f.seen = map[string]bool{}
+	}
+	f.seen[j.ID] = true
+	for _, p := range []any{f.Order, f.Place} {
+		if o, ok := p.(FinishObserver); ok {
+			o.ObserveFinished(j)
+		}
+	}
 }
 
-// SnapshotObserver is implemented by plug-ins that learn online from each
-// snapshot (observed utilisations, finished jobs).
-type SnapshotObserver interface {
-	ObserveSnapshot(s *Snapshot)
+func (f *Framework) learn(s *Snapshot) {
+	if f.learnsFinished() { // a pass over every job: only when someone listens
+		for _, j := range s.Jobs {
+			if j != nil && j.State == Finished {
+				f.ObserveFinished(j)
+			}
+		}
+	}
+	for _, p := range []any{f.Order, f.Place} {
+		if o, ok := p.(SnapshotObserver); ok {
+			o.ObserveSnapshot(s)
+		}
+	}
 }
 
-// BatchPlacer is implemented by placers with a batch mode (Liquid): the
-// framework hands them a window of admissible queued jobs at once and they
-// choose the order in which to pack them.
-type BatchPlacer interface {
-	Placer
-	// BatchSize is how many queued jobs to group; ≤ 1 means immediate mode.
-	BatchSize() int
-	// PackOrder returns the indexes of jobs in the order to try placing them.
-	PackOrder(jobs []*Job, demands []Demand) []int
+func (f *Framework) learnsFinished() bool {
+	_, o := f.Order.(FinishObserver)
+	_, p := f.Place.(FinishObserver)
+	return o || p
 }
 
-// PreemptionGuard is implemented by orderings that protect some running
-// jobs from preemption (e.g. a lease that has not expired).
-type PreemptionGuard interface {
-	CanPreempt(j *Job, now Seconds) bool
+func (f *Framework) blocksHead() bool {
+	b, ok := f.Order.(HeadOfLineBlocker)
+	return ok && b.BlocksHeadOfLine()
 }
 
-// FinishObserver is implemented by policies that learn from finished jobs.
-// The framework also feeds it jobs that appear in a snapshot as Finished.
-type FinishObserver interface {
-	ObserveFinished(j *Job)
+func (f *Framework) batchSize() int {
+	if b, ok := f.Place.(BatchPlacer); ok {
+		return b.BatchSize()
+	}
+	return 1
+}
+
+func (f *Framework) util(j *Job) float64 {
+	if u, ok := f.Place.(UtilPredictor); ok {
+		return u.PredictUtil(j)
+	}
+	return 0
+}
+
+func (f *Framework) canPreempt(j *Job, now Seconds) bool {
+	g, ok := f.Order.(PreemptionGuard)
+	return !ok || g.CanPreempt(j, now)
 }

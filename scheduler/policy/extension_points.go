@@ -1,0 +1,81 @@
+package policy
+
+// Ranked is one active job in priority order, with what the ordering knows
+// about where it stands.
+type Ranked struct {
+	Job *Job
+	// Queue is the job's priority queue (0 = highest); orderings without
+	// queues put every job in queue 0.
+	Queue int
+}
+
+// Orderer is the ordering extension point: it ranks the active (queued and
+// running) jobs of a snapshot, highest priority first. It may keep state
+// across calls (learned distributions, promotions) but must be deterministic.
+type Orderer interface {
+	Name() string
+	// Preemptive orderings may stop running jobs for higher-ranked ones.
+	Preemptive() bool
+	// Order's result may be reused by its next call: use it, then drop it.
+	Order(s *Snapshot) []Ranked
+}
+
+// Placer is the placement extension point: it chooses slots for a whole
+// gang on the free capacity, or explains why it cannot. A placer must fail
+// only when no placement it accepts exists, so a failure stays valid until
+// capacity is released (the framework memoises failures by ShapeKey).
+type Placer interface {
+	Name() string
+	Place(j *Job, d Demand, c *Capacity) (Placement, string)
+	// Shape keys the memo of failed placements: two jobs with the same key
+	// fit or fail together.
+	Shape(j *Job, d Demand) ShapeKey
+}
+
+// ShapeKey identifies jobs a placer treats identically.
+type ShapeKey struct {
+	Workers  int
+	Fraction float64
+	MemMiB   int64
+	Extra    float64
+}
+
+// DefaultShape is the ShapeKey of placers that look only at the demand.
+func DefaultShape(d Demand) ShapeKey {
+	return ShapeKey{Workers: d.Workers, Fraction: d.Fraction, MemMiB: d.MemMiB}
+}
+
+// UtilPredictor is implemented by placers that track GPU utilisation
+// (interference-aware): the framework charges each slot this much Util.
+type UtilPredictor interface {
+	PredictUtil(j *Job) float64
+}
+
+// SnapshotObserver is implemented by plug-ins that learn online from each
+// snapshot (observed utilisations, finished jobs).
+type SnapshotObserver interface {
+	ObserveSnapshot(s *Snapshot)
+}
+
+// BatchPlacer is implemented by placers with a batch mode (Liquid): the
+// framework hands them a window of admissible queued jobs at once and they
+// choose the order in which to pack them.
+type BatchPlacer interface {
+	Placer
+	// BatchSize is how many queued jobs to group; ≤ 1 means immediate mode.
+	BatchSize() int
+	// PackOrder returns the indexes of jobs in the order to try placing them.
+	PackOrder(jobs []*Job, demands []Demand) []int
+}
+
+// PreemptionGuard is implemented by orderings that protect some running
+// jobs from preemption (e.g. a lease that has not expired).
+type PreemptionGuard interface {
+	CanPreempt(j *Job, now Seconds) bool
+}
+
+// FinishObserver is implemented by policies that learn from finished jobs.
+// The framework also feeds it jobs that appear in a snapshot as Finished.
+type FinishObserver interface {
+	ObserveFinished(j *Job)
+}

@@ -20,7 +20,7 @@ import (
 
 	"github.com/hashicorp/nomad/api"
 
-	"github.com/caravan-dl/caravan/e2e/harness"
+	"github.com/caravan-dl/caravan/internal/devcluster"
 )
 
 func main() {
@@ -35,18 +35,18 @@ func main() {
 func run(exitAfter time.Duration) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	root, err := harness.RepoRoot()
+	root, err := devcluster.RepoRoot()
 	if err != nil {
 		return err
 	}
-	gpus := harness.GPUs{Model: "Simulated A100 40GB", MemoryMiB: 40960, Count: 2}
+	gpus := devcluster.GPUs{Model: "Simulated A100 40GB", MemoryMiB: 40960, Count: 2}
 	if realGPUs() {
 		gpus.Count = -1 // let the driver's NVML backend report the real ones
 	}
 	dir := filepath.Join(root, ".demo")
 	os.RemoveAll(dir)
 	fmt.Println("starting a Nomad agent with the caravan driver (logs in .demo/)...")
-	c, err := harness.Start(ctx, harness.Options{GPUs: gpus, Dir: dir})
+	c, err := devcluster.Start(ctx, devcluster.Options{GPUs: gpus, Dir: dir})
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func realGPUs() bool {
 	return false
 }
 
-func printNode(c *harness.Cluster) {
+func printNode(c *devcluster.Cluster) {
 	nodes, _, err := c.API.Nodes().List(nil)
 	if err != nil || len(nodes) == 0 {
 		return
@@ -106,7 +106,7 @@ func printNode(c *harness.Cluster) {
 	}
 }
 
-func submit(c *harness.Cluster, root string) error {
+func submit(c *devcluster.Cluster, root string) error {
 	specs := []struct {
 		file string
 		vars map[string]string
@@ -146,7 +146,7 @@ func started(a *api.Allocation) bool {
 }
 
 // watch prints each job's task states until every job is done or ctx ends.
-func watch(ctx context.Context, c *harness.Cluster, jobs []string) {
+func watch(ctx context.Context, c *devcluster.Cluster, jobs []string) {
 	tick := time.NewTicker(3 * time.Second)
 	defer tick.Stop()
 	for {
@@ -169,7 +169,7 @@ func watch(ctx context.Context, c *harness.Cluster, jobs []string) {
 	}
 }
 
-func jobState(c *harness.Cluster, id string) (string, bool) {
+func jobState(c *devcluster.Cluster, id string) (string, bool) {
 	stubs, _, err := c.API.Jobs().Allocations(id, true, nil)
 	if err != nil || len(stubs) == 0 {
 		return "pending", false
@@ -186,7 +186,7 @@ func jobState(c *harness.Cluster, id string) (string, bool) {
 	return strings.Join(parts, ","), finished && len(parts) > 0
 }
 
-func showOutput(c *harness.Cluster) {
+func showOutput(c *devcluster.Cluster) {
 	for _, j := range []struct{ job, task string }{{"shared-gpu", "left"}, {"shared-gpu", "right"}, {"train-digits", "train"}} {
 		a, err := firstAlloc(c, j.job)
 		if err != nil {
@@ -204,7 +204,7 @@ func showOutput(c *harness.Cluster) {
 	}
 }
 
-func firstAlloc(c *harness.Cluster, job string) (*api.Allocation, error) {
+func firstAlloc(c *devcluster.Cluster, job string) (*api.Allocation, error) {
 	stubs, _, err := c.API.Jobs().Allocations(job, true, nil)
 	if err != nil || len(stubs) == 0 {
 		return nil, fmt.Errorf("no allocation for %s", job)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/hashicorp/nomad/api"
 
-	"github.com/caravan-dl/caravan/e2e/harness"
+	"github.com/caravan-dl/caravan/internal/devcluster"
 	"github.com/caravan-dl/caravan/scheduler/live"
 )
 
@@ -27,7 +27,7 @@ type queuedJob struct {
 // runScheduled starts `caravan scheduler` against the demo agent, submits a
 // small mixed workload into the caravan-queue pool and prints the queue as
 // it drains.
-func runScheduled(ctx context.Context, c *harness.Cluster, root string) error {
+func runScheduled(ctx context.Context, c *devcluster.Cluster, root string) error {
 	addr, token, err := listenAddr()
 	if err != nil {
 		return err
@@ -70,7 +70,7 @@ func listenAddr() (string, string, error) {
 	return addr, hex.EncodeToString(b), nil
 }
 
-func startScheduler(c *harness.Cluster, root, addr, token string) (func(), error) {
+func startScheduler(c *devcluster.Cluster, root, addr, token string) (func(), error) {
 	logPath := filepath.Join(c.Dir, "scheduler.log")
 	logf, err := os.Create(logPath)
 	if err != nil {
@@ -101,7 +101,7 @@ func startScheduler(c *harness.Cluster, root, addr, token string) (func(), error
 
 // submitQueued parses a jobspec through the agent, renames it and puts it in
 // the queue pool, as a user's copy of the example would be.
-func submitQueued(c *harness.Cluster, root string, j queuedJob) error {
+func submitQueued(c *devcluster.Cluster, root string, j queuedJob) error {
 	b, err := os.ReadFile(filepath.Join(root, "jobspecs", j.file))
 	if err != nil {
 		return err
@@ -122,7 +122,7 @@ func submitQueued(c *harness.Cluster, root string, j queuedJob) error {
 func ptr[T any](v T) *T { return &v }
 
 // waitPool waits for the scheduler to have created its queue pool.
-func waitPool(ctx context.Context, c *harness.Cluster, name string) error {
+func waitPool(ctx context.Context, c *devcluster.Cluster, name string) error {
 	for i := 0; i < 300; i++ {
 		if _, _, err := c.API.NodePools().Info(name, nil); err == nil {
 			return nil
@@ -137,7 +137,7 @@ func waitPool(ctx context.Context, c *harness.Cluster, name string) error {
 }
 
 // drain prints the scheduler's queue every few seconds until all jobs ended.
-func drain(ctx context.Context, c *harness.Cluster, addr, token string, jobs []queuedJob) error {
+func drain(ctx context.Context, c *devcluster.Cluster, addr, token string, jobs []queuedJob) error {
 	tick := time.NewTicker(4 * time.Second)
 	defer tick.Stop()
 	deadline := time.Now().Add(6 * time.Minute)
@@ -164,7 +164,7 @@ func drain(ctx context.Context, c *harness.Cluster, addr, token string, jobs []q
 	return fmt.Errorf("the queue did not drain in time")
 }
 
-func allDone(c *harness.Cluster, jobs []queuedJob) bool {
+func allDone(c *devcluster.Cluster, jobs []queuedJob) bool {
 	for _, j := range jobs {
 		job, _, err := c.API.Jobs().Info(j.id, nil)
 		if err != nil || job.Status == nil || *job.Status != "dead" {

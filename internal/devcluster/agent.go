@@ -1,4 +1,4 @@
-package harness
+package devcluster
 
 import (
 	"errors"
@@ -10,16 +10,17 @@ import (
 	"time"
 )
 
-// Agent is one running `nomad agent` process with its own ports and data dir.
+// Agent is one running agent process (`nomad agent` or `consul agent -dev`)
+// with its own ports, config file and log.
 type Agent struct {
 	Name     string
 	HTTPAddr string // http://127.0.0.1:port
-	RPCAddr  string // 127.0.0.1:port
+	RPCAddr  string // 127.0.0.1:port (Nomad only)
 	Dir      string
 	LogPath  string
 
 	bin  string
-	cfg  string
+	args []string
 	cmd  *exec.Cmd
 	done chan struct{}
 }
@@ -39,7 +40,7 @@ func newAgent(bin, dir string, c agentConfig) (*Agent, error) {
 		Dir:      dir,
 		LogPath:  filepath.Join(dir, c.Name+".log"),
 		bin:      bin,
-		cfg:      cfg,
+		args:     []string{"agent", "-config=" + cfg},
 	}, nil
 }
 
@@ -49,7 +50,7 @@ func (a *Agent) Start() error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(a.bin, "agent", "-config="+a.cfg)
+	cmd := exec.Command(a.bin, a.args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own process group, so a Ctrl-C meant for a test or demo reaches the
 	// agent only through Stop.

@@ -1,4 +1,4 @@
-package harness
+package devcluster
 
 import (
 	"context"
@@ -25,6 +25,9 @@ type Options struct {
 	Dir string
 	// ExtraConfig is appended to every agent's HCL.
 	ExtraConfig string
+	// Consul starts a Consul dev agent first and points every Nomad agent
+	// at it (service registration, aggregator discovery).
+	Consul bool
 	// Ready is how long to wait for the cluster (default 90s).
 	Ready time.Duration
 }
@@ -50,6 +53,7 @@ func (o *Options) defaults() error {
 type Cluster struct {
 	Server  *Agent
 	Clients []*Agent // includes Server when it is also the client
+	Consul  *Agent   // nil unless Options.Consul
 	API     *api.Client
 	Bins    Binaries
 	Dir     string
@@ -66,17 +70,36 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{Bins: bins, Dir: o.Dir}
+	ctx, cancel := context.WithTimeout(ctx, o.Ready)
+	defer cancel()
+	if err := c.startConsul(ctx, &o); err != nil {
+		c.Stop()
+		return nil, err
+	}
 	if err := c.launch(o); err != nil {
 		c.Stop()
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.Ready)
-	defer cancel()
 	if err := c.waitReady(ctx, len(c.Clients)); err != nil {
 		c.Stop()
 		return nil, fmt.Errorf("%w (agent logs in %s)", err, o.Dir)
 	}
 	return c, nil
+}
+
+// startConsul runs the Consul dev agent when asked and adds the consul block
+// to every Nomad agent's config.
+func (c *Cluster) startConsul(ctx context.Context, o *Options) error {
+	if !o.Consul {
+		return nil
+	}
+	a, err := startConsul(c.Bins.Consul, o.Dir)
+	if err != nil {
+		return err
+	}
+	c.Consul = a
+	o.ExtraConfig += nomadConsulBlock(c.ConsulHostPort())
+	return waitConsul(ctx, a)
 }
 
 func (c *Cluster) launch(o Options) error {
@@ -133,11 +156,11 @@ func (c *Cluster) waitReady(ctx context.Context, n int) error {
 			return nil
 		}
 		if c.Server.Exited() {
-			return errors.New("harness: nomad server exited during start")
+			return errors.New("devcluster: nomad server exited during start")
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("harness: cluster not ready: %v", last)
+			return fmt.Errorf("devcluster: cluster not ready: %v", last)
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
@@ -174,6 +197,9 @@ func (c *Cluster) Stop() error {
 	}
 	if c.Server != nil {
 		errs = append(errs, c.Server.Stop(15*time.Second))
+	}
+	if c.Consul != nil {
+		errs = append(errs, c.Consul.Stop(15*time.Second))
 	}
 	return errors.Join(errs...)
 }

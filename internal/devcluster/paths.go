@@ -1,6 +1,4 @@
-// Package harness starts real Nomad agents (and Consul) on this machine, with
-// the caravan driver loaded from bin/plugins, for end-to-end tests and the demo.
-package harness
+package devcluster
 
 import (
 	"errors"
@@ -35,7 +33,7 @@ func FindBinaries() (Binaries, error) {
 	}
 	for _, p := range []string{b.Nomad, filepath.Join(b.PluginDir, "caravan-driver")} {
 		if _, err := os.Stat(p); err != nil {
-			return b, errors.New("harness: " + p + " is missing: run `make tools build` first")
+			return b, errors.New("devcluster: " + p + " is missing: run `make tools build` first")
 		}
 	}
 	return b, nil

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-func tracesDir(t *testing.T) string { return repo.MustTraces(t) }
+func tracesDir(t *testing.T) string { return repo.TestData(t) }
 
 func TestDispatchErrors(t *testing.T) {
 	var out, errb bytes.Buffer

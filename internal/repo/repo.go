@@ -1,6 +1,8 @@
-// Package repo locates the repository and the shared traces beside it, for
-// tests, benchmarks and the demo: the root is the folder holding go.mod
-// above the working directory, and traces live in ../shared/traces.
+// Package repo locates the repository and the traces tests and benchmarks
+// read: the root is the folder holding go.mod above the working directory;
+// the full traces live in ../shared/traces beside it (benchmarks, and the
+// checks on whole files), and small excerpts with the same layout live in the
+// repository's testdata/traces (unit tests), so a clone alone passes them.
 package repo
 
 import (
@@ -42,7 +44,7 @@ type TB interface {
 	Fatal(args ...any)
 }
 
-// MustTraces is Traces for tests: it fails the test when the folder is missing.
+// MustTraces is Traces for benchmarks: it fails when the folder is missing.
 func MustTraces(t TB, sub ...string) string {
 	t.Helper()
 	p, err := Traces(sub...)
@@ -51,6 +53,42 @@ func MustTraces(t TB, sub ...string) string {
 	}
 	if err != nil {
 		t.Fatal("shared traces not found: ", err)
+	}
+	return p
+}
+
+// SkipTB is the part of testing.TB that SharedTraces needs.
+type SkipTB interface {
+	TB
+	Skipf(format string, args ...any)
+}
+
+// SharedTraces is Traces for the tests that check whole real files: without
+// ../shared/traces beside the clone they skip, saying so (CI has them).
+func SharedTraces(t SkipTB, sub ...string) string {
+	t.Helper()
+	p, err := Traces(sub...)
+	if err == nil {
+		_, err = os.Stat(p)
+	}
+	if err != nil {
+		t.Skipf("whole-trace check skipped: ../shared/traces not found beside the repository (%v)", err)
+	}
+	return p
+}
+
+// TestData is the repository's testdata/traces (trace excerpts and the
+// model profiles, in ../shared/traces' layout), joined with sub. It fails
+// the test when the path is missing: these files are part of the clone.
+func TestData(t TB, sub ...string) string {
+	t.Helper()
+	root, err := Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(append([]string{root, "testdata", "traces"}, sub...)...)
+	if _, err := os.Stat(p); err != nil {
+		t.Fatal("repository test data missing: ", err)
 	}
 	return p
 }

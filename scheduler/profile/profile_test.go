@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-func profilesDir(t *testing.T) string { return repo.MustTraces(t, "model-profiles") }
+func profilesDir(t *testing.T) string { return repo.TestData(t, "model-profiles") }
 
 func loadSet(t *testing.T) *Set {
 	t.Helper()

@@ -68,7 +68,7 @@ func TestGangWaitsForWholeGang(t *testing.T) {
 	}
 }
 
-func profilesDirFor(t testing.TB) string { return repo.MustTraces(t, "model-profiles") }
+func profilesDirFor(t testing.TB) string { return repo.TestData(t, "model-profiles") }
 
 func loadProfiles(dir string) (*profile.Set, error) { return profile.LoadSet(dir) }
 

@@ -1,9 +1,9 @@
 package sim
 
 import (
-	"path/filepath"
 	"testing"
 
+	"github.com/caravan-dl/caravan/internal/repo"
 	"github.com/caravan-dl/caravan/scheduler/trace"
 )
 
@@ -11,15 +11,14 @@ import (
 // with a trivial strict-FIFO policy: it measures the engine's own cost per
 // replay (policy cost excluded). go test -bench PhillyEngine -benchtime 1x
 func BenchmarkPhillyEngine(b *testing.B) {
-	dir := filepath.Dir(filepath.Dir(profilesDirFor(b)))
-	tr, err := trace.LoadPhilly(filepath.Join(dir, "traces", "philly", "philly_jobs.csv"), trace.PhillyOptions{})
+	tr, err := trace.LoadPhilly(repo.MustTraces(b, "philly", "philly_jobs.csv"), trace.PhillyOptions{})
 	if n := benchJobs; n > 0 && err == nil {
 		tr.Jobs = tr.Jobs[:n]
 	}
 	if err != nil {
 		b.Fatal(err)
 	}
-	prof, err := loadProfiles(filepath.Join(dir, "traces", "model-profiles"))
+	prof, err := loadProfiles(repo.MustTraces(b, "model-profiles"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -88,7 +88,7 @@ func (p *progressSpy) Decide(s *policySnapshot) policyDecision {
 // TestBatchSubmitsAtZero: --batch keeps the jobs and their work but
 // submits them all at once, and leaves the trace's own stats.
 func TestBatchSubmitsAtZero(t *testing.T) {
-	tr := "tiresias:" + repo.MustTraces(t, "tiresias", "60_job.csv")
+	tr := "tiresias:" + repo.TestData(t, "tiresias", "60_job.csv")
 	plain, st, err := Spec{Trace: tr, GPUs: 8}.Load()
 	if err != nil {
 		t.Fatal(err)

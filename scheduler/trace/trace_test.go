@@ -8,7 +8,10 @@ import (
 	"testing"
 )
 
-func tracesDir(t *testing.T) string { return repo.MustTraces(t) }
+// tracesDir holds the whole real traces (../shared/traces); tests that check
+// whole files skip without it. testData holds the excerpts in the clone.
+func tracesDir(t *testing.T) string { return repo.SharedTraces(t) }
+func testData(t *testing.T) string  { return repo.TestData(t) }
 
 func writeFile(t *testing.T, body string) string {
 	t.Helper()
@@ -28,6 +31,31 @@ func wantErr(t *testing.T, err error, parts ...string) {
 		if !strings.Contains(err.Error(), p) {
 			t.Fatalf("error %q does not mention %q", err, p)
 		}
+	}
+}
+
+// TestPhillyExcerpt loads the first 600 jobs of the real Philly trace kept
+// in testdata: sorted, shifted to start at 0, one VC selectable.
+func TestPhillyExcerpt(t *testing.T) {
+	path := filepath.Join(testData(t), "philly", "philly_jobs.csv")
+	tr, err := LoadPhilly(path, PhillyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Jobs) != 600 || tr.Jobs[0].Submit != 0 {
+		t.Fatalf("jobs = %d, first submit %v; want 600 jobs starting at 0", len(tr.Jobs), tr.Jobs[0].Submit)
+	}
+	for i := 1; i < len(tr.Jobs); i++ {
+		if tr.Jobs[i].Submit < tr.Jobs[i-1].Submit {
+			t.Fatalf("jobs not sorted at %d", i)
+		}
+	}
+	vc, err := LoadPhilly(path, PhillyOptions{VC: "6214e9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vc.Jobs) == 0 || len(vc.Jobs) >= len(tr.Jobs) {
+		t.Fatalf("6214e9 kept %d of %d jobs", len(vc.Jobs), len(tr.Jobs))
 	}
 }
 
@@ -61,7 +89,7 @@ func TestPhillyRealFile(t *testing.T) {
 }
 
 func TestTiresiasRealFiles(t *testing.T) {
-	dir := filepath.Join(tracesDir(t), "tiresias")
+	dir := filepath.Join(testData(t), "tiresias")
 	tr, err := LoadTiresias(filepath.Join(dir, "60_job.csv"))
 	if err != nil {
 		t.Fatal(err)
@@ -89,6 +117,34 @@ func TestTiresiasRealFiles(t *testing.T) {
 	}
 	if len(s) != 1001 || s[0] != 121 {
 		t.Fatalf("samples: %d, first %v", len(s), s[0])
+	}
+}
+
+// TestAlibabaExcerpt loads the first 400 pods of gpushare40 kept in
+// testdata: CPU-only pods skipped, fractional pods on one GPU, round-up whole.
+func TestAlibabaExcerpt(t *testing.T) {
+	path := filepath.Join(testData(t), "alibaba-gpu-v2023", "openb_pod_list_gpushare40.csv")
+	tr, skipped, err := LoadAlibabaPods(path, AlibabaOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frac := 0
+	for _, j := range tr.Jobs {
+		if j.Fraction < 1 {
+			frac++
+		}
+	}
+	if skipped == 0 || frac == 0 || skipped+len(tr.Jobs) != 400 {
+		t.Fatalf("%d jobs, %d skipped, %d fractional: want some of each, 400 pods in all", len(tr.Jobs), skipped, frac)
+	}
+	whole, _, err := LoadAlibabaPods(path, AlibabaOptions{RoundUp: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range whole.Jobs {
+		if j.Fraction != 1 {
+			t.Fatalf("round-up left fraction %v", j.Fraction)
+		}
 	}
 }
 

@@ -88,7 +88,7 @@ func startScheduler(c *devcluster.Cluster, root, addr, token string) (func(), er
 	return func() {
 		cmd.Process.Signal(os.Interrupt)
 		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
+		go func() { _ = cmd.Wait(); close(done) }() // its log says how it ended
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):

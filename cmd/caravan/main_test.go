@@ -2,11 +2,12 @@ package main
 
 import (
 	"bytes"
-	"github.com/caravan-dl/caravan/internal/repo"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/caravan-dl/caravan/internal/repo"
 )
 
 func tracesDir(t *testing.T) string { return repo.TestData(t) }
@@ -36,7 +37,7 @@ func TestSimCompareWritesResults(t *testing.T) {
 	if !strings.Contains(stdout.String(), "| tiresias-las") || !strings.Contains(stderr.String(), "offered load") {
 		t.Fatalf("table or load line missing:\n%s\n%s", stdout.String(), stderr.String())
 	}
-	for _, f := range []string{"fifo_consolidated-summary.json", "tiresias-las_consolidated-jobs.csv", "jct_cdf.svg", "queue.svg", "gpus.svg"} {
+	for _, f := range []string{"fifo_yarn-summary.json", "tiresias-las_consolidated-jobs.csv", "jct_cdf.svg", "queue.svg", "gpus.svg"} {
 		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s not written: %v", f, err)
 		}

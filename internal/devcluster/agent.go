@@ -61,7 +61,8 @@ func (a *Agent) Start() error {
 	}
 	a.cmd, a.done = cmd, make(chan struct{})
 	go func() {
-		cmd.Wait()
+		// The exit status is for Exited and the log; Stop reports kills.
+		_ = cmd.Wait()
 		logf.Close()
 		close(a.done)
 	}()

@@ -72,19 +72,20 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	c := &Cluster{Bins: bins, Dir: o.Dir}
 	ctx, cancel := context.WithTimeout(ctx, o.Ready)
 	defer cancel()
-	if err := c.startConsul(ctx, &o); err != nil {
-		c.Stop()
-		return nil, err
-	}
-	if err := c.launch(o); err != nil {
-		c.Stop()
-		return nil, err
-	}
-	if err := c.waitReady(ctx, len(c.Clients)); err != nil {
-		c.Stop()
-		return nil, fmt.Errorf("%w (agent logs in %s)", err, o.Dir)
+	if err := c.start(ctx, o); err != nil {
+		return nil, errors.Join(fmt.Errorf("%w (agent logs in %s)", err, o.Dir), c.Stop())
 	}
 	return c, nil
+}
+
+func (c *Cluster) start(ctx context.Context, o Options) error {
+	if err := c.startConsul(ctx, &o); err != nil {
+		return err
+	}
+	if err := c.launch(o); err != nil {
+		return err
+	}
+	return c.waitReady(ctx, len(c.Clients))
 }
 
 // startConsul runs the Consul dev agent when asked and adds the consul block
@@ -210,17 +211,22 @@ func (c *Cluster) purgeJobs(wait time.Duration) {
 		return
 	}
 	for _, j := range jobs {
-		c.StopJob(j.ID, wait)
+		// Best effort on the way down: the agents are stopped next anyway.
+		_ = c.StopJob(j.ID, wait)
 	}
 }
 
 // StopJob stops a job, waits until none of its allocations runs (so what it
 // held, GPU shares included, is free), then purges it so its ID can be reused.
-func (c *Cluster) StopJob(id string, wait time.Duration) error {
+func (c *Cluster) StopJob(id string, wait time.Duration) (err error) {
 	if _, _, err := c.API.Jobs().Deregister(id, false, nil); err != nil {
 		return fmt.Errorf("stop %s: %w", id, err)
 	}
-	defer c.API.Jobs().Deregister(id, true, nil)
+	defer func() {
+		if _, _, perr := c.API.Jobs().Deregister(id, true, nil); perr != nil {
+			err = errors.Join(err, fmt.Errorf("purge %s: %w", id, perr))
+		}
+	}()
 	filter := &api.QueryOptions{Filter: fmt.Sprintf("JobID == %q", id)}
 	deadline := time.Now().Add(wait)
 	for {

@@ -2,9 +2,10 @@ package devcluster
 
 import (
 	"errors"
-	"github.com/caravan-dl/caravan/internal/repo"
 	"os"
 	"path/filepath"
+
+	"github.com/caravan-dl/caravan/internal/repo"
 )
 
 // RepoRoot is the folder holding go.mod above the working directory.

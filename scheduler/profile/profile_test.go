@@ -1,12 +1,13 @@
 package profile
 
 import (
-	"github.com/caravan-dl/caravan/internal/repo"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/caravan-dl/caravan/internal/repo"
 )
 
 func profilesDir(t *testing.T) string { return repo.TestData(t, "model-profiles") }

@@ -29,6 +29,10 @@ type Config struct {
 	// or 127.0.0.1:8500.
 	ConsulAddress string `codec:"consul_address"`
 	ConsulToken   string `codec:"consul_token"`
+
+	// IsolationConfig (isolation_config.go) confines tasks; its fields are
+	// top-level keys of the plugin block and join configSpec there.
+	IsolationConfig
 }
 
 // SimulatedGPU declares identical fake GPUs for nodes without NVIDIA hardware.
@@ -78,6 +82,7 @@ func (c Config) withDefaults() Config {
 	if c.CheckpointRoot == "" {
 		c.CheckpointRoot = filepath.Join(c.StateDir, "checkpoints")
 	}
+	c.IsolationConfig = c.IsolationConfig.withDefaults()
 	return c
 }
 
@@ -103,6 +108,7 @@ func (c Config) validate() error {
 	if !filepath.IsAbs(c.CheckpointRoot) {
 		errs = append(errs, fmt.Errorf("checkpoint_root: %q must be an absolute path", c.CheckpointRoot))
 	}
+	errs = append(errs, c.IsolationConfig.validate())
 	return errors.Join(errs...)
 }
 

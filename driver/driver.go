@@ -6,6 +6,7 @@ package driver
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -156,7 +157,8 @@ func configEqual(a, b Config) bool {
 	same := a.GPUBackend == b.GPUBackend && *a.MPS == *b.MPS && a.MPSBinary == b.MPSBinary &&
 		a.StateDir == b.StateDir && a.CheckpointRoot == b.CheckpointRoot &&
 		a.ConsulAddress == b.ConsulAddress && a.ConsulToken == b.ConsulToken
-	if !same || (a.SimulatedGPUs == nil) != (b.SimulatedGPUs == nil) {
+	if !same || !reflect.DeepEqual(a.IsolationConfig, b.IsolationConfig) ||
+		(a.SimulatedGPUs == nil) != (b.SimulatedGPUs == nil) {
 		return false
 	}
 	return a.SimulatedGPUs == nil || *a.SimulatedGPUs == *b.SimulatedGPUs

@@ -31,6 +31,8 @@ type Config struct {
 	Network place.NetworkConfig
 	// Interference tunes Horus packing (threshold default 1.0, prior).
 	Interference place.InterferenceConfig
+	// Yarn tunes the YARN-CS placement (profile-based spread tolerance).
+	Yarn place.YarnConfig
 	// Frag tunes FGD (prior request-size distribution).
 	Frag place.FragConfig
 	// Optimus tunes Optimus (resize hysteresis, remaining-time guess).

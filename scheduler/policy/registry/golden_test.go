@@ -56,7 +56,7 @@ func TestGoldenDecisions(t *testing.T) {
 		if w, ok := want[k]; !ok {
 			t.Errorf("%s: no golden digest (run with -update if the case is new)", k)
 		} else if w != got[k] {
-			t.Errorf("%s: decision changed: digest %s, golden %s", k, got[k], w)
+			t.Errorf("%s: decision changed: %s", k, explainChange(w, got[k]))
 		}
 	}
 	if len(want) != len(got) {
@@ -73,8 +73,8 @@ func goldenDigests(t *testing.T) map[string]string {
 			cold := p.Decide(pt.Clone(s))
 			steady := p.Decide(pt.Apply(s, cold))
 			key := name + " seed=" + strconv.FormatUint(seed, 10)
-			out[key+" cold"] = digest(cold)
-			out[key+" steady"] = digest(steady)
+			out[key+" cold"] = goldenValue(cold)
+			out[key+" steady"] = goldenValue(steady)
 		}
 	}
 	if !testing.Short() {
@@ -92,8 +92,8 @@ func benchScaleDigests(t *testing.T, out map[string]string) {
 		p := mustNew(t, name)
 		cold := p.Decide(pt.Clone(base))
 		steady := p.Decide(pt.Apply(base, cold))
-		out["bench "+name+" cold"] = digest(cold)
-		out["bench "+name+" steady"] = digest(steady)
+		out["bench "+name+" cold"] = goldenValue(cold)
+		out["bench "+name+" steady"] = goldenValue(steady)
 	}
 }
 
@@ -129,7 +129,7 @@ func writeWaiting(h hash.Hash, ws policy.Waits) {
 
 func writeGolden(t *testing.T, got map[string]string) {
 	var b strings.Builder
-	b.WriteString("# policy seed=N cold|steady digest — regenerate with go test -run TestGoldenDecisions -update\n")
+	b.WriteString("# policy seed=N cold|steady digest parts — regenerate with go test -run TestGoldenDecisions -update\n")
 	for _, k := range sortedKeys(got) {
 		b.WriteString(k + " " + got[k] + "\n")
 	}
@@ -154,8 +154,12 @@ func readGolden(t *testing.T) map[string]string {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		i := strings.LastIndexByte(line, ' ')
-		want[line[:i]] = line[i+1:]
+		f := strings.Fields(line)
+		if len(f) < 3 {
+			t.Fatalf("%s: malformed line %q", goldenFile, line)
+		}
+		n := len(f) - 2 // key, digest, parts
+		want[strings.Join(f[:n], " ")] = f[n] + " " + f[n+1]
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)

@@ -26,10 +26,15 @@ type ordering struct {
 var orderings = map[string]ordering{
 	"fifo": {build: func(c Config) (policy.Orderer, error) {
 		return order.NewFIFO(order.FIFOConfig{Backfill: c.FIFOBackfill}), nil
-	}, placement: "consolidated"},
+	}, placement: "yarn"}, // Tiresias' baseline: YARN-CS placement, head-of-line blocking
 	"srtf-oracle": {build: func(Config) (policy.Orderer, error) { return order.NewSRTFOracle(), nil }, placement: "consolidated"},
 	"tiresias-las": {build: func(c Config) (policy.Orderer, error) {
 		return order.NewLAS(c.Queues)
+	}, placement: "consolidated"},
+	// 2D-LAS with the reference simulator's multi-level feedback queue
+	// discipline inside each queue (see order.LASMLFQ).
+	"tiresias-las-mlfq": {build: func(c Config) (policy.Orderer, error) {
+		return order.NewLASMLFQ(c.Queues)
 	}, placement: "consolidated"},
 	"tiresias-gittins": {build: func(c Config) (policy.Orderer, error) {
 		return order.NewGittins(order.GittinsConfig{QueueConfig: c.Queues, Prior: c.GittinsPrior, Delta: c.GittinsDelta})
@@ -56,6 +61,14 @@ var placements = map[string]func(Config) (policy.Placer, error){
 	},
 	"interference-aware": func(c Config) (policy.Placer, error) { return place.NewInterference(c.Interference), nil },
 	"frag-aware":         func(c Config) (policy.Placer, error) { return place.NewFrag(c.Frag), nil },
+	"yarn": func(c Config) (policy.Placer, error) {
+		c.Yarn.Profiled = false
+		return place.NewYarn(c.Yarn), nil
+	},
+	"yarn-profiled": func(c Config) (policy.Placer, error) {
+		c.Yarn.Profiled = true
+		return place.NewYarn(c.Yarn), nil
+	},
 }
 
 // New builds the named policy with cfg.

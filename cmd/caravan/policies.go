@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
@@ -24,16 +23,11 @@ func policyNames() []string {
 func (f *scenarioFlags) policyConfig(traceSpec string, policies []string) (registry.Config, error) {
 	c := registry.Config{FIFOBackfill: f.backfill}
 	c.Queues.PromoteKnob = f.promote
-	if f.queueLimits != "" {
-		for _, s := range splitList(f.queueLimits) {
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil || v <= 0 {
-				return c, fmt.Errorf("--queue-limits: %q is not a positive number of GPU-seconds", s)
-			}
-			c.Queues.Limits = append(c.Queues.Limits, v)
-		}
-		c.Queues.Queues = len(c.Queues.Limits) + 1
+	limits, err := registry.ParseQueueLimits(f.queueLimits)
+	if err != nil {
+		return c, err
 	}
+	c.SetQueueLimits(limits)
 	if !anyContains(policies, "gittins") {
 		return c, nil
 	}

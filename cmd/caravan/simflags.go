@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/caravan-dl/caravan/scheduler/policy/registry"
 	"github.com/caravan-dl/caravan/scheduler/sim"
 	"github.com/caravan-dl/caravan/scheduler/trace"
 )
@@ -52,7 +53,7 @@ func addScenarioFlags(fs *flag.FlagSet) *scenarioFlags {
 	fs.BoolVar(&s.Config.Check, "check", false, "verify invariants after every event (slow)")
 	fs.StringVar(&f.prior, "gittins-prior", "auto", "GPU-time samples for Gittins; auto = tiresias/yarn-gput1000.csv next to the trace's directory")
 	fs.BoolVar(&f.backfill, "fifo-backfill", false, "FIFO may start smaller jobs past a blocked head")
-	fs.StringVar(&f.queueLimits, "queue-limits", "", "Tiresias queue limits in GPU-seconds, e.g. 3250,7200,18000 (default: the paper's)")
+	fs.StringVar(&f.queueLimits, registry.QueueLimitsFlag, "", "Tiresias queue limits in GPU-seconds, e.g. 3250,7200,18000 (default: the paper's)")
 	fs.Float64Var(&f.promote, "promote-knob", 0, "Tiresias starvation knob (0 = off)")
 	fs.StringVar(&f.out, "out", "", "directory for JSON/CSV results and plots")
 	fs.StringVar(&f.plots, "plots", "svg", "plot format: svg, png or none")

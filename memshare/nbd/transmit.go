@@ -1,0 +1,222 @@
+package nbd
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+// request is one parsed transmission request.
+type request struct {
+	flags  uint16
+	typ    uint16
+	cookie uint64
+	offset uint64
+	length uint32
+	data   []byte // WRITE payload
+}
+
+// parseRequest decodes a 28-byte request header. Bad magic is fatal.
+func parseRequest(h []byte) (request, error) {
+	if len(h) != requestLen {
+		return request{}, fmt.Errorf("request header of %d bytes", len(h))
+	}
+	if m := binary.BigEndian.Uint32(h); m != requestMagic {
+		return request{}, fmt.Errorf("request magic %#x is not %#x", m, requestMagic)
+	}
+	return request{
+		flags:  binary.BigEndian.Uint16(h[4:]),
+		typ:    binary.BigEndian.Uint16(h[6:]),
+		cookie: binary.BigEndian.Uint64(h[8:]),
+		offset: binary.BigEndian.Uint64(h[16:]),
+		length: binary.BigEndian.Uint32(h[24:]),
+	}, nil
+}
+
+// check validates a request against the export and returns the errno to
+// reply with (0: go ahead) and a message for structured error replies.
+func check(r request, size uint64) (uint32, string) {
+	if r.flags&^knownCmdFlags != 0 {
+		return EINVAL, fmt.Sprintf("unknown command flags %#x", r.flags)
+	}
+	switch r.typ {
+	case cmdRead, cmdWrite, cmdTrim:
+	case cmdFlush:
+		return 0, ""
+	default:
+		return EINVAL, fmt.Sprintf("unknown command %d", r.typ)
+	}
+	if r.typ == cmdRead && r.length > MaxPayload {
+		return EOVERFLOW, fmt.Sprintf("read of %d bytes exceeds the maximum payload %d", r.length, MaxPayload)
+	}
+	end := r.offset + uint64(r.length)
+	if end < r.offset || end > size {
+		if r.typ == cmdWrite {
+			return ENOSPC, fmt.Sprintf("write at %d+%d is beyond the export size %d", r.offset, r.length, size)
+		}
+		return EINVAL, fmt.Sprintf("request at %d+%d is beyond the export size %d", r.offset, r.length, size)
+	}
+	return 0, ""
+}
+
+// transmit serves requests until the client disconnects or breaks the
+// protocol. Requests run concurrently (up to MaxInFlight); replies are
+// written whole under a lock.
+func (s *session) transmit() error {
+	_ = s.conn.SetDeadline(time.Time{})
+	br := bufio.NewReaderSize(s.conn, 64<<10)
+	w := &replyWriter{bw: bufio.NewWriterSize(s.conn, 64<<10), structured: s.structured}
+	sem := make(chan struct{}, s.srv.cfg.MaxInFlight)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	size := s.export.Size()
+	var h [requestLen]byte
+	for {
+		if _, err := io.ReadFull(br, h[:]); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		r, err := parseRequest(h[:])
+		if err != nil {
+			return err
+		}
+		if r.typ == cmdDisc {
+			return nil
+		}
+		if r.typ == cmdWrite {
+			if r.length > MaxPayload {
+				return fmt.Errorf("write of %d bytes exceeds the maximum payload %d", r.length, MaxPayload)
+			}
+			r.data = make([]byte, r.length)
+			if _, err := io.ReadFull(br, r.data); err != nil {
+				return err
+			}
+		}
+		if errno, msg := check(r, size); errno != 0 {
+			if err := w.fail(r, errno, msg); err != nil {
+				return err
+			}
+			continue
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			s.serve(w, r)
+		}()
+	}
+}
+
+// serve runs one validated request against the export and replies.
+func (s *session) serve(w *replyWriter, r request) {
+	start := time.Now()
+	var data []byte
+	var err error
+	switch r.typ {
+	case cmdRead:
+		data = make([]byte, r.length)
+		err = s.export.ReadAt(data, r.offset)
+	case cmdWrite:
+		err = s.export.WriteAt(r.data, r.offset, r.flags&cmdFlagFUA != 0)
+	case cmdFlush:
+		err = s.export.Flush()
+	case cmdTrim:
+		err = s.export.Trim(r.offset, r.length)
+	}
+	s.srv.cfg.Metrics.observe(r.typ, r.length, start, err)
+	if err != nil {
+		errno := EIO
+		var ne *Error
+		if errors.As(err, &ne) {
+			errno = ne.Errno
+		}
+		_ = w.fail(r, errno, err.Error())
+		return
+	}
+	_ = w.ok(r, data)
+}
+
+// replyWriter serialises replies on the connection.
+type replyWriter struct {
+	mu         sync.Mutex
+	bw         *bufio.Writer
+	structured bool
+	err        error
+}
+
+func (w *replyWriter) ok(r request, data []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if r.typ == cmdRead && w.structured {
+		w.chunkHeader(r.cookie, replyOffsetData, uint32(8+len(data)))
+		w.put64(r.offset)
+	} else {
+		w.simpleHeader(r.cookie, 0)
+	}
+	if r.typ == cmdRead {
+		w.write(data)
+	}
+	return w.flush()
+}
+
+func (w *replyWriter) fail(r request, errno uint32, msg string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.structured {
+		w.simpleHeader(r.cookie, errno)
+		return w.flush()
+	}
+	if len(msg) > 1024 {
+		msg = msg[:1024]
+	}
+	w.chunkHeader(r.cookie, replyError, uint32(6+len(msg)))
+	var b [6]byte
+	binary.BigEndian.PutUint32(b[:], errno)
+	binary.BigEndian.PutUint16(b[4:], uint16(len(msg)))
+	w.write(b[:])
+	w.write([]byte(msg))
+	return w.flush()
+}
+
+func (w *replyWriter) simpleHeader(cookie uint64, errno uint32) {
+	var b [16]byte
+	binary.BigEndian.PutUint32(b[0:], simpleMagic)
+	binary.BigEndian.PutUint32(b[4:], errno)
+	binary.BigEndian.PutUint64(b[8:], cookie)
+	w.write(b[:])
+}
+
+func (w *replyWriter) chunkHeader(cookie uint64, typ uint16, n uint32) {
+	var b [20]byte
+	binary.BigEndian.PutUint32(b[0:], structuredMagic)
+	binary.BigEndian.PutUint16(b[4:], replyFlagDone)
+	binary.BigEndian.PutUint16(b[6:], typ)
+	binary.BigEndian.PutUint64(b[8:], cookie)
+	binary.BigEndian.PutUint32(b[16:], n)
+	w.write(b[:])
+}
+
+func (w *replyWriter) put64(v uint64) {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], v)
+	w.write(b[:])
+}
+
+func (w *replyWriter) write(b []byte) {
+	if w.err == nil {
+		_, w.err = w.bw.Write(b)
+	}
+}
+
+func (w *replyWriter) flush() error {
+	if w.err == nil {
+		w.err = w.bw.Flush()
+	}
+	return w.err
+}

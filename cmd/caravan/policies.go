@@ -13,7 +13,9 @@ import (
 func policyNames() []string {
 	names := registry.Names()
 	for _, o := range registry.Orderings() {
-		names = append(names, o+"+spread")
+		if o != "optimus" { // Optimus chooses its own placement
+			names = append(names, o+"+spread")
+		}
 	}
 	return names
 }
@@ -66,7 +68,7 @@ func factory(c registry.Config) sim.Factory {
 			if err != nil {
 				return nil, err
 			}
-			return markEventDriven(name, p), nil
+			return p, nil
 		}
 		p, err := registry.New(base+"+consolidated", c)
 		if err != nil {
@@ -76,31 +78,20 @@ func factory(c registry.Config) sim.Factory {
 		if !ok {
 			return nil, fmt.Errorf("policy %q: %s chooses its own placement", name, base)
 		}
-		return markEventDriven(name, policy.NewFramework(fw.Order, sim.Spread{})), nil
+		return policy.NewFramework(fw.Order, sim.Spread{}), nil
 	}
 }
 
-// eventDriven orderings decide the same way until a job arrives or
-// finishes: FIFO ranks by submit time, and under SRTF time only shrinks a
-// running job's remaining time, moving it up, never causing a preemption.
-// Telling the simulator lets it skip quanta for them (sim.EventDriven).
-var eventDriven = map[string]bool{"fifo": true, "srtf-oracle": true}
-
-type eventDrivenPolicy struct{ policy.Policy }
-
-func (eventDrivenPolicy) EventDriven() bool { return true }
-
-// ObserveFinished forwards to the wrapped policy, if it learns.
-func (p eventDrivenPolicy) ObserveFinished(j *policy.Job) {
-	if o, ok := p.Policy.(interface{ ObserveFinished(*policy.Job) }); ok {
-		o.ObserveFinished(j)
+// timeModel says how the simulator advances time for a policy: event
+// driven, event driven with exact queue-threshold timers, or polled every
+// --quantum (periodic re-planning).
+func timeModel(p policy.Policy) string {
+	w := sim.WakerOf(p)
+	if w == nil {
+		return "quantum: re-plans every --quantum"
 	}
-}
-
-func markEventDriven(name string, p policy.Policy) policy.Policy {
-	ordering, _, _ := strings.Cut(name, "+")
-	if _, ok := p.(sim.EventDriven); ok || !eventDriven[ordering] {
-		return p
+	if _, queued := w.(interface{ Queues() int }); queued {
+		return "events + exact demotion/starvation times (no quantum)"
 	}
-	return eventDrivenPolicy{p}
+	return "events only (no quantum)"
 }

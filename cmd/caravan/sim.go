@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/caravan-dl/caravan/scheduler/policy/registry"
 	"github.com/caravan-dl/caravan/scheduler/sim"
 )
 
@@ -99,8 +100,21 @@ func simCompare(args []string, stdout, stderr io.Writer) error {
 }
 
 func simPolicies(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("caravan sim policies", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: caravan sim policies\n\nLists every policy name and how the simulator advances time for it.")
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	mk := factory(registry.Config{})
 	for _, n := range policyNames() {
-		fmt.Fprintln(stdout, n)
+		p, err := mk(n)
+		if err != nil {
+			continue // e.g. optimus+spread: Optimus places for itself
+		}
+		fmt.Fprintf(stdout, "%-40s %s\n", n, timeModel(p))
 	}
 	return nil
 }

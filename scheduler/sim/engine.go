@@ -31,6 +31,10 @@ type engine struct {
 	next   int       // next arrival index
 	now    float64
 	lastQ  float64
+	// waker, if the policy has one, says when time alone next changes its
+	// mind; wake is that time (see Waker).
+	waker  Waker
+	wake   float64
 	stuck  int
 	events int
 	res    *Result
@@ -51,7 +55,8 @@ func Run(cfg Config, cluster policy.Cluster, jobs []Job, pol policy.Policy) (*Re
 	if pol == nil {
 		return nil, fmt.Errorf("no policy")
 	}
-	e := &engine{cfg: cfg, pol: pol, led: newLedger(cluster), perNode: maxPerNode(cluster), byID: map[string]*simJob{}, lastQ: math.Inf(-1)}
+	e := &engine{cfg: cfg, pol: pol, led: newLedger(cluster), perNode: maxPerNode(cluster), byID: map[string]*simJob{}, lastQ: math.Inf(-1),
+		waker: WakerOf(pol), wake: math.Inf(1)}
 	e.res = &Result{Policy: pol.Name(), TotalGPUs: TotalGPUs(cluster)}
 	if e.res.TotalGPUs == 0 {
 		return nil, fmt.Errorf("cluster has no GPUs")
@@ -172,6 +177,14 @@ func (e *engine) nextEventTime() (float64, bool) {
 	for _, d := range e.drains {
 		t = min(t, d.until)
 	}
+	if e.waker != nil && e.live() > 0 {
+		if e.wake <= t {
+			return e.wake, true // a timed event: decide even if nothing changed
+		}
+		if math.IsInf(t, 1) { // stuck: quanta let detectStuck report it
+			return math.Floor(e.now/e.cfg.Quantum)*e.cfg.Quantum + e.cfg.Quantum, true
+		}
+	}
 	if e.quantaActive() {
 		q := math.Floor(e.now/e.cfg.Quantum)*e.cfg.Quantum + e.cfg.Quantum
 		if q <= t {
@@ -197,6 +210,9 @@ func (e *engine) quantaActive() bool {
 	}
 	if ed, ok := e.pol.(EventDriven); ok && ed.EventDriven() {
 		return false
+	}
+	if e.waker != nil {
+		return false // it says when it needs waking
 	}
 	return e.cfg.IdleQuanta || e.live() > len(e.running())
 }
@@ -300,6 +316,7 @@ func (e *engine) decide() error {
 	}
 	e.refreshSpeeds()
 	e.lastQ = e.now
+	e.setWake()
 	e.detectStuck(started)
 	return nil
 }

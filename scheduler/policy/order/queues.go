@@ -87,7 +87,7 @@ func newQueues(cfg QueueConfig) (*queues, error) {
 // queueOf maps attained service to a queue index.
 func (q *queues) queueOf(a policy.Seconds) int {
 	for k := 0; k < q.cfg.Queues-1; k++ {
-		if a < q.cfg.Limits[k] {
+		if !reached(a, q.cfg.Limits[k]) {
 			return k
 		}
 	}

@@ -1,0 +1,82 @@
+package order
+
+import (
+	"math"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
+
+// limitTol is the relative slack under a queue limit at which attained
+// service counts as having reached it. A simulator that wakes at the
+// computed crossing time adds service as rate × (time − then) and may land
+// an ulp short of the limit; without the slack it would wake again and
+// again without crossing.
+const limitTol = 1e-9
+
+// reached reports whether service a has reached limit.
+func reached(a, limit float64) bool { return a >= limit-limitTol*limit }
+
+// NextChange is when, with no arrival or completion, the queues next
+// change: the earliest time a running job's service reaches its queue's
+// limit (running jobs gain their GPU share of service per second) or a
+// waiting job's starvation knob fires. +Inf if never. Between now and then
+// the ordering's ranking, and so the decision, cannot change: an executor
+// may sleep until then instead of polling (the simulator does).
+func (q *queues) nextChange(now policy.Seconds, js []*policy.Job) policy.Seconds {
+	t := math.Inf(1)
+	last := q.cfg.Queues - 1
+	for _, j := range js {
+		if !isActive(j) {
+			continue
+		}
+		b := q.base[j.ID]
+		svc := j.Attained - b.attained
+		k := q.queueOf(svc)
+		switch {
+		case j.State == policy.Running && k < last:
+			if rate := heldShare(j); rate > 0 {
+				t = min(t, now+(q.cfg.Limits[k]-svc)/rate)
+			}
+		case j.State == policy.Queued && q.cfg.PromoteKnob > 0 && k > 0:
+			if ran := j.Executed - b.executed; ran > 0 {
+				t = min(t, queuedAt(j)+q.cfg.PromoteKnob*ran)
+			}
+		}
+	}
+	return t
+}
+
+// heldShare is the GPU share a running job holds: what its service grows by
+// per second.
+func heldShare(j *policy.Job) float64 {
+	s := 0.0
+	for _, sl := range j.Placement.Slots {
+		s += sl.Fraction
+	}
+	if s == 0 {
+		return gpuShare(j)
+	}
+	return s
+}
+
+// NextChange is when 2D-LAS's queues next change (see queues.nextChange).
+func (o *LAS) NextChange(s *policy.Snapshot) policy.Seconds { return o.q.nextChange(s.Now, s.Jobs) }
+
+// NextChange is when the queues next change (see queues.nextChange).
+func (o *LASMLFQ) NextChange(s *policy.Snapshot) policy.Seconds {
+	return o.q.nextChange(s.Now, s.Jobs)
+}
+
+// NextChange is when 2D-Gittins' queues next change. Inside a queue the
+// index of a waiting job is constant; a running job's index changes but
+// only orders it among running jobs of its queue, which matters only when
+// an event makes a higher-queue job preempt, and then it is recomputed.
+func (o *Gittins) NextChange(s *policy.Snapshot) policy.Seconds { return o.q.nextChange(s.Now, s.Jobs) }
+
+// NextChange is +Inf: FIFO's ranking changes only when jobs arrive or
+// finish.
+func (*FIFO) NextChange(*policy.Snapshot) policy.Seconds { return math.Inf(1) }
+
+// NextChange is +Inf: a running job's remaining time only shrinks, moving
+// it up, so time alone never makes SRTF preempt or start anything.
+func (*SRTFOracle) NextChange(*policy.Snapshot) policy.Seconds { return math.Inf(1) }

@@ -73,9 +73,12 @@ type ModelFeatures struct {
 
 // Job is a gang of workers and everything a policy may know about it.
 type Job struct {
-	ID     string
-	User   string
-	Model  string
+	ID    string
+	User  string
+	Model string
+	// Group names the tuning job a trial belongs to ("" = an ordinary
+	// job); the fluid policy water-fills each group's share of GPUs.
+	Group  string
 	Submit Seconds
 	State  JobState
 
@@ -156,6 +159,18 @@ type Decision struct {
 	// Waiting explains why each queued job that did not start still waits,
 	// one entry per job.
 	Waiting Waits
+	// Ranking is the priority order the decision was made in, highest
+	// first, when the policy has one and the caller wants reasons (not
+	// SkipReasons). Callers explain from it rather than ranking again:
+	// an ordering may keep state across calls.
+	Ranking []Rank
+}
+
+// Rank is one job's place in a Decision's Ranking.
+type Rank struct {
+	JobID string
+	// Queue is the ordering's priority queue (Tiresias), 0 if it has none.
+	Queue int
 }
 
 // Wait says why one queued job still waits.

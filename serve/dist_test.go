@@ -58,7 +58,7 @@ func TestLookupBorrowsDominatingKey(t *testing.T) {
 	if d.Lookup(KeyFor(1, 1, 1)) != nil {
 		t.Fatal("empty Dists returned a distribution")
 	}
-	d.Observe(KeyFor(1, 2, 2), 5*ms)  // dominated by the query
+	d.Observe(KeyFor(1, 2, 2), 5*ms)    // dominated by the query
 	d.Observe(KeyFor(4, 16, 16), 50*ms) // dominates, far
 	d.Observe(KeyFor(2, 8, 8), 20*ms)   // dominates, nearest
 	if got := d.Lookup(KeyFor(1, 4, 4)).Mean(); got != 20*ms {

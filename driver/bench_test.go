@@ -46,7 +46,7 @@ func BenchmarkAdmitRelease(b *testing.B) {
 	req := gpuRequest{Fraction: 0.25, MemMiB: 8192}
 	b.ReportAllocs()
 	for b.Loop() {
-		a, err := d.assignGPUs(node, cfg, req)
+		a, err := d.assignGPUs(node, cfg, req, true)
 		if err != nil {
 			b.Fatal(err)
 		}

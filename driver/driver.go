@@ -35,16 +35,29 @@ var pluginInfo = &base.PluginInfoResponse{
 	Name:              PluginName,
 }
 
+// capabilities of an isolated driver. FSIsolation "image" tells the client
+// that the driver builds the task's root itself (from read-only binds, see
+// isolation.go) and that the task sees /alloc, /local and /secrets: the
+// client then neither copies chroot_env into every task dir, as it does
+// for exec, nor hands the task the agent's environment.
 var capabilities = &drivers.Capabilities{
 	SendSignals: true,
 	Exec:        true,
-	FSIsolation: fsisolation.None,
+	FSIsolation: fsisolation.Image,
 	NetIsolationModes: []drivers.NetIsolationMode{
 		drivers.NetIsolationModeHost,
 		drivers.NetIsolationModeGroup,
 	},
-	MountConfigs: drivers.MountConfigSupportNone,
+	MountConfigs: drivers.MountConfigSupportAll,
 }
+
+// unisolatedCapabilities are those of no_isolation = true (as raw_exec).
+var unisolatedCapabilities = func() *drivers.Capabilities {
+	c := *capabilities
+	c.FSIsolation = fsisolation.None
+	c.MountConfigs = drivers.MountConfigSupportNone
+	return &c
+}()
 
 // Driver implements drivers.DriverPlugin.
 type Driver struct {
@@ -64,6 +77,7 @@ type Driver struct {
 	config      Config // defaulted; zero until SetConfig
 	nomadConfig *base.ClientDriverConfig
 	node        *nodeGPUs // nil until SetConfig
+	gcStarted   bool      // the checkpoint collector runs once per plugin
 }
 
 // Option customises a Driver, mainly so tests can inject hardware.
@@ -73,6 +87,7 @@ type options struct {
 	nvml      nvml.Interface
 	mpsRunner mps.Runner
 	resolver  serviceResolver
+	jobRun    JobRunLookup
 }
 
 // WithNVML makes gpu_backend = "nvml" use lib instead of the real library
@@ -107,7 +122,15 @@ func (d *Driver) ConfigSchema() (*hclspec.Spec, error) { return configSpec, nil 
 
 func (d *Driver) TaskConfigSchema() (*hclspec.Spec, error) { return taskConfigSpec, nil }
 
-func (d *Driver) Capabilities() (*drivers.Capabilities, error) { return capabilities, nil }
+// Capabilities depends on no_isolation; the client asks for each task.
+func (d *Driver) Capabilities() (*drivers.Capabilities, error) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.config.NoIsolation {
+		return unisolatedCapabilities, nil
+	}
+	return capabilities, nil
+}
 
 // SetConfig validates the plugin config and opens the GPU inventory, ledger
 // and MPS manager. Invalid values are errors; a node whose GPUs cannot be
@@ -139,6 +162,10 @@ func (d *Driver) SetConfig(cfg *base.Config) error {
 		old.close()
 	}
 	go d.sweepOrphansAfter(d.node, orphanGrace)
+	if retention, err := conf.retention(); err == nil && !d.gcStarted {
+		d.gcStarted = true
+		go d.gcCheckpointsLoop(conf.CheckpointRoot, retention)
+	}
 	d.changed.notify()
 	return nil
 }

@@ -35,15 +35,19 @@ func TestStartTask_FractionEnvAndExitCode(t *testing.T) {
 		"CARAVAN_GPU_FRACTION":   "0.5",
 		"CARAVAN_GPU_UUIDS":      uuid,
 		"CARAVAN_GPU_MEMORY_MIB": "8192",
-		"CARAVAN_CHECKPOINT_DIR": filepath.Join(state, "checkpoints", "default", "train-trainer", "workers", "trainer"),
-		"CARAVAN_PROGRESS_FILE":  filepath.Join(task.AllocDir, "alloc", "caravan", "trainer.progress.jsonl"),
+		"CARAVAN_CHECKPOINT_DIR": "/caravan/checkpoint",
+		"CARAVAN_PROGRESS_FILE":  "/alloc/caravan/trainer.progress.jsonl",
 	}
 	for k, v := range want {
 		if env[k] != v {
 			t.Errorf("%s = %q, want %q", k, env[k], v)
 		}
 	}
-	for _, p := range []string{want["CARAVAN_CHECKPOINT_DIR"], want["CARAVAN_PROGRESS_FILE"]} {
+	hostCkpt := td.hostCheckpoint(task, 1)
+	if !strings.HasPrefix(hostCkpt, filepath.Join(state, "checkpoints")) {
+		t.Errorf("checkpoint %s not under the state dir's checkpoints", hostCkpt)
+	}
+	for _, p := range []string{hostCkpt, filepath.Join(task.AllocDir, "alloc", "caravan", "trainer.progress.jsonl")} {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("task path missing: %v", err)
 		}
@@ -54,7 +58,7 @@ func TestStartTask_FractionEnvAndExitCode(t *testing.T) {
 	if err := td.DestroyTask(task.ID, true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(want["CARAVAN_CHECKPOINT_DIR"]); err != nil {
+	if _, err := os.Stat(hostCkpt); err != nil {
 		t.Errorf("checkpoint dir must outlive the task: %v", err)
 	}
 }
@@ -160,7 +164,7 @@ while true; do sleep 0.1; done`
 	if err != nil || status.State != drivers.TaskStateExited {
 		t.Fatalf("status %+v err %v", status, err)
 	}
-	ckpt := filepath.Join(td.impl.config.CheckpointRoot, "default", "train-stopper", "workers", "stopper", "ckpt")
+	ckpt := filepath.Join(td.hostCheckpoint(task, 1), "ckpt")
 	if data, err := os.ReadFile(ckpt); err != nil || strings.TrimSpace(string(data)) != "checkpointed" {
 		t.Fatalf("checkpoint written on stop: %q %v", data, err)
 	}

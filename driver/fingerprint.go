@@ -58,6 +58,8 @@ func (d *Driver) buildFingerprint() *drivers.Fingerprint {
 		attrPrefix + "backend":   pstructs.NewStringAttribute(node.inv.Backend()),
 		attrPrefix + "count":     pstructs.NewIntAttribute(int64(len(node.devices)), ""),
 		"driver.caravan.version": pstructs.NewStringAttribute(PluginVersion),
+		// "chroot" (the default) or "none" (no_isolation = true).
+		"driver.caravan.isolation": pstructs.NewStringAttribute(node.isolation),
 	}
 	usage := map[string]ledger.Usage{}
 	if node.ledger != nil {

@@ -24,13 +24,13 @@ type assignment struct {
 }
 
 // assignGPUs admits the task's GPU request. On error nothing stays held.
-func (d *Driver) assignGPUs(n *nodeGPUs, cfg *drivers.TaskConfig, req gpuRequest) (assignment, error) {
+func (d *Driver) assignGPUs(n *nodeGPUs, cfg *drivers.TaskConfig, req gpuRequest, isolated bool) (assignment, error) {
 	var a assignment
 	var err error
 	nvd := deviceGPUs(cfg)
 	switch {
 	case nvd != "":
-		a, err = d.assignDeviceGPUs(n, cfg.ID, nvd, req)
+		a, err = d.assignDeviceGPUs(n, cfg.ID, nvd, req, isolated)
 	case req.none():
 		// Hide every GPU: a task that did not ask for one must not use one
 		// the ledger has given to someone else.
@@ -49,13 +49,11 @@ func (d *Driver) assignGPUs(n *nodeGPUs, cfg *drivers.TaskConfig, req gpuRequest
 	return a, nil
 }
 
-// deviceGPUs returns the GPUs Nomad's nvidia device plugin gave the task.
+// deviceGPUs returns the GPUs Nomad's nvidia device plugin reserved for
+// the task. Only the reservation (DeviceEnv) counts: a job's own env
+// cannot name GPUs the ledger did not grant.
 func deviceGPUs(cfg *drivers.TaskConfig) string {
-	v, ok := cfg.DeviceEnv[nvidiaVisibleDevices]
-	if !ok {
-		v = cfg.Env[nvidiaVisibleDevices]
-	}
-	v = strings.TrimSpace(v)
+	v := strings.TrimSpace(cfg.DeviceEnv[nvidiaVisibleDevices])
 	if v == "void" || v == "none" {
 		return ""
 	}
@@ -64,16 +62,25 @@ func deviceGPUs(cfg *drivers.TaskConfig) string {
 
 // assignDeviceGPUs honours GPUs reserved through Nomad's device plugin. If
 // they are GPUs this driver shares, they are recorded as whole grants so no
-// fractional task lands on them.
-func (d *Driver) assignDeviceGPUs(n *nodeGPUs, taskID, nvd string, req gpuRequest) (assignment, error) {
+// fractional task lands on them. "all" means every GPU of the inventory,
+// admitted whole like any other list; GPUs caravan does not know pass
+// through only without isolation (an isolated task needs their nodes).
+func (d *Driver) assignDeviceGPUs(n *nodeGPUs, taskID, nvd string, req gpuRequest, isolated bool) (assignment, error) {
 	if !req.none() {
 		return assignment{}, fmt.Errorf("gpus/gpu_fraction: the task already has GPUs %s from Nomad's nvidia device plugin; "+
 			"use either a device \"nvidia/gpu\" block or caravan's gpus/gpu_fraction, not both", nvd)
 	}
-	a := assignment{env: mps.WholeGPUEnv(nvd)}
-	uuids := strings.Split(nvd, ",")
+	uuids, err := n.expandDeviceList(nvd)
+	if err != nil {
+		return assignment{}, err
+	}
+	a := assignment{env: mps.WholeGPUEnv(strings.Join(uuids, ","))}
 	for _, u := range uuids {
-		if _, ok := n.device(strings.TrimSpace(u)); !ok || n.ledger == nil {
+		if _, ok := n.device(u); !ok || n.ledger == nil {
+			if isolated {
+				return assignment{}, fmt.Errorf("NVIDIA_VISIBLE_DEVICES: GPU %q from Nomad's nvidia device plugin is not one caravan manages on this node, "+
+					"so an isolated task cannot be given its device node", u)
+			}
 			return a, nil // not GPUs this driver manages: pass through
 		}
 	}
@@ -84,6 +91,31 @@ func (d *Driver) assignDeviceGPUs(n *nodeGPUs, taskID, nvd string, req gpuReques
 	a.grants = grants
 	d.changed.notify()
 	return a, nil
+}
+
+// expandDeviceList splits a device-plugin GPU list; "all" becomes every
+// GPU caravan knows, so it is checked against the ledger like a list.
+func (n *nodeGPUs) expandDeviceList(nvd string) ([]string, error) {
+	if strings.EqualFold(nvd, "all") {
+		if len(n.devices) == 0 {
+			return nil, fmt.Errorf("NVIDIA_VISIBLE_DEVICES: \"all\" cannot be checked against caravan's GPU ledger: this node has no GPUs caravan manages")
+		}
+		all := make([]string, len(n.devices))
+		for i, dev := range n.devices {
+			all[i] = dev.UUID
+		}
+		return all, nil
+	}
+	var out []string
+	for _, u := range strings.Split(nvd, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			out = append(out, u)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("NVIDIA_VISIBLE_DEVICES: %q names no GPU", nvd)
+	}
+	return out, nil
 }
 
 func (d *Driver) assignWhole(n *nodeGPUs, taskID string, req gpuRequest) (assignment, error) {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/caravan-dl/caravan/driver/ledger"
@@ -24,6 +25,10 @@ type taskHandle struct {
 	grants       []ledger.Grant
 	mpsGPUs      []string
 	startedAt    time.Time
+	// checkpointDir is the task's checkpoint dir on the host; a clean exit
+	// nobody asked for (stopRequested false) means the run completed.
+	checkpointDir string
+	stopRequested atomic.Bool
 
 	// release frees the task's GPU share; releaseOnce makes the exit path
 	// and DestroyTask safe to race.
@@ -86,6 +91,19 @@ func (h *taskHandle) run(ctx context.Context) {
 	}
 	h.mu.Unlock()
 	h.releaseGPUs()
+	h.recordCompletion(ps.ExitCode)
+}
+
+// recordCompletion marks the checkpoint of a task that finished on its
+// own, so a re-run of the job starts fresh. A task stopped by Nomad
+// (preemption, job stop, purge) keeps its checkpoint for a resume.
+func (h *taskHandle) recordCompletion(exitCode int) {
+	if exitCode != 0 || h.stopRequested.Load() || h.checkpointDir == "" {
+		return
+	}
+	if err := markFinished(h.checkpointDir); err != nil {
+		h.logger.Warn("recording that the task completed; a re-run will resume its checkpoint", "error", err)
+	}
 }
 
 // releaseGPUs frees the task's ledger grant and MPS references exactly once.

@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/hashicorp/nomad/plugins/base"
 	"github.com/hashicorp/nomad/plugins/drivers"
 	dtestutil "github.com/hashicorp/nomad/plugins/drivers/testutils"
+	"golang.org/x/sys/unix"
 )
 
 var topology = numalib.Scan(numalib.PlatformScanners(false))
@@ -39,6 +41,9 @@ type testDriver struct {
 // configures it through SetConfig, as the agent would.
 func newTestDriver(t *testing.T, conf Config, opts ...Option) *testDriver {
 	t.Helper()
+	// Every test job is run 1 of its job unless the test says otherwise:
+	// no test asks a real Nomad.
+	opts = append([]Option{WithJobRunLookup(fixedJobRun(1))}, opts...)
 	d := New(hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Warn}), opts...).(*Driver)
 	h := dtestutil.NewDriverHarness(t, d)
 	var data []byte
@@ -181,4 +186,37 @@ func (td *testDriver) fingerprint(t *testing.T) *drivers.Fingerprint {
 
 func contextWithCancel() (context.Context, context.CancelFunc) {
 	return context.WithCancel(context.Background())
+}
+
+// fixedJobRun is a JobRunLookup that always answers idx.
+func fixedJobRun(idx uint64) JobRunLookup {
+	return func(context.Context, string, string) (uint64, error) { return idx, nil }
+}
+
+// hostCheckpoint is a task's checkpoint dir on the host, in run job-<idx>.
+func (td *testDriver) hostCheckpoint(task *drivers.TaskConfig, idx int) string {
+	return filepath.Join(td.impl.config.CheckpointRoot, "default", task.JobID, fmt.Sprintf("job-%d", idx), task.TaskGroupName, task.Name)
+}
+
+// fakeDevDir makes stand-ins for /dev/nvidia<minor> (char 195:minor),
+// /dev/nvidiactl (195:255) and /dev/nvidia-uvm (235:0). Without the NVIDIA
+// kernel module an open that the device cgroup allows fails with ENXIO
+// ("No such device or address"), one it refuses with EPERM.
+func fakeDevDir(t *testing.T, minors ...int) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("making device nodes needs root")
+	}
+	dir := t.TempDir()
+	nodes := map[string]int{"nvidiactl": int(unix.Mkdev(195, 255)), "nvidia-uvm": int(unix.Mkdev(235, 0))}
+	for _, m := range minors {
+		nodes[gpuNode(m)] = int(unix.Mkdev(195, uint32(m)))
+	}
+	for name, dev := range nodes {
+		if err := unix.Mknod(filepath.Join(dir, name), unix.S_IFCHR|0o666, dev); err != nil {
+			t.Skipf("cannot mknod device stand-ins here: %v", err)
+		}
+		_ = os.Chmod(filepath.Join(dir, name), 0o666)
+	}
+	return dir
 }

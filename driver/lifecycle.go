@@ -48,6 +48,7 @@ func (d *Driver) StopTask(taskID string, timeout time.Duration, signal string) e
 	if !ok {
 		return drivers.ErrTaskNotFound
 	}
+	h.stopRequested.Store(true)
 	if err := h.exec.Shutdown(signal, timeout); err != nil {
 		if h.pluginClient.Exited() {
 			return nil
@@ -70,6 +71,7 @@ func (d *Driver) DestroyTask(taskID string, force bool) error {
 		return fmt.Errorf("cannot destroy running task")
 	}
 	if !h.pluginClient.Exited() {
+		h.stopRequested.Store(true)
 		if err := h.exec.Shutdown("", 0); err != nil {
 			h.logger.Error("destroying executor failed", "error", err)
 		}

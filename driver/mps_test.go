@@ -43,6 +43,7 @@ func TestStartTask_MPSOnNVMLNode(t *testing.T) {
 	state := t.TempDir()
 	runner := &recordingRunner{}
 	conf := Config{GPUBackend: "nvml", MPS: ptr(true), MPSBinary: "/bin/true", StateDir: state}
+	conf.DeviceDir = fakeDevDir(t, 3)
 	td := newTestDriver(t, conf, WithNVML(dgxh100.New()), WithMPSRunner(runner))
 	uuid := td.impl.node.devices[3].UUID
 
@@ -59,7 +60,7 @@ func TestStartTask_MPSOnNVMLNode(t *testing.T) {
 		"CUDA_VISIBLE_DEVICES":              uuid,
 		"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": "25",
 		"CUDA_MPS_PINNED_DEVICE_MEM_LIMIT":  "0=20480M",
-		"CUDA_MPS_PIPE_DIRECTORY":           filepath.Join(state, "mps", uuid, "pipe"),
+		"CUDA_MPS_PIPE_DIRECTORY":           "/caravan/mps", // the GPU's pipe dir, bound in
 		"CARAVAN_GPU_BACKEND":               "nvml",
 	}
 	for k, v := range want {
@@ -81,13 +82,15 @@ func TestStartTask_MPSOnNVMLNode(t *testing.T) {
 // kept away from fractional tasks.
 func TestStartTask_NvidiaDevicePluginGPUs(t *testing.T) {
 	conf := Config{GPUBackend: "nvml", MPS: ptr(false), StateDir: t.TempDir()}
+	conf.DeviceDir = fakeDevDir(t, 0)
 	td := newTestDriver(t, conf, WithNVML(dgxh100.New()))
 	uuid := td.impl.node.devices[0].UUID
 
 	// The task holds its GPU until the pinned fraction has been refused:
-	// its grant is freed as soon as it exits.
-	release := filepath.Join(t.TempDir(), "release")
-	task := td.newTask(t, "dev", "env; echo END_OF_ENV; while [ ! -e "+release+" ]; do sleep 0.05; done", TaskConfig{})
+	// its grant is freed as soon as it exits. It waits for a file in its
+	// shared alloc dir, the one host dir it sees.
+	task := td.newTask(t, "dev", "env; echo END_OF_ENV; while [ ! -e /alloc/release ]; do sleep 0.05; done", TaskConfig{})
+	release := filepath.Join(task.AllocDir, "alloc", "release")
 	task.DeviceEnv = map[string]string{nvidiaVisibleDevices: uuid}
 	if _, _, err := td.StartTask(task); err != nil {
 		t.Fatal(err)

@@ -20,6 +20,10 @@ type nodeGPUs struct {
 	ledger  *ledger.Ledger // nil when the state dir is unusable
 	mps     *mps.Manager   // nil when MPS is off or failed to start
 	mpsOn   bool
+	// libDirs are the driver library dirs bound into GPU tasks' chroots.
+	libDirs []string
+	// isolation says how tasks are confined, for the fingerprint.
+	isolation string
 
 	health     drivers.HealthState
 	healthDesc string
@@ -28,12 +32,15 @@ type nodeGPUs struct {
 // openNodeGPUs never fails: problems make the node unhealthy, with the
 // reason in the fingerprint, rather than stopping the Nomad client.
 func openNodeGPUs(conf Config, opts options, logger hclog.Logger) *nodeGPUs {
-	n := &nodeGPUs{inv: newInventory(conf, opts), mpsOn: *conf.MPS}
+	n := &nodeGPUs{inv: newInventory(conf, opts), mpsOn: *conf.MPS, isolation: isolationMode(conf)}
 	devices, err := n.inv.Devices()
 	if err != nil {
 		return n.unhealthy(fmt.Sprintf("listing GPUs: %v", err))
 	}
 	n.devices = devices
+	if conf.GPUBackend == gpu.BackendNVML && len(devices) > 0 && !conf.NoIsolation {
+		n.libDirs = gpuLibraryDirs(conf.IsolationConfig)
+	}
 	if err := os.MkdirAll(conf.StateDir, 0o755); err != nil {
 		return n.unhealthy(fmt.Sprintf("state_dir: %v", err))
 	}
@@ -53,7 +60,7 @@ func openNodeGPUs(conf Config, opts options, logger hclog.Logger) *nodeGPUs {
 			return n.unhealthy(fmt.Sprintf("CUDA MPS: %v", err))
 		}
 	}
-	n.health, n.healthDesc = drivers.HealthStateHealthy, n.describe()
+	n.health, n.healthDesc = drivers.HealthStateHealthy, n.describe()+n.isolationNote()
 	return n
 }
 
@@ -65,8 +72,29 @@ func newInventory(conf Config, opts options) gpu.Inventory {
 }
 
 func (n *nodeGPUs) unhealthy(why string) *nodeGPUs {
-	n.health, n.healthDesc = drivers.HealthStateUnhealthy, why
+	n.health, n.healthDesc = drivers.HealthStateUnhealthy, why+n.isolationNote()
 	return n
+}
+
+// Isolation modes, as the fingerprint's driver.caravan.isolation shows them.
+const (
+	isolationChroot = "chroot"
+	isolationNone   = "none"
+)
+
+func isolationMode(conf Config) string {
+	if conf.NoIsolation {
+		return isolationNone
+	}
+	return isolationChroot
+}
+
+// isolationNote makes the unsafe opt-out impossible to miss.
+func (n *nodeGPUs) isolationNote() string {
+	if n.isolation == isolationNone {
+		return "; NO ISOLATION (no_isolation = true): tasks run on the host filesystem and namespaces, like raw_exec"
+	}
+	return ""
 }
 
 // describe is the healthy fingerprint description; it says loudly when the

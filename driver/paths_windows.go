@@ -2,5 +2,5 @@
 
 package driver
 
-// chownForUser is a no-op: Windows tasks run as the agent's user.
-func chownForUser(string, ...string) error { return nil }
+// chownTo is a no-op: Windows tasks run as the agent's user.
+func chownTo(*taskUser, ...string) error { return nil }

@@ -48,17 +48,18 @@ func (d *Driver) RecoverTask(handle *drivers.TaskHandle) error {
 		logger.Warn("task recovered without its GPU grant", "error", err)
 	}
 	h := &taskHandle{
-		exec:         exec,
-		pluginClient: client,
-		pid:          state.Pid,
-		logger:       logger,
-		taskConfig:   state.TaskConfig,
-		grants:       state.Grants,
-		mpsGPUs:      state.MPSGPUs,
-		startedAt:    state.StartedAt,
-		procState:    drivers.TaskStateRunning,
-		exitResult:   &drivers.ExitResult{},
-		doneCh:       make(chan struct{}),
+		exec:          exec,
+		pluginClient:  client,
+		pid:           state.Pid,
+		logger:        logger,
+		taskConfig:    state.TaskConfig,
+		grants:        state.Grants,
+		mpsGPUs:       state.MPSGPUs,
+		startedAt:     state.StartedAt,
+		checkpointDir: state.CheckpointDir,
+		procState:     drivers.TaskStateRunning,
+		exitResult:    &drivers.ExitResult{},
+		doneCh:        make(chan struct{}),
 	}
 	id, mpsGPUs := state.TaskConfig.ID, state.MPSGPUs
 	h.release = func() { d.releaseGrants(node, id, mpsGPUs) }

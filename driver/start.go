@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"github.com/hashicorp/nomad/client/lib/numalib"
@@ -39,17 +38,23 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, *drive
 		return nil, nil, fmt.Errorf("caravan task config: %w", err)
 	}
 
-	// Resolve the aggregator before taking a GPU share: nothing to undo.
+	u, err := conf.resolveTaskUser(cfg.User)
+	if err != nil {
+		return nil, nil, fmt.Errorf("caravan: %w", err)
+	}
+
+	// Ask Nomad and Consul before taking a GPU share: nothing to undo.
 	aggEnv, err := d.aggregatorEnv(tc.Aggregator, cfg.Namespace, cfg.JobID)
 	if err != nil {
 		return nil, nil, err
 	}
-	a, err := d.assignGPUs(node, cfg, req)
+	run, note := d.jobRunKey(conf, cfg.Namespace, cfg.JobID, cfg.AllocID)
+	a, err := d.assignGPUs(node, cfg, req, !conf.NoIsolation)
 	if err != nil {
 		return nil, nil, err
 	}
 	maps.Copy(a.env, aggEnv)
-	h, err := d.launch(node, conf, cfg, &tc, a)
+	h, err := d.launch(node, conf, cfg, &tc, a, u, run)
 	if err != nil {
 		d.releaseGrants(node, cfg.ID, a.mpsGPUs)
 		return nil, nil, err
@@ -64,57 +69,94 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, *drive
 	d.tasks.set(cfg.ID, h)
 	go h.run(d.ctx)
 	d.emitGrantEvent(cfg, a)
+	if note != "" {
+		d.emit(cfg, note, nil)
+	}
 	return handle, nil, nil
 }
 
-// launch prepares the task's paths and starts it under a new executor.
-func (d *Driver) launch(node *nodeGPUs, conf Config, cfg *drivers.TaskConfig, tc *TaskConfig, a assignment) (*taskHandle, error) {
-	paths, err := prepareTaskPaths(conf.CheckpointRoot, cfg)
+// launch prepares the task's paths and starts it under a new executor:
+// isolated (chroot of read-only binds, private PID and IPC namespaces,
+// only its GPUs' device nodes) unless no_isolation is set.
+func (d *Driver) launch(node *nodeGPUs, conf Config, cfg *drivers.TaskConfig, tc *TaskConfig,
+	a assignment, u taskUser, run string) (*taskHandle, error) {
+	paths, err := prepareTaskPaths(conf.CheckpointRoot, run, cfg, &u)
 	if err != nil {
 		return nil, err
 	}
-	maps.Copy(a.env, paths.env())
-
-	logger := d.logger.With("task_name", cfg.Name, "alloc_id", cfg.AllocID)
-	execCfg := &executor.ExecutorConfig{
-		LogFile:  filepath.Join(cfg.TaskDir().Dir, "executor.out"),
-		LogLevel: "debug",
-		Compute:  d.driverConfig().Topology.Compute(),
+	isolated := !conf.NoIsolation
+	maps.Copy(a.env, paths.env(isolated, cfg.Name))
+	mpsPipe := a.env["CUDA_MPS_PIPE_DIRECTORY"]
+	if isolated && mpsPipe != "" {
+		a.env["CUDA_MPS_PIPE_DIRECTORY"] = taskMPSPipeDir
 	}
-	exec, client, err := executor.CreateExecutor(logger, d.driverConfig(), execCfg)
-	if err != nil {
-		return nil, fmt.Errorf("failed to create executor: %v", err)
-	}
-	ps, err := exec.Launch(&executor.ExecCommand{
+	cmd := &executor.ExecCommand{
 		Cmd:              tc.Command,
 		Args:             tc.Args,
 		Env:              envList(cfg.Env, a.env),
-		User:             cfg.User,
+		User:             u.Name,
 		TaskDir:          cfg.TaskDir().Dir,
 		StdoutPath:       cfg.StdoutPath,
 		StderrPath:       cfg.StderrPath,
 		NetworkIsolation: cfg.NetworkIsolation,
 		Resources:        cfg.Resources.Copy(),
-	})
+	}
+	if isolated {
+		if err := d.isolate(cmd, node, conf, cfg, a, u, paths, mpsPipe); err != nil {
+			return nil, err
+		}
+	}
+
+	logger := d.logger.With("task_name", cfg.Name, "alloc_id", cfg.AllocID)
+	execCfg := &executor.ExecutorConfig{
+		LogFile:     filepath.Join(cfg.TaskDir().Dir, "executor.out"),
+		LogLevel:    "debug",
+		FSIsolation: isolated,
+		Compute:     d.driverConfig().Topology.Compute(),
+	}
+	exec, client, err := executor.CreateExecutor(logger, d.driverConfig(), execCfg)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create executor: %v", err)
+	}
+	ps, err := exec.Launch(cmd)
 	if err != nil {
 		client.Kill()
 		return nil, fmt.Errorf("failed to launch command with executor: %v", err)
 	}
 	h := &taskHandle{
-		exec:         exec,
-		pluginClient: client,
-		pid:          ps.Pid,
-		logger:       logger,
-		taskConfig:   cfg,
-		grants:       a.grants,
-		mpsGPUs:      a.mpsGPUs,
-		startedAt:    time.Now().Round(time.Millisecond),
-		procState:    drivers.TaskStateRunning,
-		exitResult:   &drivers.ExitResult{},
-		doneCh:       make(chan struct{}),
+		exec:          exec,
+		pluginClient:  client,
+		pid:           ps.Pid,
+		logger:        logger,
+		taskConfig:    cfg,
+		grants:        a.grants,
+		mpsGPUs:       a.mpsGPUs,
+		startedAt:     time.Now().Round(time.Millisecond),
+		checkpointDir: paths.CheckpointDir,
+		procState:     drivers.TaskStateRunning,
+		exitResult:    &drivers.ExitResult{},
+		doneCh:        make(chan struct{}),
 	}
 	h.release = func() { d.releaseGrants(node, cfg.ID, a.mpsGPUs) }
 	return h, nil
+}
+
+// isolate adds the chroot, namespaces, user and device nodes to cmd.
+func (d *Driver) isolate(cmd *executor.ExecCommand, node *nodeGPUs, conf Config, cfg *drivers.TaskConfig,
+	a assignment, u taskUser, paths taskPaths, mpsPipe string) error {
+	devs, err := node.grantedDevices(grantUUIDs(a.grants))
+	if err != nil {
+		return err
+	}
+	gpuDevs, err := gpuDeviceConfigs(conf.DeviceDir, node.inv.Backend(), devs)
+	if err != nil {
+		return err
+	}
+	iso, err := buildIsolation(conf, node.libDirs, cfg, paths, mpsPipe, gpuDevs)
+	if err != nil {
+		return err
+	}
+	return iso.apply(cmd, u)
 }
 
 // newTaskHandle records what RecoverTask needs.
@@ -129,6 +171,7 @@ func (d *Driver) newTaskHandle(cfg *drivers.TaskConfig, h *taskHandle, a assignm
 		Grants:         a.grants,
 		MPSGPUs:        a.mpsGPUs,
 		Env:            a.env,
+		CheckpointDir:  h.checkpointDir,
 	}
 	if err := handle.SetDriverState(&state); err != nil {
 		return nil, fmt.Errorf("failed to set driver state: %v", err)
@@ -148,20 +191,4 @@ func (d *Driver) driverConfig() *base.ClientDriverConfig {
 		d.nomadConfig.Topology = numalib.Scan(numalib.PlatformScanners(false))
 	}
 	return d.nomadConfig
-}
-
-// envList merges Nomad's task env with caravan's; caravan's wins so a
-// stray CUDA_VISIBLE_DEVICES cannot escape the grant.
-func envList(base, caravan map[string]string) []string {
-	merged := maps.Clone(base)
-	if merged == nil {
-		merged = map[string]string{}
-	}
-	maps.Copy(merged, caravan)
-	out := make([]string, 0, len(merged))
-	for k, v := range merged {
-		out = append(out, k+"="+v)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -20,4 +20,6 @@ type taskState struct {
 	MPSGPUs []string
 	// Env is the caravan part of the task environment, for InspectTask.
 	Env map[string]string
+	// CheckpointDir is the task's checkpoint dir on the host.
+	CheckpointDir string
 }

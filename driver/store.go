@@ -28,3 +28,14 @@ func (s *taskStore) delete(id string) {
 	defer s.mu.Unlock()
 	delete(s.tasks, id)
 }
+
+// all lists the tracked handles.
+func (s *taskStore) all() []*taskHandle {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]*taskHandle, 0, len(s.tasks))
+	for _, h := range s.tasks {
+		out = append(out, h)
+	}
+	return out
+}

@@ -15,6 +15,10 @@ type Device struct {
 	UUID      string
 	Model     string
 	MemoryMiB uint64
+	// Minor is the device's minor number: its node is /dev/nvidia<Minor>.
+	// -1 when unknown (NVML could not say); such a GPU cannot be given to
+	// an isolated task.
+	Minor int
 }
 
 // Stats is a device's live usage; simulated devices report zeros.

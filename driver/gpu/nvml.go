@@ -104,7 +104,7 @@ func describe(lib nvml.Interface, index int) (Device, nvml.Device, error) {
 	if ret != nvml.SUCCESS {
 		return Device{}, nil, fmt.Errorf("GPU %d memory: %s", index, returnText(ret))
 	}
-	return Device{Index: index, UUID: uuid, Model: name, MemoryMiB: mem.Total / mib}, h, nil
+	return Device{Index: index, UUID: uuid, Model: name, MemoryMiB: mem.Total / mib, Minor: minorNumber(h)}, h, nil
 }
 
 func (n *nvmlInventory) Backend() string { return n.backend }
@@ -194,4 +194,20 @@ func guardReturn(f func() nvml.Return) (ret nvml.Return, err error) {
 		return nvml.ERROR_UNKNOWN, err
 	}
 	return ret, nil
+}
+
+// minorNumber is the GPU's /dev/nvidia<N> number, or -1 when NVML cannot
+// tell (a mock without it, a MIG or vGPU handle): such a GPU cannot be
+// given to an isolated task, but still counts in the inventory.
+func minorNumber(h nvml.Device) (minor int) {
+	defer func() {
+		if recover() != nil {
+			minor = -1
+		}
+	}()
+	m, ret := h.GetMinorNumber()
+	if ret != nvml.SUCCESS || m < 0 {
+		return -1
+	}
+	return m
 }

@@ -57,6 +57,7 @@ func NewSimulated(cfg SimConfig) Inventory {
 	for i := 0; i < cfg.Count; i++ {
 		s.devices = append(s.devices, Device{
 			Index:     i,
+			Minor:     i,
 			UUID:      SimulatedUUID(host, i),
 			Model:     cfg.Model,
 			MemoryMiB: cfg.MemoryMiB,

@@ -1,0 +1,194 @@
+package fluid
+
+import (
+	"math"
+
+	"github.com/caravan-dl/caravan/scheduler/policy/optimus"
+	"github.com/caravan-dl/caravan/scheduler/profile"
+)
+
+// Mode selects the planner.
+type Mode int
+
+const (
+	// WaterFill is Fluid: pack within GPUs or spread across them.
+	WaterFill Mode = iota
+	// WholeGPU is the baseline of Ray Tune and most tuners: one trial per
+	// whole GPU, in trial order; the rest wait.
+	WholeGPU
+	// FixedFraction gives every trial Config.Fraction of one GPU, first
+	// fit in trial order, with no water-filling.
+	FixedFraction
+)
+
+// String names the mode as the CLI and figures do.
+func (m Mode) String() string {
+	return [...]string{"fluid", "whole-gpu", "fixed-fraction"}[m]
+}
+
+// Config tunes the planner; the zero value is Fluid with its defaults.
+type Config struct {
+	Mode Mode
+	// MaxPack caps trials per GPU (default 4).
+	MaxPack int
+	// MinGain is the least relative speed-up an extra worker or a deeper
+	// pack must bring to be taken (default 0.05).
+	MinGain float64
+	// Interference is the packing slowdown (default Beta 0.05).
+	Interference profile.Interference
+	// Fraction is FixedFraction's share per trial (default 0.5).
+	Fraction float64
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxPack <= 0 {
+		c.MaxPack = 4
+	}
+	if c.MinGain <= 0 {
+		c.MinGain = 0.05
+	}
+	if c.Interference == (profile.Interference{}) {
+		c.Interference = profile.DefaultInterference()
+	}
+	if !(c.Fraction > 0 && c.Fraction <= 1) {
+		c.Fraction = 0.5
+	}
+	return c
+}
+
+// Trial is what the planner knows of one trial of a group.
+type Trial struct {
+	ID     string
+	MemMiB int64
+	// Util is the trial's busy share of a whole GPU when alone (0..1];
+	// 0 means unknown, planned as 1 (no packing gain).
+	Util float64
+	// Speed is its step time by worker count (Optimus' model).
+	Speed optimus.Speed
+	// Remaining is training left, in steps (0 = unknown, planned as 1).
+	Remaining float64
+	// MaxWorkers caps its workers (0 = no cap but the pool).
+	MaxWorkers int
+	// Prefer is the pool GPU the trial runs on now, or -1: packing keeps
+	// it there when it can.
+	Prefer int
+}
+
+// Pool is the GPUs a group may use: Count GPUs of MemMiB each.
+type Pool struct {
+	Count  int
+	MemMiB int64
+}
+
+// Alloc is one trial's share: Workers whole GPUs (GPUs lists the pool
+// indexes), or, when Fraction < 1, Fraction of the single GPU GPUs[0].
+type Alloc struct {
+	ID       string
+	Workers  int
+	Fraction float64
+	GPUs     []int
+}
+
+// Plan is the planner's answer: allocations in trial order, and the
+// trials that wait for a later plan.
+type Plan struct {
+	Allocs  []Alloc
+	Waiting []string
+}
+
+// PlanGroup plans one group's trials (in priority order) on a pool.
+func PlanGroup(pool Pool, trials []Trial, cfg Config) Plan {
+	cfg = cfg.withDefaults()
+	if pool.Count <= 0 || len(trials) == 0 {
+		return Plan{Waiting: ids(trials)}
+	}
+	var tooBig []string
+	fit := trials[:0:0]
+	for _, t := range trials {
+		if t.MemMiB > pool.MemMiB {
+			tooBig = append(tooBig, t.ID)
+		} else {
+			fit = append(fit, t)
+		}
+	}
+	p := planFitting(pool, fit, cfg)
+	p.Waiting = append(p.Waiting, tooBig...)
+	return p
+}
+
+func planFitting(pool Pool, trials []Trial, cfg Config) Plan {
+	if len(trials) == 0 {
+		return Plan{}
+	}
+	switch cfg.Mode {
+	case WholeGPU:
+		return whole(pool, trials)
+	case FixedFraction:
+		return fixed(pool, trials, cfg.Fraction)
+	}
+	if len(trials) > pool.Count {
+		return pack(pool, trials, cfg)
+	}
+	return spread(pool, trials, cfg)
+}
+
+func ids(trials []Trial) []string {
+	out := make([]string, 0, len(trials))
+	for _, t := range trials {
+		out = append(out, t.ID)
+	}
+	return out
+}
+
+// whole runs the first Count trials on one GPU each.
+func whole(pool Pool, trials []Trial) Plan {
+	var p Plan
+	for i, t := range trials {
+		if i >= pool.Count || t.MemMiB > pool.MemMiB {
+			p.Waiting = append(p.Waiting, t.ID)
+			continue
+		}
+		p.Allocs = append(p.Allocs, Alloc{ID: t.ID, Workers: 1, Fraction: 1, GPUs: []int{len(p.Allocs)}})
+	}
+	return p
+}
+
+// fixed gives each trial frac of a GPU, first fit in order.
+func fixed(pool Pool, trials []Trial, frac float64) Plan {
+	var p Plan
+	used := make([]float64, pool.Count)
+	mem := make([]int64, pool.Count)
+	for _, t := range trials {
+		g := -1
+		for i := range used {
+			if used[i]+frac <= 1+1e-9 && mem[i]+t.MemMiB <= pool.MemMiB {
+				g = i
+				break
+			}
+		}
+		if g < 0 {
+			p.Waiting = append(p.Waiting, t.ID)
+			continue
+		}
+		used[g] += frac
+		mem[g] += t.MemMiB
+		p.Allocs = append(p.Allocs, Alloc{ID: t.ID, Workers: 1, Fraction: frac, GPUs: []int{g}})
+	}
+	return p
+}
+
+// util is the planning utilisation of a trial.
+func (t Trial) util() float64 {
+	if t.Util <= 0 || math.IsNaN(t.Util) {
+		return 1
+	}
+	return min(t.Util, 1)
+}
+
+// remaining is the planning work of a trial.
+func (t Trial) remaining() float64 {
+	if !(t.Remaining > 0) || math.IsInf(t.Remaining, 0) {
+		return 1
+	}
+	return t.Remaining
+}

@@ -1,0 +1,296 @@
+package fluid
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+	"github.com/caravan-dl/caravan/scheduler/policy/optimus"
+)
+
+// Policy is the fluid policy: ordinary jobs (no Group) go to the inner
+// policy first; the whole GPUs left over (with those the trials already
+// hold) are shared equally among tuning groups, oldest group first, and
+// each group's share is re-planned by PlanGroup on every decision, so a
+// finished or promoted trial re-levels its group. A trial whose slots are
+// unchanged is left alone; a changed one is restarted (resized) with its
+// new slots; one the plan no longer serves is preempted.
+type Policy struct {
+	cfg   Config
+	inner policy.Policy
+}
+
+// New wraps inner (the ordering and placement of ordinary jobs).
+func New(cfg Config, inner policy.Policy) *Policy {
+	return &Policy{cfg: cfg.withDefaults(), inner: inner}
+}
+
+// Name is "fluid" and the mode, e.g. "fluid(whole-gpu)" for a baseline.
+func (p *Policy) Name() string {
+	if p.cfg.Mode == WaterFill {
+		return "fluid"
+	}
+	return "fluid(" + p.cfg.Mode.String() + ")"
+}
+
+// ObserveFinished forwards to the inner policy when it learns.
+func (p *Policy) ObserveFinished(j *policy.Job) {
+	if fo, ok := p.inner.(policy.FinishObserver); ok {
+		fo.ObserveFinished(j)
+	}
+}
+
+type gpuKey struct {
+	node string
+	gpu  int
+}
+
+// Decide plans ordinary jobs with the inner policy and each group with
+// PlanGroup.
+func (p *Policy) Decide(s *policy.Snapshot) policy.Decision {
+	groups, order := groupTrials(s.Jobs)
+	if len(groups) == 0 {
+		return p.inner.Decide(s)
+	}
+	sub := *s
+	sub.Cluster = withoutTrials(s.Cluster, s.Jobs)
+	sub.Jobs = make([]*policy.Job, 0, len(s.Jobs))
+	for _, j := range s.Jobs {
+		if j.Group == "" {
+			sub.Jobs = append(sub.Jobs, j)
+		}
+	}
+	d := p.inner.Decide(&sub)
+	free := freeWholeGPUs(&sub, d)
+	shares := share(free, groups, order)
+	for _, g := range order {
+		p.decideGroup(&d, groups[g], shares[g])
+	}
+	return d
+}
+
+// groupTrials collects active trials by group; order lists groups by
+// their oldest trial's submit time, then name.
+func groupTrials(jobs []*policy.Job) (map[string][]*policy.Job, []string) {
+	groups := map[string][]*policy.Job{}
+	first := map[string]float64{}
+	var order []string
+	for _, j := range jobs {
+		if j.Group == "" || j.State == policy.Finished {
+			continue
+		}
+		if _, ok := groups[j.Group]; !ok {
+			order = append(order, j.Group)
+			first[j.Group] = j.Submit
+		}
+		groups[j.Group] = append(groups[j.Group], j)
+		first[j.Group] = min(first[j.Group], j.Submit)
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		if first[order[a]] != first[order[b]] {
+			return first[order[a]] < first[order[b]]
+		}
+		return order[a] < order[b]
+	})
+	for _, g := range order {
+		ts := groups[g]
+		sort.SliceStable(ts, func(a, b int) bool {
+			if ts[a].Submit != ts[b].Submit {
+				return ts[a].Submit < ts[b].Submit
+			}
+			return ts[a].ID < ts[b].ID
+		})
+	}
+	return groups, order
+}
+
+// withoutTrials copies the cluster with running trials' shares released:
+// the group's GPUs are re-planned every decision.
+func withoutTrials(c policy.Cluster, jobs []*policy.Job) policy.Cluster {
+	out := policy.Cluster{Nodes: make([]policy.Node, len(c.Nodes))}
+	at := map[gpuKey]*policy.GPU{}
+	for i, n := range c.Nodes {
+		n.GPUs = append([]policy.GPU(nil), n.GPUs...)
+		out.Nodes[i] = n
+		for k := range n.GPUs {
+			at[gpuKey{n.Name, n.GPUs[k].Index}] = &out.Nodes[i].GPUs[k]
+		}
+	}
+	for _, j := range jobs {
+		if j.Group == "" || j.State != policy.Running {
+			continue
+		}
+		for _, sl := range j.Placement.Slots {
+			if g := at[gpuKey{sl.Node, sl.GPU}]; g != nil {
+				g.UsedFraction = max(0, g.UsedFraction-sl.Fraction)
+				g.UsedMemoryMiB = max(0, g.UsedMemoryMiB-sl.MemMiB)
+			}
+		}
+	}
+	return out
+}
+
+// freeWholeGPUs lists GPUs with nothing on them after the inner decision,
+// in cluster order, with their memory.
+func freeWholeGPUs(s *policy.Snapshot, d policy.Decision) []freeGPU {
+	used := map[gpuKey]bool{}
+	for _, st := range d.Starts {
+		for _, sl := range st.Placement.Slots {
+			used[gpuKey{sl.Node, sl.GPU}] = true
+		}
+	}
+	preempted := map[string]bool{}
+	for _, id := range d.Preempts {
+		preempted[id] = true
+	}
+	released := map[gpuKey]policy.Slot{}
+	for _, j := range s.Jobs {
+		if preempted[j.ID] {
+			for _, sl := range j.Placement.Slots {
+				k := gpuKey{sl.Node, sl.GPU}
+				r := released[k]
+				r.Fraction += sl.Fraction
+				r.MemMiB += sl.MemMiB
+				released[k] = r
+			}
+		}
+	}
+	var out []freeGPU
+	for _, n := range s.Cluster.Nodes {
+		for _, g := range n.GPUs {
+			k := gpuKey{n.Name, g.Index}
+			r := released[k]
+			if !used[k] && g.UsedFraction-r.Fraction < 1e-9 && g.UsedMemoryMiB-r.MemMiB <= 0 {
+				out = append(out, freeGPU{key: k, mem: g.MemoryMiB})
+			}
+		}
+	}
+	return out
+}
+
+type freeGPU struct {
+	key gpuKey
+	mem int64
+}
+
+// share splits the free GPUs equally among groups (the first groups get
+// the remainder), each group first taking back GPUs its trials hold.
+func share(free []freeGPU, groups map[string][]*policy.Job, order []string) map[string][]freeGPU {
+	out := map[string][]freeGPU{}
+	quota := map[string]int{}
+	for i, g := range order {
+		quota[g] = len(free) / len(order)
+		if i < len(free)%len(order) {
+			quota[g]++
+		}
+	}
+	owner := map[gpuKey]string{}
+	for _, g := range order {
+		for _, j := range groups[g] {
+			if j.State == policy.Running {
+				for _, sl := range j.Placement.Slots {
+					owner[gpuKey{sl.Node, sl.GPU}] = g
+				}
+			}
+		}
+	}
+	taken := make([]bool, len(free))
+	for i, f := range free {
+		if g, ok := owner[f.key]; ok && len(out[g]) < quota[g] {
+			out[g] = append(out[g], f)
+			taken[i] = true
+		}
+	}
+	for _, g := range order {
+		for i, f := range free {
+			if len(out[g]) >= quota[g] {
+				break
+			}
+			if !taken[i] {
+				out[g] = append(out[g], f)
+				taken[i] = true
+			}
+		}
+	}
+	return out
+}
+
+// decideGroup plans one group on its GPUs and adds the changes to d.
+func (p *Policy) decideGroup(d *policy.Decision, trials []*policy.Job, gpus []freeGPU) {
+	pool := Pool{Count: len(gpus), MemMiB: minMem(gpus)}
+	in := make([]Trial, len(trials))
+	byID := make(map[string]*policy.Job, len(trials))
+	where := make(map[gpuKey]int, len(gpus))
+	for i, g := range gpus {
+		where[g.key] = i
+	}
+	for i, j := range trials {
+		in[i] = TrialOf(j)
+		if k, ok := where[firstSlot(j)]; ok && j.State == policy.Running {
+			in[i].Prefer = k
+		}
+		byID[j.ID] = j
+	}
+	plan := PlanGroup(pool, in, p.cfg)
+	for _, a := range plan.Allocs {
+		j := byID[a.ID]
+		pl := policy.Placement{Slots: make([]policy.Slot, 0, len(a.GPUs))}
+		for _, gi := range a.GPUs {
+			pl.Slots = append(pl.Slots, policy.Slot{Node: gpus[gi].key.node, GPU: gpus[gi].key.gpu, Fraction: a.Fraction, MemMiB: j.MemMiB})
+		}
+		if j.State == policy.Running && samePlacement(j.Placement, pl) {
+			continue
+		}
+		d.Starts = append(d.Starts, policy.Start{JobID: j.ID, Placement: pl})
+	}
+	for _, id := range plan.Waiting {
+		j := byID[id]
+		if j.State == policy.Running {
+			d.Preempts = append(d.Preempts, id)
+			continue
+		}
+		d.Waiting = append(d.Waiting, policy.Wait{JobID: id, Reason: fmt.Sprintf(
+			"fluid: tuning job %s has %d GPU(s) for %d trial(s)", j.Group, pool.Count, len(trials))})
+	}
+}
+
+// TrialOf is what the planner knows of a trial job: its memory, observed
+// utilisation, Optimus speed fit from observed step times, and its worker
+// cap (MaxWorkers if elastic, else its gang size).
+func TrialOf(j *policy.Job) Trial {
+	capW := j.MaxWorkers
+	if capW <= 0 { // not elastic: its gang size is fixed
+		capW = max(1, j.Workers)
+	}
+	return Trial{ID: j.ID, MemMiB: j.MemMiB, Util: j.Util, Speed: optimus.FitSpeed(j.StepTimes), MaxWorkers: capW, Prefer: -1}
+}
+
+func firstSlot(j *policy.Job) gpuKey {
+	if len(j.Placement.Slots) == 0 {
+		return gpuKey{gpu: -1}
+	}
+	return gpuKey{j.Placement.Slots[0].Node, j.Placement.Slots[0].GPU}
+}
+
+func minMem(gpus []freeGPU) int64 {
+	var m int64
+	for i, g := range gpus {
+		if i == 0 || g.mem < m {
+			m = g.mem
+		}
+	}
+	return m
+}
+
+func samePlacement(a, b policy.Placement) bool {
+	if len(a.Slots) != len(b.Slots) {
+		return false
+	}
+	for i := range a.Slots {
+		x, y := a.Slots[i], b.Slots[i]
+		if x.Node != y.Node || x.GPU != y.GPU || x.Fraction != y.Fraction {
+			return false
+		}
+	}
+	return true
+}

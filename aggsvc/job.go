@@ -134,12 +134,12 @@ func (s *Server) finish(j *job, sl *slot) {
 		j.mem -= int64(sl.n) * 4
 	}
 	j.mu.Unlock()
-	for _, c := range waiters {
-		c.send(frameResult, hdr, out)
-	}
 	s.m.bytes.WithLabelValues("out").Add(float64(len(out) * len(waiters)))
 	s.m.steps.WithLabelValues(j.name, "ok").Inc()
 	s.m.latency.Observe(time.Since(sl.created).Seconds())
+	for _, c := range waiters {
+		c.send(frameResult, hdr, out)
+	}
 }
 
 // kill fails a slot: every worker that pushed it gets the error. Callers
@@ -154,11 +154,11 @@ func (s *Server) killLocked(j *job, sl *slot, code uint16, result, msg string) {
 	sl.mu.Lock()
 	sl.dead = true
 	sl.mu.Unlock()
+	s.m.steps.WithLabelValues(j.name, result).Inc()
 	e := errorMsg{Code: code, Step: sl.key.step, Partition: sl.key.part, Message: msg}
 	for _, c := range sl.waiters {
 		c.send(frameError, e.encode())
 	}
-	s.m.steps.WithLabelValues(j.name, result).Inc()
 	s.log.Warn("partition failed", "job", j.name, "step", sl.key.step, "partition", sl.key.part, "error", msg)
 }
 

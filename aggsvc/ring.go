@@ -12,7 +12,7 @@ const ringReplicas = 64
 
 // Ring spreads a job's partitions over several aggsvc instances by
 // consistent hashing (FNV-1a 64 of "addr#i" for virtual nodes and of
-// "job/step/partition" for keys): adding or losing an instance moves only the
+// "job/step/partition" for keys, then splitmix64's finalizer): adding or losing an instance moves only the
 // partitions that hashed to it.
 type Ring struct {
 	hashes []uint64
@@ -58,5 +58,15 @@ func (r *Ring) Addrs() []string { return r.addrs }
 func fnv64(s string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(s))
-	return h.Sum64()
+	return mix64(h.Sum64())
+}
+
+// mix64 is splitmix64's finalizer: FNV alone leaves the high bits of
+// similar keys alike, which would put every partition on one instance.
+func mix64(z uint64) uint64 {
+	z ^= z >> 30
+	z *= 0xbf58476d1ce4e5b9
+	z ^= z >> 27
+	z *= 0x94d049bb133111eb
+	return z ^ z>>31
 }

@@ -3,6 +3,7 @@ package fluid
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
 	"github.com/caravan-dl/caravan/scheduler/policy/optimus"
@@ -25,12 +26,17 @@ func New(cfg Config, inner policy.Policy) *Policy {
 	return &Policy{cfg: cfg.withDefaults(), inner: inner}
 }
 
-// Name is "fluid" and the mode, e.g. "fluid(whole-gpu)" for a baseline.
+// Name is "fluid+<placement>", with the mode for a baseline, e.g.
+// "fluid(whole-gpu)+consolidated".
 func (p *Policy) Name() string {
-	if p.cfg.Mode == WaterFill {
-		return "fluid"
+	name := "fluid"
+	if p.cfg.Mode != WaterFill {
+		name += "(" + p.cfg.Mode.String() + ")"
 	}
-	return "fluid(" + p.cfg.Mode.String() + ")"
+	if _, place, ok := strings.Cut(p.inner.Name(), "+"); ok {
+		name += "+" + place
+	}
+	return name
 }
 
 // ObserveFinished forwards to the inner policy when it learns.

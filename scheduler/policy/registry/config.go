@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"github.com/caravan-dl/caravan/scheduler/policy/fluid"
 	"github.com/caravan-dl/caravan/scheduler/policy/optimus"
 	"github.com/caravan-dl/caravan/scheduler/policy/order"
 	"github.com/caravan-dl/caravan/scheduler/policy/place"
@@ -37,4 +38,6 @@ type Config struct {
 	Frag place.FragConfig
 	// Optimus tunes Optimus (resize hysteresis, remaining-time guess).
 	Optimus optimus.Config
+	// Fluid tunes the fluid policy's planner (mode, pack depth, gains).
+	Fluid fluid.Config
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
+	"github.com/caravan-dl/caravan/scheduler/policy/fluid"
 	"github.com/caravan-dl/caravan/scheduler/policy/optimus"
 	"github.com/caravan-dl/caravan/scheduler/policy/order"
 	"github.com/caravan-dl/caravan/scheduler/policy/place"
@@ -41,6 +42,12 @@ var orderings = map[string]ordering{
 	}, placement: "consolidated"},
 	"fair":  {build: func(c Config) (policy.Orderer, error) { return order.NewFair(c.Fair) }, placement: "consolidated"},
 	"lucid": {build: func(c Config) (policy.Orderer, error) { return order.NewLucid(c.Lucid) }, placement: "consolidated"},
+	// Fluid water-fills tuning jobs' trials (Job.Group) over their share
+	// of GPUs; ordinary jobs go first, in FIFO order, on the placement.
+	"fluid": {whole: func(c Config, p policy.Placer) (policy.Policy, error) {
+		inner := policy.NewFramework(order.NewFIFO(order.FIFOConfig{Backfill: c.FIFOBackfill}), p)
+		return fluid.New(c.Fluid, inner), nil
+	}, placement: "consolidated"},
 	// Optimus places a job's tasks on the fewest servers: consolidated.
 	"optimus": {whole: func(c Config, p policy.Placer) (policy.Policy, error) {
 		return optimus.New(c.Optimus, p)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 )
 
 type command struct {
@@ -15,40 +14,14 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"sim": {"replay job traces against scheduling policies (run, compare, bench, policies)", runSim},
+	"sim":       {"replay job traces against scheduling policies (run, compare, bench, policies)", runSim},
+	"scheduler": {"run the live scheduler against a Nomad cluster (NOMAD_ADDR, NOMAD_TOKEN)", runScheduler},
+	"queue":     {"show the live scheduler's queue: rank, attained service, why each job waits", runQueue},
 }
 
 func main() {
 	if err := dispatch(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "caravan:", err)
 		os.Exit(1)
-	}
-}
-
-func dispatch(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(stderr)
-		if len(args) == 0 {
-			return fmt.Errorf("no command")
-		}
-		return nil
-	}
-	c, ok := commands[args[0]]
-	if !ok {
-		usage(stderr)
-		return fmt.Errorf("unknown command %q", args[0])
-	}
-	return c.run(args[1:], stdout, stderr)
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: caravan <command> [arguments]\n\ncommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
 }

@@ -34,7 +34,7 @@ func TestACLPolicyIsEnough(t *testing.T) {
 	t.Setenv("NOMAD_TOKEN", tok.SecretID) // inherited by the scheduler process
 
 	// The policy grants caravan/scheduler/*, so use the default paths.
-	p := startScheduler(t, "-policy", "tiresias-las", "-las-limits", "2",
+	p := startScheduler(t, "-policy", "tiresias-las", "-queue-limits", "2",
 		"-state-path", "caravan/scheduler/state", "-lock-path", "caravan/scheduler/lock")
 	submit(t, work{ID: "acl-long", Workers: 2, Seconds: 20})
 	waitFor(t, 90*time.Second, "the long job to run", func() (bool, string) {

@@ -78,10 +78,14 @@ func TestGangWaitsWholeThenStartsWhole(t *testing.T) {
 	if got := allocs(t, "gang"); stillSmall == 3 && len(got) != 0 {
 		t.Fatalf("gang started partially while it could not fit: %s", describe(got))
 	}
-	waitFor(t, 30*time.Second, "reason in job meta", func() (bool, string) {
-		r := jobInfo(t, "gang").Meta["caravan.reason"]
-		return r != "", "no caravan.reason"
+	// Waiting writes no job versions: the reason lives in the queue view.
+	rounds := p.metric("caravan_scheduler_rounds_total")
+	waitFor(t, 30*time.Second, "three more rounds", func() (bool, string) {
+		return p.metric("caravan_scheduler_rounds_total") >= rounds+3, ""
 	})
+	if j := jobInfo(t, "gang"); *j.Version != 0 || j.Meta["caravan.reason"] != "" {
+		t.Fatalf("waiting gang rewritten: version %d, reason meta %q", *j.Version, j.Meta["caravan.reason"])
+	}
 
 	waitDone(t, "gang", 2, 90*time.Second)
 	as := allocs(t, "gang")

@@ -83,7 +83,7 @@ func BenchmarkTraceReplay(b *testing.B) {
 // the recorded duration plus Nomad's start and stop latencies.
 func replayLive(b *testing.B, tr *trace.Trace, pol string, iter int) (float64, map[string]float64, latencies) {
 	limits := fmt.Sprintf("%g,%g", 3250.0/replayCompress, 7200.0/replayCompress)
-	startScheduler(b, "-policy", pol, "-las-limits", limits,
+	startScheduler(b, "-policy", pol, "-queue-limits", limits,
 		"-quantum", time.Duration(float64(60*time.Second)/replayCompress).String(), "-log-level", "info")
 	begin := time.Now()
 	submitted := map[string]time.Time{}

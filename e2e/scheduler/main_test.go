@@ -17,7 +17,7 @@ import (
 
 var (
 	cluster  *harness.Cluster
-	schedBin string // the scheduler binary built from testbin
+	schedBin string // bin of `caravan`, run as `caravan scheduler`
 	repo     string
 )
 
@@ -35,8 +35,8 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	schedBin = filepath.Join(dir, "caravan-scheduler")
-	build := exec.Command("go", "build", "-o", schedBin, "./e2e/scheduler/testbin")
+	schedBin = filepath.Join(dir, "caravan")
+	build := exec.Command("go", "build", "-o", schedBin, "./cmd/caravan")
 	build.Dir, build.Stdout, build.Stderr = repo, os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build scheduler:", err)

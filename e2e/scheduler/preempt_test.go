@@ -11,7 +11,7 @@ import (
 // for a new short job, checkpoints on SIGTERM, and later resumes from its
 // checkpoint.
 func TestLASPreemptsLongJobWhichResumesFromCheckpoint(t *testing.T) {
-	p := startScheduler(t, "-policy", "tiresias-las", "-las-limits", "4")
+	p := startScheduler(t, "-policy", "tiresias-las", "-queue-limits", "4")
 	submit(t, work{ID: "long", Workers: 4, Seconds: 20})
 	waitFor(t, 90*time.Second, "the long gang to run and leave queue 0", func() (bool, string) {
 		j := p.job("long")

@@ -39,7 +39,7 @@ func startScheduler(t testing.TB, extra ...string) *schedProc {
 	args := append([]string{
 		"-token", token, "-log-level", "debug",
 		"-state-path", "caravan/e2e/" + name + "/state", "-lock-path", "caravan/e2e/" + name + "/lock",
-		"-lock-ttl", "10s", "-lock-delay", "1s", "-quantum", "1s", "-debounce", "100ms", "-reason-interval", "1s",
+		"-lock-ttl", "10s", "-lock-delay", "1s", "-quantum", "1s", "-debounce", "100ms",
 		"-progress-interval", "1s",
 	}, extra...)
 	p := launch(t, args)
@@ -79,7 +79,7 @@ func (p *schedProc) start() {
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	cmd := exec.Command(schedBin, p.args...)
+	cmd := exec.Command(schedBin, append([]string{"scheduler"}, p.args...)...)
 	cmd.Env = append(os.Environ(), "NOMAD_ADDR="+cluster.Server.HTTPAddr)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {

@@ -11,8 +11,10 @@ import (
 
 // apply carries out a decision: preemptions first, then admissions that
 // fit what is really free (a preempted job keeps its GPUs until its tasks
-// have checkpointed and stopped), then reasons for every job still queued.
-func (s *Scheduler) apply(w *world, es []*entry, l *ledger, dec policy.Decision, now time.Time) map[string]string {
+// have checkpointed and stopped). It returns why each queued job waits:
+// the queue view shows it; no job is rewritten to explain (a rewrite is a
+// job version).
+func (s *Scheduler) apply(w *world, es []*entry, l *gpuBook, dec policy.Decision, now time.Time) map[string]string {
 	byID := map[string]*entry{}
 	for _, e := range es {
 		byID[e.stub.ID] = e
@@ -35,20 +37,16 @@ func (s *Scheduler) apply(w *world, es []*entry, l *ledger, dec policy.Decision,
 		}
 		started[e.stub.ID] = true
 	}
-	budget := s.cfg.ReasonBudget
 	for _, e := range es {
 		if e.phase == phaseQueued && !started[e.stub.ID] {
 			s.repair(e)
-			if budget > 0 && s.explain(e, reasonFor(e, waiting), now) {
-				budget--
-			}
 		}
 	}
 	return waiting
 }
 
 // start admits one job if its placement fits; otherwise it says why not.
-func (s *Scheduler) start(e *entry, p policy.Placement, w *world, l *ledger, now time.Time) string {
+func (s *Scheduler) start(e *entry, p policy.Placement, w *world, l *gpuBook, now time.Time) string {
 	prev, _ := decodePlacement(e.rec.Placement)
 	ts, err := resolve(e.job.gang, keepCheckpoints(e.job.gang, p, prev), w.nodes)
 	if err != nil {

@@ -17,20 +17,14 @@ type Config struct {
 	Pool string
 	// Policy is a registry name, e.g. "fifo" or "tiresias-las".
 	Policy string
-	// LASLimits are the Tiresias queue thresholds in GPU-seconds (nil =
+	// QueueLimits are the Tiresias queue thresholds in GPU-seconds (nil =
 	// the policy's defaults); small values make tests fast.
-	LASLimits []float64
+	QueueLimits []float64
 	// Quantum is how often the scheduler re-decides without any event
 	// (attained service grows with time, so LAS needs a clock).
 	Quantum time.Duration
 	// Debounce coalesces bursts of events into one round.
 	Debounce time.Duration
-	// ReasonInterval is the least time between two caravan.reason rewrites
-	// of one job: each is a job version, so they are rate-limited.
-	ReasonInterval time.Duration
-	// ReasonBudget caps caravan.reason rewrites per round, so explaining a
-	// long queue never delays admissions (the rest wait for later rounds).
-	ReasonBudget int
 	// ProgressInterval is how often running jobs' progress files are read
 	// (one small fs read per job; what Optimus fits its curves on).
 	ProgressInterval time.Duration
@@ -45,6 +39,9 @@ type Config struct {
 	Listen string
 	// Token is the bearer token the HTTP API requires.
 	Token string
+	// TLSCertFile and TLSKeyFile (PEM) make the HTTP API serve HTTPS;
+	// both or neither.
+	TLSCertFile, TLSKeyFile string
 	// KeepDecisions bounds the decision log kept in state.
 	KeepDecisions int
 	// AdmitDelay pauses between reading a job and writing its admission.
@@ -62,7 +59,6 @@ func DefaultConfig() Config {
 		Policy:           "fifo",
 		Quantum:          10 * time.Second,
 		Debounce:         200 * time.Millisecond,
-		ReasonInterval:   5 * time.Second,
 		ProgressInterval: 5 * time.Second,
 		StatePath:        "caravan/scheduler/state",
 		LockPath:         "caravan/scheduler/lock",
@@ -70,7 +66,6 @@ func DefaultConfig() Config {
 		LockDelay:        5 * time.Second,
 		Listen:           "127.0.0.1:4780",
 		KeepDecisions:    100,
-		ReasonBudget:     4,
 	}
 }
 
@@ -96,15 +91,11 @@ func (c Config) withDefaults() Config {
 	str(&c.Listen, d.Listen)
 	dur(&c.Quantum, d.Quantum)
 	dur(&c.Debounce, d.Debounce)
-	dur(&c.ReasonInterval, d.ReasonInterval)
 	dur(&c.ProgressInterval, d.ProgressInterval)
 	dur(&c.LockTTL, d.LockTTL)
 	dur(&c.LockDelay, d.LockDelay)
 	if c.KeepDecisions == 0 {
 		c.KeepDecisions = d.KeepDecisions
-	}
-	if c.ReasonBudget == 0 {
-		c.ReasonBudget = d.ReasonBudget
 	}
 	return c
 }
@@ -121,17 +112,20 @@ func (c Config) Validate() error {
 	if c.LockTTL < 10*time.Second {
 		errs = append(errs, fmt.Errorf("lock TTL %s is below Nomad's minimum of 10s", c.LockTTL))
 	}
-	if c.LockDelay < 0 || c.Debounce < 0 || c.AdmitDelay < 0 || c.ReasonInterval < 0 || c.ProgressInterval < 0 {
+	if c.LockDelay < 0 || c.Debounce < 0 || c.AdmitDelay < 0 || c.ProgressInterval < 0 {
 		errs = append(errs, errors.New("durations must not be negative"))
 	}
 	if c.Token == "" {
 		errs = append(errs, errors.New("an API token is required (flag -token or CARAVAN_SCHEDULER_TOKEN)"))
 	}
-	for i, l := range c.LASLimits {
-		if l <= 0 || (i > 0 && l <= c.LASLimits[i-1]) {
-			errs = append(errs, fmt.Errorf("LAS limits must be positive and increasing, got %v", c.LASLimits))
+	for i, l := range c.QueueLimits {
+		if l <= 0 || (i > 0 && l <= c.QueueLimits[i-1]) {
+			errs = append(errs, fmt.Errorf("queue limits must be positive and increasing, got %v", c.QueueLimits))
 			break
 		}
+	}
+	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
+		errs = append(errs, errors.New("TLS needs both a certificate and a key file (tls-cert, tls-key)"))
 	}
 	return errors.Join(errs...)
 }

@@ -1,5 +1,7 @@
 // Package live is Caravan's live scheduler: it steers a real Nomad cluster
-// by rewriting jobs, as DESIGN.md ("How the scheduler steers Nomad") says.
+// by rewriting jobs (docs/architecture.md). `caravan scheduler` and
+// `caravan queue` (cmd/caravan) parse flags into a Config and call New,
+// Serve and QueueClient; this package parses no flags.
 //
 // Users submit jobs into the node pool "caravan-queue", which has no nodes,
 // so Nomad holds them. The scheduler watches Nomad's event stream, asks a
@@ -23,6 +25,27 @@
 // places all of them or, if the policy has not chosen, none. Groups without a
 // GPU ask ride along into the real pool unpinned. All workers of a gang must
 // ask for the same share (policy.Job has one per-worker shape).
+//
+// # Reading order
+//
+// One scheduling round is a pipeline, one file per stage:
+//
+//	Serve (serve.go)        HTTP API beside Run
+//	Run   (leader.go)       campaign for the lock; lead: loop on events and quanta
+//	round (round.go)        one pass of the stages below
+//	  observe  (observe.go)   list jobs, allocations, nodes from Nomad
+//	  classify (classify.go)  each job's phase; accrue service (state.go)
+//	  snapshot (snapshot.go)  the policy's view; GPUs committed (gpubook.go)
+//	  decide   (round.go)     policy.Decide once; the Decision carries the ranking
+//	  apply    (apply.go)     preempt, then admit what really fits
+//	  rewrite  (rewrite.go)   the job edits admit and preempt write (nomadops.go: CAS)
+//	  save     (round.go)     state to the Variable (store.go)
+//
+// Beside the round: gang.go reads a job's workers, placement.go maps the
+// policy's slots onto them, nodes.go reads GPU fingerprints, view.go and
+// http.go serve the queue, progress_poll.go reads progress files in the
+// background and progress_parse.go parses them, client.go is the queue
+// client.
 //
 // # State
 //

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
 )
 
 func testScheduler(t *testing.T) *Scheduler {
@@ -44,7 +46,7 @@ func TestQueueAndMetricsServeTheLatestRound(t *testing.T) {
 		{stub: &jobStub{ID: "q"}, rec: &record{Attained: 3, QueuedSince: 990}, phase: phaseQueued, job: &cachedJob{gang: gang{Workers: []worker{{}}, Fraction: 1}}},
 		{stub: &jobStub{ID: "r", Meta: map[string]string{MetaPlacement: "w=n/0/G/1/0"}}, rec: &record{Attained: 9}, phase: phaseRunning},
 	}
-	s.view.Store(buildView("tiresias-las+consolidated", es, map[string]rank{"q": {Rank: 0}, "r": {Rank: 1, Queue: 1}}, map[string]string{"q": "no room"}, now))
+	s.view.Store(buildView("tiresias-las+consolidated", es, []policy.Rank{{JobID: "q"}, {JobID: "r", Queue: 1}}, map[string]string{"q": "no room"}, now))
 	h := s.Handler()
 	get := func(path string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodGet, path, nil)

@@ -2,6 +2,8 @@ package live
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/hashicorp/nomad/api"
@@ -63,4 +65,109 @@ func (s *Scheduler) campaign(ctx context.Context, leaser *api.LockLeaser) error 
 		defer stop()
 		return s.lead(lctx)
 	})
+}
+
+// ensurePool creates the queue pool if it is missing.
+func (s *Scheduler) ensurePool() error {
+	_, _, err := s.api.NodePools().Info(s.cfg.QueuePool, nil)
+	if err == nil {
+		return nil
+	}
+	pool := &api.NodePool{Name: s.cfg.QueuePool,
+		Description: "Caravan's queue: no node joins it; the caravan scheduler admits jobs from here."}
+	if _, err := s.api.NodePools().Register(pool, nil); err != nil {
+		return fmt.Errorf("create node pool %s: %w", s.cfg.QueuePool, err)
+	}
+	s.log.Info("created the queue node pool", "pool", s.cfg.QueuePool)
+	return nil
+}
+
+// lead runs the scheduler while this instance holds the lock: load state,
+// then rounds on every event burst and every quantum until ctx ends.
+func (s *Scheduler) lead(ctx context.Context) error {
+	if err := s.ensurePool(); err != nil {
+		return err
+	}
+	st, err := s.store.load()
+	if err != nil {
+		return err
+	}
+	s.st, s.jobs, s.dirty = st, map[string]*cachedJob{}, false
+	s.leader.Store(true)
+	defer s.leader.Store(false)
+	s.log.Info("leading", "policy", s.pol.Name(), "jobs_in_state", len(st.Jobs))
+	index, err := s.round()
+	if err != nil {
+		return err
+	}
+	go s.watch(ctx, index)
+	go s.pollProgress(ctx)
+	return s.loop(ctx)
+}
+
+func (s *Scheduler) loop(ctx context.Context) error {
+	tick := time.NewTicker(s.cfg.Quantum)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		case <-s.wake:
+			// Let the rest of an event burst arrive first.
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(s.cfg.Debounce):
+			}
+		}
+		if _, err := s.round(); err != nil {
+			if errors.Is(err, errStateTaken) {
+				return err
+			}
+			s.metrics.errors.Add(1)
+			s.log.Warn("scheduling round failed; retrying", "error", err)
+			s.poke()
+			sleep(ctx, time.Second)
+		}
+	}
+}
+
+// watch follows Nomad's event stream and pokes the loop on every change;
+// when the stream breaks it pokes too (the round re-reads everything) and
+// reconnects from the last index it saw.
+func (s *Scheduler) watch(ctx context.Context, index uint64) {
+	topics := map[api.Topic][]string{
+		api.TopicJob: {"*"}, api.TopicEvaluation: {"*"}, api.TopicAllocation: {"*"}, api.TopicNode: {"*"},
+	}
+	for ctx.Err() == nil {
+		ch, err := s.api.EventStream().Stream(ctx, topics, index, &api.QueryOptions{Namespace: s.cfg.Namespace})
+		if err != nil {
+			s.log.Debug("event stream unavailable", "error", err)
+			sleep(ctx, time.Second)
+			continue
+		}
+		for evs := range ch {
+			if evs.Err != nil {
+				s.log.Debug("event stream broke", "error", evs.Err)
+				break
+			}
+			if evs.IsHeartbeat() {
+				continue
+			}
+			index = evs.Index
+			s.poke()
+		}
+		s.poke()
+		sleep(ctx, 500*time.Millisecond)
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }

@@ -21,7 +21,9 @@ const (
 	MetaAdmitted = "caravan.admitted"
 	// MetaPlacement records the admitted slots (see encodePlacement).
 	MetaPlacement = "caravan.placement"
-	// MetaReason says why a queued job waits; `nomad job status` shows it.
+	// MetaReason says why a job was preempted, written with the preemption
+	// itself (never on its own: every job write is a version). Why a job
+	// waits now is in the queue view (`caravan queue`, GET /v1/queue).
 	MetaReason = "caravan.reason"
 	// MetaPreemptions counts how often the job was preempted.
 	MetaPreemptions = "caravan.preemptions"

@@ -16,7 +16,7 @@ type nodeGPU struct {
 	UUID      string
 	Model     string
 	MemoryMiB int64
-	// FreeFraction and FreeMemMiB are the driver ledger's view, including
+	// FreeFraction and FreeMemMiB are the driver's GPU ledger, including
 	// tasks the scheduler does not manage.
 	FreeFraction float64
 	FreeMemMiB   int64

@@ -36,19 +36,12 @@ func TestConfigValidate(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatalf("defaults with a token: %v", err)
 	}
-	c.Token, c.Pool, c.LockTTL, c.LASLimits = "", c.QueuePool, 0, []float64{5, 3}
+	c.Token, c.Pool, c.LockTTL, c.QueueLimits, c.TLSCertFile = "", c.QueuePool, 0, []float64{5, 3}, "cert.pem"
 	err := c.Validate()
-	for _, want := range []string{"token", "both", "TTL", "increasing"} {
+	for _, want := range []string{"token", "both", "TTL", "increasing", "tls-key"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v should mention %q", err, want)
 		}
-	}
-	if _, _, err := parseSchedulerFlags([]string{"-las-limits", "1,x"}, new(strings.Builder)); err == nil {
-		t.Error("bad -las-limits accepted")
-	}
-	cfg, _, err := parseSchedulerFlags([]string{"-las-limits", "4, 40", "-policy", "tiresias-las"}, new(strings.Builder))
-	if err != nil || len(cfg.LASLimits) != 2 || cfg.LASLimits[1] != 40 {
-		t.Fatalf("flags: %+v %v", cfg.LASLimits, err)
 	}
 }
 

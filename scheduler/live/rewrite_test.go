@@ -76,11 +76,11 @@ func TestResolveRejectsBadPlacements(t *testing.T) {
 	}
 }
 
-func TestLedgerHoldsDrainingJobsAndForeignUse(t *testing.T) {
+func TestGPUBookHoldsDrainingJobsAndForeignUse(t *testing.T) {
 	nodes := testNodes()
 	nodes["n2"].GPUs[0].FreeFraction = 0.25 // a task caravan does not manage
 	draining := &entry{held: []target{{NodeID: "n1", GPU: 0, Fraction: 1}}}
-	l := newLedger(nodes, []*entry{draining}, nil)
+	l := newGPUBook(nodes, []*entry{draining}, nil)
 	if l.fits([]target{{NodeID: "n1", GPU: 0, Fraction: 0.5}}) {
 		t.Error("a GPU still held by a draining job was offered")
 	}
@@ -96,7 +96,7 @@ func TestLedgerHoldsDrainingJobsAndForeignUse(t *testing.T) {
 		t.Error("a full GPU took more")
 	}
 	// Right after caravan used n2's GPU, its fingerprint may be stale.
-	fresh := newLedger(nodes, nil, func(node string, gpu int) bool { return node != "n2" })
+	fresh := newGPUBook(nodes, nil, func(node string, gpu int) bool { return node != "n2" })
 	if !fresh.fits([]target{{NodeID: "n2", GPU: 0, Fraction: 1}}) {
 		t.Error("a stale fingerprint held a GPU caravan just released")
 	}

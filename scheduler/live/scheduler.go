@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
+	"github.com/caravan-dl/caravan/scheduler/policy/registry"
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/nomad/api"
 )
@@ -105,3 +106,11 @@ func (s *Scheduler) fullJob(stub *jobStub) *cachedJob {
 }
 
 func unix(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+
+// buildPolicy makes the configured policy from the shared registry, so the
+// live scheduler runs exactly the code the simulator evaluates.
+func buildPolicy(cfg Config) (policy.Policy, error) {
+	rc := registry.Config{}
+	rc.SetQueueLimits(cfg.QueueLimits)
+	return registry.New(cfg.Policy, rc)
+}

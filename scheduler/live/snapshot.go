@@ -6,7 +6,7 @@ import (
 
 // snapshot builds what the policy sees: the GPUs with everything committed
 // on them, and every valid queued, running and just-finished job.
-func (s *Scheduler) snapshot(l *ledger, es []*entry, now float64) *policy.Snapshot {
+func (s *Scheduler) snapshot(l *gpuBook, es []*entry, now float64) *policy.Snapshot {
 	snap := &policy.Snapshot{Now: now}
 	for _, id := range l.nodeIDs() {
 		n := l.nodes[id]
@@ -23,7 +23,7 @@ func (s *Scheduler) snapshot(l *ledger, es []*entry, now float64) *policy.Snapsh
 		if j == nil {
 			continue
 		}
-		// Whole-GPU slots hold all memory, as the ledger counted them.
+		// Whole-GPU slots hold all memory, as the GPU book counted them.
 		for i, sl := range j.Placement.Slots {
 			j.Placement.Slots[i].MemMiB = l.slotMem(target{NodeID: sl.Node, GPU: sl.GPU, Fraction: sl.Fraction, MemMiB: sl.MemMiB})
 		}

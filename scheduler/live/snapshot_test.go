@@ -12,7 +12,7 @@ import (
 // queued job, and the start waits until the preempted GPUs are released.
 func TestLASDecisionFromObservedJobs(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.Token, cfg.Policy, cfg.LASLimits = "t", "tiresias-las", []float64{4}
+	cfg.Token, cfg.Policy, cfg.QueueLimits = "t", "tiresias-las", []float64{4}
 	s, err := New(cfg, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -25,8 +25,8 @@ func TestLASDecisionFromObservedJobs(t *testing.T) {
 	short := &entry{stub: &jobStub{ID: "short"}, phase: phaseQueued,
 		rec: &record{Submit: 11, QueuedSince: 11}, job: &cachedJob{gang: gang{Workers: []worker{{Group: "w0", Task: "t"}}, Fraction: 1}}}
 	es := []*entry{long, short}
-	l := newLedger(nodes, es, nil)
-	dec := s.pol.Decide(s.snapshot(l, es, 12))
+	l := newGPUBook(nodes, es, nil)
+	dec := s.decide(s.snapshot(l, es, 12))
 	if len(dec.Preempts) != 1 || dec.Preempts[0] != "long" || len(dec.Starts) != 1 || dec.Starts[0].JobID != "short" {
 		t.Fatalf("decision %+v: want long preempted for short", dec)
 	}
@@ -38,7 +38,7 @@ func TestLASDecisionFromObservedJobs(t *testing.T) {
 	if l.fits(ts) {
 		t.Fatal("the short job was offered a GPU the preempted job still holds")
 	}
-	v := buildView(s.pol.Name(), es, ranks(s.pol, s.snapshot(l, es, 12)), map[string]string{"short": "x"}, time.Unix(12, 0))
+	v := buildView(s.pol.Name(), es, dec.Ranking, map[string]string{"short": "x"}, time.Unix(12, 0))
 	if v.Jobs[1].ID != "short" || v.Jobs[1].Rank != 0 || v.Jobs[0].Queue != 1 {
 		t.Fatalf("view %+v: short should rank first and long sit in queue 1", v.Jobs)
 	}
@@ -61,7 +61,7 @@ func TestProgressReachesSnapshotAndView(t *testing.T) {
 	p.add([]policy.ProgressPoint{{Step: 5, Loss: 1}, {Step: 9, Loss: 0.5}}, 9, 1)
 	s.progress.jobs["run"] = p
 	es := []*entry{run}
-	snap := s.snapshot(newLedger(testNodes(), es, nil), es, 12)
+	snap := s.snapshot(newGPUBook(testNodes(), es, nil), es, 12)
 	j := snap.Jobs[0]
 	if len(j.Progress) != 3 || j.TargetLoss != 0.1 || j.StepTimes[1] != 0.5 {
 		t.Fatalf("policy job: progress %v, target %v, step times %v", j.Progress, j.TargetLoss, j.StepTimes)
@@ -70,5 +70,38 @@ func TestProgressReachesSnapshotAndView(t *testing.T) {
 	s.showProgress(v)
 	if v.Jobs[0].Step == nil || *v.Jobs[0].Step != 9 || *v.Jobs[0].Loss != 0.5 {
 		t.Fatalf("view: %+v", v.Jobs[0])
+	}
+}
+
+// countingOrder counts how often it is asked to rank.
+type countingOrder struct {
+	policy.Orderer
+	calls int
+}
+
+func (c *countingOrder) Order(s *policy.Snapshot) []policy.Ranked {
+	c.calls++
+	return c.Orderer.Order(s)
+}
+
+// The ordering runs once per decision (an ordering may keep state, as
+// Lucid's counters do), and the view's ranks come from that one call.
+func TestDecisionCarriesTheRanking(t *testing.T) {
+	s := testScheduler(t)
+	fw := s.pol.(*policy.Framework)
+	co := &countingOrder{Orderer: fw.Order}
+	fw.Order = co
+	q := func(id string, submit float64) *entry {
+		return &entry{stub: &jobStub{ID: id}, phase: phaseQueued, rec: &record{Submit: submit, QueuedSince: submit, Attained: submit},
+			job: &cachedJob{gang: gang{Workers: []worker{{Group: "w", Task: "t"}, {Group: "v", Task: "t"}, {Group: "u", Task: "t"}, {Group: "x", Task: "t"}, {Group: "y", Task: "t"}}, Fraction: 1}}}
+	}
+	es := []*entry{q("a", 1), q("b", 2)}
+	dec := s.decide(s.snapshot(newGPUBook(testNodes(), es, nil), es, 3))
+	v := buildView(s.pol.Name(), es, dec.Ranking, dec.Waiting.Map(), time.Unix(3, 0))
+	if co.calls != 1 {
+		t.Fatalf("ordering asked %d times in one decision, want 1", co.calls)
+	}
+	if len(v.Jobs) != 2 || v.Jobs[0].ID != "a" || v.Jobs[0].Rank != 0 || v.Jobs[1].Rank != 1 {
+		t.Fatalf("view %+v: want a then b, ranked 0 and 1", v.Jobs)
 	}
 }

@@ -17,7 +17,6 @@ type record struct {
 	// preempted job holds its GPUs until its allocations have stopped.
 	Placement  string  `json:"placement,omitempty"`
 	FinishedAt float64 `json:"finished_at,omitempty"`
-	ReasonAt   float64 `json:"reason_at,omitempty"`
 }
 
 // decision is one action in the decision log.

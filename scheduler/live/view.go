@@ -3,6 +3,8 @@ package live
 import (
 	"sort"
 	"time"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
 )
 
 // QueueView is what GET /v1/queue returns.
@@ -35,14 +37,18 @@ type QueueJob struct {
 }
 
 // buildView summarises a round for the API, highest priority first.
-func buildView(pol string, es []*entry, rk map[string]rank, waiting map[string]string, now time.Time) *QueueView {
+func buildView(pol string, es []*entry, ranking []policy.Rank, waiting map[string]string, now time.Time) *QueueView {
 	v := &QueueView{Leader: true, Policy: pol, At: now.UTC()}
+	rk := make(map[string]int, len(ranking))
+	for i, r := range ranking {
+		rk[r.JobID] = i
+	}
 	for _, e := range es {
 		r := e.rec
 		q := QueueJob{ID: e.stub.ID, State: e.phase.String(), Rank: -1, Attained: r.Attained,
 			Executed: r.Executed, Preemptions: r.Preemptions}
-		if k, ok := rk[e.stub.ID]; ok {
-			q.Rank, q.Queue = k.Rank, k.Queue
+		if i, ok := rk[e.stub.ID]; ok {
+			q.Rank, q.Queue = i, ranking[i].Queue
 		}
 		if e.job != nil && e.job.err == nil {
 			q.Workers, q.Fraction = len(e.job.gang.Workers), e.job.gang.Fraction
@@ -72,4 +78,19 @@ func less(a, b QueueJob) bool {
 		return a.Rank >= 0
 	}
 	return a.Rank < b.Rank
+}
+
+// reasonFor says why a queued job still waits.
+func reasonFor(e *entry, waiting map[string]string) string {
+	switch {
+	case e.job == nil:
+		return "not read yet"
+	case e.job.err != nil:
+		return "invalid: " + e.job.err.Error()
+	case waiting[e.stub.ID] != "":
+		return waiting[e.stub.ID]
+	case e.allocs.draining > 0:
+		return "preempted; checkpointing before it can be resumed"
+	}
+	return "waiting for the next scheduling round"
 }

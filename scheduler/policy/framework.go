@@ -42,7 +42,14 @@ func (f *Framework) Decide(s *Snapshot) Decision {
 	}
 	f.learn(s)
 	r := newRound(f, s)
-	r.walk(f.Order.Order(s))
+	ranked := f.Order.Order(s)
+	if !s.SkipReasons {
+		r.dec.Ranking = make([]Rank, len(ranked))
+		for i, x := range ranked {
+			r.dec.Ranking[i] = Rank{JobID: x.Job.ID, Queue: x.Queue}
+		}
+	}
+	r.walk(ranked)
 	return r.dec
 }
 

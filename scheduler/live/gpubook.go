@@ -14,19 +14,19 @@ type use struct {
 	MemMiB   int64
 }
 
-// ledger is the committed GPU capacity: caravan's own placements (running
+// gpuBook is the committed GPU capacity: caravan's own placements (running
 // and draining) or, when higher, what the driver's fingerprint reports,
 // which also covers tasks the scheduler does not manage. The fingerprint
 // reaches the servers seconds late, so on a GPU caravan itself used
 // recently (trusted says no) it would hold GPUs long after they are free:
 // there only caravan's own book counts.
-type ledger struct {
+type gpuBook struct {
 	nodes map[string]*nodeInfo
 	used  map[string][]use
 }
 
-func newLedger(nodes map[string]*nodeInfo, es []*entry, trusted func(node string, gpu int) bool) *ledger {
-	l := &ledger{nodes: nodes, used: map[string][]use{}}
+func newGPUBook(nodes map[string]*nodeInfo, es []*entry, trusted func(node string, gpu int) bool) *gpuBook {
+	l := &gpuBook{nodes: nodes, used: map[string][]use{}}
 	for id, n := range nodes {
 		l.used[id] = make([]use, len(n.GPUs))
 	}
@@ -47,7 +47,7 @@ func newLedger(nodes map[string]*nodeInfo, es []*entry, trusted func(node string
 }
 
 // slotMem is what a target takes of a GPU's memory: a whole GPU takes all.
-func (l *ledger) slotMem(t target) int64 {
+func (l *gpuBook) slotMem(t target) int64 {
 	if t.MemMiB == 0 && t.Fraction >= 1-eps {
 		if n := l.nodes[t.NodeID]; n != nil && t.GPU < len(n.GPUs) {
 			return n.GPUs[t.GPU].MemoryMiB
@@ -56,7 +56,7 @@ func (l *ledger) slotMem(t target) int64 {
 	return t.MemMiB
 }
 
-func (l *ledger) commit(ts []target) {
+func (l *gpuBook) commit(ts []target) {
 	for _, t := range ts {
 		if us := l.used[t.NodeID]; t.GPU >= 0 && t.GPU < len(us) {
 			us[t.GPU].Fraction += t.Fraction
@@ -66,7 +66,7 @@ func (l *ledger) commit(ts []target) {
 }
 
 // fits reports whether all targets fit together on what is free now.
-func (l *ledger) fits(ts []target) bool {
+func (l *gpuBook) fits(ts []target) bool {
 	extra := map[[2]any]use{}
 	for _, t := range ts {
 		us := l.used[t.NodeID]
@@ -86,8 +86,8 @@ func (l *ledger) fits(ts []target) bool {
 	return true
 }
 
-// nodeIDs lists the ledger's nodes in a stable order.
-func (l *ledger) nodeIDs() []string {
+// nodeIDs lists the book's nodes in a stable order.
+func (l *gpuBook) nodeIDs() []string {
 	ids := make([]string, 0, len(l.nodes))
 	for id := range l.nodes {
 		ids = append(ids, id)

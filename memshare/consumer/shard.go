@@ -1,0 +1,120 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/caravan-dl/caravan/memshare"
+	"github.com/caravan-dl/caravan/memshare/nbd"
+)
+
+// shard is one leased slab and the connection to it.
+type shard struct {
+	donor  memshare.DonorInfo
+	api    *memshare.APIClient
+	client *nbd.Client
+
+	mu    sync.Mutex
+	lease memshare.Lease
+}
+
+func (s *shard) leaseID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lease.ID
+}
+
+// release gives the slab back, best effort, and closes the connection.
+func (s *shard) release() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = s.api.Release(ctx, s.leaseID())
+	s.client.Close()
+}
+
+// errNoDonor means placement found no donor for a slab.
+var errNoDonor = errors.New("no donor can take another slab")
+
+// lease picks a donor outside exclude by power of two choices (the one of
+// two random candidates with more free memory, as Infiniswap does), leases
+// a slab there and connects to it.
+func (v *Volume) leaseShard(ctx context.Context, exclude map[string]bool) (*shard, error) {
+	var candidates []memshare.DonorInfo
+	for _, d := range v.cfg.Donors.Donors() {
+		if !exclude[d.Node] {
+			candidates = append(candidates, d)
+		}
+	}
+	var lastErr error = errNoDonor
+	for len(candidates) > 0 {
+		i := v.pickTwo(ctx, candidates)
+		d := candidates[i]
+		candidates = append(candidates[:i], candidates[i+1:]...)
+		sh, err := v.connect(ctx, d)
+		if err == nil {
+			return sh, nil
+		}
+		lastErr = err
+		v.cfg.Logger.Debug("donor refused a slab", "node", d.Node, "error", err)
+	}
+	return nil, lastErr
+}
+
+// pickTwo returns the index of the better of two random candidates.
+func (v *Volume) pickTwo(ctx context.Context, cs []memshare.DonorInfo) int {
+	if len(cs) == 1 {
+		return 0
+	}
+	a := rand.IntN(len(cs))
+	b := rand.IntN(len(cs) - 1)
+	if b >= a {
+		b++
+	}
+	if v.free(ctx, cs[b]) > v.free(ctx, cs[a]) {
+		return b
+	}
+	return a
+}
+
+func (v *Volume) free(ctx context.Context, d memshare.DonorInfo) int64 {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	st, err := v.apiFor(d).Status(ctx)
+	if err != nil || !st.Accepting {
+		return -1
+	}
+	return st.Free
+}
+
+func (v *Volume) apiFor(d memshare.DonorInfo) *memshare.APIClient {
+	v.apiMu.Lock()
+	defer v.apiMu.Unlock()
+	c, ok := v.apis[d.APIAddr]
+	if !ok {
+		c = memshare.NewAPIClient(d.APIAddr, v.cfg.Key, v.cfg.TLS)
+		v.apis[d.APIAddr] = c
+	}
+	return c
+}
+
+// connect leases one slab on d and opens its NBD export.
+func (v *Volume) connect(ctx context.Context, d memshare.DonorInfo) (*shard, error) {
+	api := v.apiFor(d)
+	l, err := api.Grant(ctx, v.cfg.ID)
+	if err != nil {
+		return nil, err
+	}
+	if l.Size != v.cfg.SlabSize {
+		_ = api.Release(ctx, l.ID)
+		return nil, errors.New("donor slab size differs from slab_size")
+	}
+	c, err := nbd.Dial(ctx, "tcp", d.NBDAddr, nbd.ClientOptions{Export: l.Token, TLS: v.cfg.TLS, Timeout: v.cfg.IOTimeout})
+	if err != nil {
+		_ = api.Release(ctx, l.ID)
+		return nil, err
+	}
+	return &shard{donor: d, api: api, client: c, lease: l}, nil
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -21,6 +22,8 @@ type Server struct {
 	sched *scheduler
 	jobTk func(string) string
 	admin string
+
+	cpuNanos atomic.Int64 // pool CPU time over all jobs
 
 	mu     sync.Mutex
 	jobs   map[string]*job
@@ -48,6 +51,7 @@ func (s *Server) observe(q *jobQueue, wait, cpu time.Duration) {
 	s.m.queueDelay.Observe(wait.Seconds())
 	s.m.jobCPU.WithLabelValues(q.name).Add(cpu.Seconds())
 	s.m.busy.Add(cpu.Seconds())
+	s.cpuNanos.Add(int64(cpu))
 }
 
 // Serve accepts connections on ln until Close; TLS wraps them when set.

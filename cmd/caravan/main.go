@@ -17,6 +17,8 @@ var commands = map[string]command{
 	"sim":       {"replay job traces against scheduling policies (run, compare, bench, policies)", runSim},
 	"scheduler": {"run the live scheduler against a Nomad cluster (NOMAD_ADDR, NOMAD_TOKEN)", runScheduler},
 	"queue":     {"show the live scheduler's queue: rank, attained service, why each job waits", runQueue},
+	"colocate":  {"Horus co-location: predictor error on measured pairs, and a co-location benchmark", runColocate},
+	"aggsvc":    {"run the shared gradient-aggregation service (Consul: caravan-aggsvc); `aggsvc token` prints tokens", runAggsvc},
 }
 
 func main() {

@@ -31,7 +31,7 @@ func (d *Driver) assignGPUs(n *nodeGPUs, cfg *drivers.TaskConfig, req gpuRequest
 	switch {
 	case nvd != "":
 		a, err = d.assignDeviceGPUs(n, cfg.ID, nvd, req, isolated)
-	case req.none():
+	case req.None():
 		// Hide every GPU: a task that did not ask for one must not use one
 		// the ledger has given to someone else.
 		a.env = map[string]string{"CUDA_VISIBLE_DEVICES": ""}
@@ -66,7 +66,7 @@ func deviceGPUs(cfg *drivers.TaskConfig) string {
 // admitted whole like any other list; GPUs caravan does not know pass
 // through only without isolation (an isolated task needs their nodes).
 func (d *Driver) assignDeviceGPUs(n *nodeGPUs, taskID, nvd string, req gpuRequest, isolated bool) (assignment, error) {
-	if !req.none() {
+	if !req.None() {
 		return assignment{}, fmt.Errorf("gpus/gpu_fraction: the task already has GPUs %s from Nomad's nvidia device plugin; "+
 			"use either a device \"nvidia/gpu\" block or caravan's gpus/gpu_fraction, not both", nvd)
 	}

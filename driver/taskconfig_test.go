@@ -122,21 +122,3 @@ func TestTaskConfig_UnavailableFeatures(t *testing.T) {
 		t.Fatalf("aggregator is served by Consul discovery, got %v", err)
 	}
 }
-
-func TestParseMiB(t *testing.T) {
-	cases := map[string]uint64{
-		"4GiB": 4096, "512MiB": 512, "512": 512, "1.5GiB": 1536, "1 TiB": 1 << 20,
-		"1GB": 954, "100kib": 1, "2g": 2048, " 64 MiB ": 64,
-	}
-	for in, want := range cases {
-		got, err := parseMiB(in)
-		if err != nil || got != want {
-			t.Errorf("parseMiB(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "GiB", "4XB", "-1", "0", "NaN", "Inf", "1e30GiB"} {
-		if _, err := parseMiB(bad); err == nil {
-			t.Errorf("parseMiB(%q) accepted", bad)
-		}
-	}
-}

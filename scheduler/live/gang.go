@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/caravan-dl/caravan/driver/taskspec"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -65,43 +66,34 @@ func parseWorker(tg *api.TaskGroup) (w worker, frac float64, mem int64, ok bool,
 	return w, frac, mem, ok, nil
 }
 
-// taskAsk reads a caravan task's GPU ask from its config.
+// taskAsk reads a caravan task's GPU ask with the driver's own validation
+// (taskspec), so the queue holds exactly what the driver would refuse, and
+// says why in the driver's words.
 func taskAsk(t *api.Task) (frac float64, mem int64, asks bool, err error) {
 	if t.Driver != "caravan" {
 		return 0, 0, false, nil
 	}
-	if v, ok := number(t.Config["gpus"]); ok && v != 0 {
-		if v != 1 {
-			return 0, 0, false, fmt.Errorf("gpus = %v: a worker uses one GPU; split bigger asks into one group per GPU", v)
-		}
+	req, err := taskRequest(t)
+	switch {
+	case err != nil:
+		return 0, 0, false, err
+	case req.None():
+		return 0, 0, false, nil
+	case req.Whole > 1:
+		return 0, 0, false, fmt.Errorf("gpus = %d: a worker uses one GPU; split bigger asks into one group per GPU", req.Whole)
+	case req.Whole == 1:
 		return 1, 0, true, nil
 	}
-	v, ok := number(t.Config["gpu_fraction"])
-	if !ok {
-		return 0, 0, false, nil
-	}
-	if !(v > 0 && v <= 1) {
-		return 0, 0, false, fmt.Errorf("gpu_fraction = %v must be in (0, 1]", v)
-	}
-	if s, ok := t.Config["gpu_memory"].(string); ok && s != "" {
-		if mem, err = parseMiB(s); err != nil {
-			return 0, 0, false, fmt.Errorf("gpu_memory: %w", err)
-		}
-	}
-	return v, mem, true, nil
+	return req.Fraction, int64(req.MemMiB), true, nil
 }
 
-// number reads a numeric config value as decoded from JSON or HCL.
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case float64:
-		return n, true
-	case int:
-		return float64(n), true
-	case int64:
-		return float64(n), true
+// taskRequest validates a caravan task's config as the driver will.
+func taskRequest(t *api.Task) (taskspec.Request, error) {
+	cfg, err := taskspec.FromJob(t.Config)
+	if err != nil {
+		return taskspec.Request{}, err
 	}
-	return 0, false
+	return cfg.Parse()
 }
 
 func deref[T any](p *T) T {

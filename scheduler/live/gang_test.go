@@ -36,6 +36,11 @@ func TestParseGangReadsWorkersAndShare(t *testing.T) {
 	if g.Workers[1].Group != "w1" || g.Workers[1].Task != "work" {
 		t.Fatalf("worker 1 = %+v", g.Workers[1])
 	}
+	// A string fraction runs directly on the driver, so the queue takes it too.
+	str, err := parseGang(testJob("s", map[string]any{"command": "x", "gpu_fraction": "0.5", "gpu_memory": "100KiB"}))
+	if err != nil || str.Fraction != 0.5 || str.MemMiB != 1 {
+		t.Fatalf("string fraction gang = %+v, %v", str, err)
+	}
 	whole, err := parseGang(testJob("k", map[string]any{"command": "x", "gpus": 1.0}))
 	if err != nil || whole.Fraction != 1 || len(whole.Workers) != 1 {
 		t.Fatalf("whole GPU gang = %+v, %v", whole, err)
@@ -46,29 +51,21 @@ func TestParseGangRejectsWhatItCannotPin(t *testing.T) {
 	two := testJob("c", map[string]any{"command": "x", "gpus": 1.0})
 	two.TaskGroups[0].Count = ptr(2)
 	cases := map[string]*api.Job{
-		"no worker":         testJob("a", nil),
-		"uses one GPU":      testJob("b", map[string]any{"command": "x", "gpus": 2.0}),
-		"count = 2":         two,
-		"different GPU":     testJob("d", map[string]any{"command": "x", "gpus": 1.0}, map[string]any{"command": "x", "gpu_fraction": 0.5}),
-		"must be in (0, 1]": testJob("e", map[string]any{"command": "x", "gpu_fraction": 1.5}),
-		"gpu_memory: size":  testJob("f", map[string]any{"command": "x", "gpu_fraction": 0.5, "gpu_memory": "lots"}),
+		"no worker":     testJob("a", nil),
+		"uses one GPU":  testJob("b", map[string]any{"command": "x", "gpus": 2.0}),
+		"count = 2":     two,
+		"different GPU": testJob("d", map[string]any{"command": "x", "gpus": 1.0}, map[string]any{"command": "x", "gpu_fraction": 0.5}),
+		`gpu_fraction: "1.5" must be a number greater than 0 and at most 1`: testJob("e", map[string]any{"command": "x", "gpu_fraction": 1.5}),
+		`gpu_memory: "lots" is not a size`:                                  testJob("f", map[string]any{"command": "x", "gpu_fraction": 0.5, "gpu_memory": "lots"}),
+		"gpus and gpu_fraction: set one or the other":                       testJob("g", map[string]any{"command": "x", "gpus": 1.0, "gpu_fraction": 0.5}),
+		`gpu_fraction: "abc"`:                                               testJob("h", map[string]any{"command": "x", "gpu_fraction": "abc"}),
+		"gpu_fractoin: not a caravan config key":                            testJob("i", map[string]any{"command": "x", "gpu_fractoin": 0.5}),
+		`gpu_memory: "NaN" is not a size`:                                   testJob("j", map[string]any{"command": "x", "gpu_fraction": 0.5, "gpu_memory": "NaN"}),
+		`gpu_memory: "1e30GiB" is not a size`:                               testJob("k", map[string]any{"command": "x", "gpu_fraction": 0.5, "gpu_memory": "1e30GiB"}),
 	}
 	for want, job := range cases {
 		if _, err := parseGang(job); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want it to mention %q", *job.ID, err, want)
-		}
-	}
-}
-
-func TestParseMiB(t *testing.T) {
-	for in, want := range map[string]int64{"8GiB": 8192, "512MiB": 512, "2G": 2048, "100": 100, "1TiB": 1 << 20} {
-		if got, err := parseMiB(in); err != nil || got != want {
-			t.Errorf("parseMiB(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "-1GiB", "GiB", "1XB"} {
-		if _, err := parseMiB(bad); err == nil {
-			t.Errorf("parseMiB(%q) accepted", bad)
 		}
 	}
 }

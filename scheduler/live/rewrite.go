@@ -40,7 +40,7 @@ func pinTask(task *api.Task, t target) {
 		task.Config = map[string]any{}
 	}
 	task.Config["gpu_uuids"] = []string{t.UUID}
-	if _, whole := number(task.Config["gpus"]); whole {
+	if req, err := taskRequest(task); err == nil && req.Whole > 0 {
 		return
 	}
 	task.Config["gpu_fraction"] = t.Fraction

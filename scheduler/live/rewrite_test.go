@@ -105,3 +105,26 @@ func TestGPUBookHoldsDrainingJobsAndForeignUse(t *testing.T) {
 		t.Fatalf("snapshot cluster %+v", snap.Cluster)
 	}
 }
+
+// A whole-GPU worker written gpus = "1" (a string, as HCL may send it)
+// stays whole: pinning must not add gpu_fraction, which the driver refuses
+// beside gpus.
+func TestAdmitKeepsStringWholeGPUWhole(t *testing.T) {
+	job := testJob("j", map[string]any{"command": "x", "gpus": "1"})
+	g, err := parseGang(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := resolve(g, policy.Placement{Slots: []policy.Slot{{Node: "n1", GPU: 0, Fraction: 1}}}, testNodes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	admitJob(job, "gpu", ts, time.Unix(100, 0))
+	cfg := job.TaskGroups[0].Tasks[0].Config
+	if _, ok := cfg["gpu_fraction"]; ok {
+		t.Fatalf("whole GPU task got gpu_fraction: %v", cfg)
+	}
+	if _, err := taskRequest(job.TaskGroups[0].Tasks[0]); err != nil {
+		t.Fatalf("pinned config is invalid for the driver: %v", err)
+	}
+}

@@ -47,7 +47,7 @@ func (s *Scheduler) apply(w *world, es []*entry, l *gpuBook, dec policy.Decision
 
 // start admits one job if its placement fits; otherwise it says why not.
 func (s *Scheduler) start(e *entry, p policy.Placement, w *world, l *gpuBook, now time.Time) string {
-	prev, _ := decodePlacement(e.rec.Placement)
+	prev := s.placementOf(e, "state", e.rec.Placement)
 	ts, err := resolve(e.job.gang, keepCheckpoints(e.job.gang, p, prev), w.nodes)
 	if err != nil {
 		s.fail(e, "admit", err, now)

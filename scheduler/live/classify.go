@@ -1,5 +1,7 @@
 package live
 
+import "fmt"
+
 // phase is where a managed job is, as read from Nomad.
 type phase int
 
@@ -24,6 +26,8 @@ type entry struct {
 	// held is where the job holds GPUs: its admitted placement while it
 	// runs, its last placement while preempted allocations drain.
 	held []target
+	// badPlacement says why a stored placement could not be read.
+	badPlacement string
 }
 
 // classify reads each managed job's phase and brings its record up to now.
@@ -61,7 +65,7 @@ func (s *Scheduler) account(e *entry, now float64) {
 	r := e.rec
 	switch e.phase {
 	case phaseRunning:
-		e.held, _ = decodePlacement(e.stub.Meta[MetaPlacement])
+		e.held = s.placementOf(e, MetaPlacement, e.stub.Meta[MetaPlacement])
 		share := 0.0
 		for _, t := range e.held {
 			share += t.Fraction
@@ -84,7 +88,7 @@ func (s *Scheduler) account(e *entry, now float64) {
 	}
 	r.pause()
 	if e.allocs.draining > 0 || e.allocs.running+e.allocs.starting > 0 {
-		e.held, _ = decodePlacement(r.Placement)
+		e.held = s.placementOf(e, "state", r.Placement)
 	}
 }
 
@@ -96,7 +100,25 @@ func (s *Scheduler) forget(seen map[string]bool, now float64) {
 		if !seen[id] || old {
 			delete(s.st.Jobs, id)
 			delete(s.jobs, id)
+			delete(s.badLogged, id)
 			s.dirty = true
 		}
 	}
+}
+
+// placementOf decodes a stored placement. A corrupt one holds no GPUs in
+// the scheduler's book (the driver's fingerprint still shows their use);
+// it is counted, logged once per value, and shown in the queue view.
+func (s *Scheduler) placementOf(e *entry, where, text string) []target {
+	ts, err := decodePlacement(text)
+	if err == nil {
+		return ts
+	}
+	e.badPlacement = fmt.Sprintf("unreadable placement in %s: %v", where, err)
+	s.metrics.badPlacements.Add(1)
+	if s.badLogged[e.stub.ID] != text {
+		s.badLogged[e.stub.ID] = text
+		s.log.Warn("unreadable placement; its GPUs are not in the scheduler's book", "job", e.stub.ID, "from", where, "error", err)
+	}
+	return nil
 }

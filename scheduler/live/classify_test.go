@@ -1,7 +1,9 @@
 package live
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/nomad/api"
 )
@@ -40,4 +42,37 @@ func TestPhaseAndHoldingsFromNomad(t *testing.T) {
 	if r.rec.Attained != 4 || r.rec.Executed != 4 {
 		t.Fatalf("running job attained %v executed %v, want 4 and 4", r.rec.Attained, r.rec.Executed)
 	}
+}
+
+// A corrupt caravan.placement is not silently "no GPUs": it is counted,
+// logged once, and shown where the placement would be.
+func TestCorruptPlacementIsCountedAndShown(t *testing.T) {
+	s := testScheduler(t)
+	e := &entry{stub: &jobStub{ID: "r", Meta: map[string]string{MetaPlacement: "a=n1/x/G/1/0"}}, phase: phaseRunning,
+		rec: &record{}, allocs: jobAllocs{running: 1}}
+	s.account(e, 10)
+	s.account(e, 11)
+	if s.metrics.badPlacements.Load() != 2 || e.badPlacement == "" || s.badLogged["r"] != "a=n1/x/G/1/0" {
+		t.Fatalf("bad placements %d, entry %q", s.metrics.badPlacements.Load(), e.badPlacement)
+	}
+	v := buildView("p", []*entry{e}, nil, nil, time.Unix(11, 0))
+	if !strings.Contains(v.Jobs[0].Placement, "unreadable placement in caravan.placement") {
+		t.Fatalf("view placement %q", v.Jobs[0].Placement)
+	}
+}
+
+func FuzzDecodePlacement(f *testing.F) {
+	for _, s := range []string{"", "w0=n1/1/GPU-b/1/0", "a=n1/0/G/0.5/0;b=n1/1/G/0.5/300", "a=n1/x/G/1/0", "=//////", "a=b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ts, err := decodePlacement(s)
+		if err != nil {
+			return
+		}
+		again, err := decodePlacement(encodePlacement(ts))
+		if err != nil || len(again) != len(ts) {
+			t.Fatalf("%q: re-encoding %q does not decode: %v", s, encodePlacement(ts), err)
+		}
+	})
 }

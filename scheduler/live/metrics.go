@@ -15,6 +15,7 @@ type metrics struct {
 	admitAttempts, conflicts        atomic.Int64
 	errors                          atomic.Int64
 	progressPoints, progressBad     atomic.Int64
+	badPlacements                   atomic.Int64
 	roundSeconds, waitSeconds       summary
 }
 
@@ -68,6 +69,7 @@ func (m *metrics) write(w io.Writer, v *QueueView, leader bool) {
 	counter("caravan_scheduler_cas_conflicts_total", "Rewrites refused because the job changed (check-and-set).", m.conflicts.Load())
 	counter("caravan_scheduler_errors_total", "Failed Nomad operations.", m.errors.Load())
 	counter("caravan_scheduler_progress_points_total", "Progress lines read from running tasks.", m.progressPoints.Load())
+	counter("caravan_scheduler_bad_placements_total", "Stored placements (job meta or state) that could not be read.", m.badPlacements.Load())
 	counter("caravan_scheduler_progress_bad_lines_total", "Malformed progress lines skipped.", m.progressBad.Load())
 	sum("caravan_scheduler_round_seconds", "Duration of a scheduling round.", &m.roundSeconds)
 	sum("caravan_scheduler_admission_wait_seconds", "Time from first sight to admission.", &m.waitSeconds)

@@ -2,6 +2,7 @@ package live
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -136,4 +137,31 @@ func TestConsumeAcrossReads(t *testing.T) {
 	if got := s.metrics.progressBad.Load(); got != 1 {
 		t.Fatalf("bad-lines metric %d", got)
 	}
+}
+
+func FuzzParseProgressLine(f *testing.F) {
+	for _, s := range []string{`{"step":1,"loss":0.5}`, `{"step":-1}`, `{"loss":1}`, `not json`, `{"step":1e400}`, `{"step":3,"samples":"x"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := parseProgressLine(b)
+		if err != nil {
+			return
+		}
+		if p.Step < 0 || math.IsNaN(p.Step) || math.IsInf(p.Step, 0) || math.IsNaN(p.Loss) || math.IsInf(p.Loss, 0) {
+			t.Fatalf("%q accepted as %+v", b, p)
+		}
+	})
+}
+
+func FuzzParseProgress(f *testing.F) {
+	for _, s := range []string{"{\"step\":1}\n{\"step\":2}\n{\"st", "\n\n", "x\n{\"step\":0}\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		pts, rest, bad, skip := parseProgress(b)
+		if bad < 0 || len(rest) > maxProgressLine || (skip && rest != nil) || len(pts) > len(b) {
+			t.Fatalf("%q: %d points, rest %d bytes, bad %d, skip %v", b, len(pts), len(rest), bad, skip)
+		}
+	})
 }

@@ -33,6 +33,8 @@ type Scheduler struct {
 	touched map[gpuKey]time.Time
 	// progress is what was read of running jobs' progress files.
 	progress *progressBook
+	// badLogged is the last unreadable placement logged per job.
+	badLogged map[string]string
 }
 
 type gpuKey struct {
@@ -66,14 +68,15 @@ func New(cfg Config, client *api.Client, log hclog.Logger) (*Scheduler, error) {
 	}
 	s := &Scheduler{
 		cfg: cfg, api: client, log: log, pol: pol,
-		store:    newStore(client, cfg.StatePath, cfg.Namespace),
-		st:       newState(),
-		jobs:     map[string]*cachedJob{},
-		touched:  map[gpuKey]time.Time{},
-		progress: newProgressBook(),
-		metrics:  newMetrics(),
-		wake:     make(chan struct{}, 1),
-		now:      time.Now,
+		store:     newStore(client, cfg.StatePath, cfg.Namespace),
+		st:        newState(),
+		jobs:      map[string]*cachedJob{},
+		touched:   map[gpuKey]time.Time{},
+		badLogged: map[string]string{},
+		progress:  newProgressBook(),
+		metrics:   newMetrics(),
+		wake:      make(chan struct{}, 1),
+		now:       time.Now,
 	}
 	s.view.Store(&QueueView{Policy: pol.Name()})
 	return s, nil

@@ -61,6 +61,9 @@ func buildView(pol string, es []*entry, ranking []policy.Rank, waiting map[strin
 			}
 		case phaseRunning:
 			q.Placement = e.stub.Meta[MetaPlacement]
+			if e.badPlacement != "" {
+				q.Placement = e.badPlacement
+			}
 		}
 		v.Jobs = append(v.Jobs, q)
 	}

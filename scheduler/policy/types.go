@@ -103,6 +103,10 @@ type Job struct {
 	OracleDuration Seconds
 	// Progress is the observed convergence (Optimus fits it online).
 	Progress []ProgressPoint
+	// StepsLeft is how many steps the job still has to run when its owner
+	// decides that (a tuning trial's rung budget, set by the tuner: no
+	// oracle); 0 = unknown.
+	StepsLeft float64
 	// TargetLoss ends the job when reached (0 = run for its duration/steps).
 	TargetLoss float64
 	// StepTimes holds observed seconds per step keyed by worker count.

@@ -15,7 +15,8 @@ import (
 // subcommands are the nested tables of commands that have them, so that
 // `caravan sim run -h` and `caravan help sim run` reach "sim run".
 var subcommands = map[string]map[string]command{
-	"sim": simCommands,
+	"sim":      simCommands,
+	"colocate": colocateCommands,
 }
 
 // errUnknown is returned for a command that is not in the table.

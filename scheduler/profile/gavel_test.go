@@ -3,6 +3,7 @@ package profile
 import (
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -117,4 +118,50 @@ func FuzzParseGavel(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestGavelGraphsCoverEveryGavelModel(t *testing.T) {
+	graphs, err := GavelGraphs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"ResNet-18", "ResNet-50", "Transformer", "LM", "Recommendation", "A3C", "CycleGAN"} {
+		if _, ok := graphs[m]; !ok {
+			t.Fatalf("no graph features for %s", m)
+		}
+	}
+	// ResNet-50 at 224×224 is 4.1 GMACs: about 8.2 GFLOPs forward.
+	if g := graphs["ResNet-50"].GFLOPs; g < 8 || g > 8.4 {
+		t.Fatalf("ResNet-50 forward GFLOPs %v, want ≈ 8.2", g)
+	}
+	if _, err := ParseGraphs([]byte(`{"x": {"params_m": 1, "gflops": 1, "layers": 1, "conv_frac": 0.5}}`)); err == nil || !strings.Contains(err.Error(), `"x"`) {
+		t.Fatalf("fractions not summing to 1 accepted: %v", err)
+	}
+}
+
+// The embedded features are what the script computes today (skipped where
+// Debian's python3-torch is absent; `make deps` installs it).
+func TestGavelGraphsMatchTheScript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs PyTorch")
+	}
+	py := "/usr/bin/python3"
+	if err := exec.Command(py, "-c", "import torch").Run(); err != nil {
+		t.Skip("python3-torch not installed: `make deps`")
+	}
+	out, err := exec.Command(py, filepath.Join(repoRoot(t), "workloads", "model_features.py")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != string(gavelFeaturesJSON) {
+		t.Fatalf("workloads/model_features.py prints other features than the embedded gavel_features.json; regenerate it:\n%s", out)
+	}
+}
+
+func repoRoot(t *testing.T) string {
+	r, err := repo.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/caravan-dl/caravan/internal/repo"
+	"github.com/caravan-dl/caravan/scheduler/policy/colocate"
+	"github.com/caravan-dl/caravan/scheduler/profile"
+	"github.com/caravan-dl/caravan/scheduler/trace"
+)
+
+// colocateCommands are `caravan colocate eval|bench`: the Horus
+// interference predictor judged on Gavel's measured pairs, and co-location
+// rules compared on a workload of Gavel job types.
+var colocateCommands = map[string]command{
+	"eval":  {"leave-one-model-out error of the Horus slowdown predictor vs the β model", colocateEval},
+	"bench": {"exclusive vs predicted vs oracle vs naive co-location on a Gavel-type workload", colocateBench},
+}
+
+var runColocate = nested("colocate", colocateCommands)
+
+// nested runs a command made of subcommands: the first argument names one.
+func nested(name string, table map[string]command) func([]string, io.Writer, io.Writer) error {
+	return func(args []string, stdout, stderr io.Writer) error {
+		if len(args) > 0 && table[args[0]].run != nil {
+			return table[args[0]].run(args[1:], stdout, stderr)
+		}
+		fmt.Fprintf(stderr, "usage: caravan %s <subcommand> [flags]  (-h for flags)\n", name)
+		names := make([]string, 0, len(table))
+		for n := range table {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Fprintf(stderr, "  %-10s %s\n", n, table[n].summary)
+		}
+		if len(args) == 0 {
+			return fmt.Errorf("%s: no subcommand", name)
+		}
+		if args[0] == "-h" || args[0] == "--help" {
+			return flag.ErrHelp
+		}
+		return fmt.Errorf("%s: unknown subcommand %q", name, args[0])
+	}
+}
+
+type colocateFlags struct {
+	traces string
+	gpus   []string
+	bound  float64
+}
+
+func (c *colocateFlags) register(fs *flag.FlagSet) {
+	def, _ := repo.Traces()
+	fs.StringVar(&c.traces, "traces", def, "folder holding gavel-throughputs/ and philly/")
+	fs.Func("gpu", "GPU types, comma-separated (default v100,p100,k80)", func(s string) error {
+		c.gpus = strings.Split(s, ",")
+		return nil
+	})
+	fs.Float64Var(&c.bound, "bound", colocate.DefaultBound, "largest slowdown a co-location may cause either job")
+}
+
+func (c *colocateFlags) load() (*profile.Gavel, map[string]profile.ModelGraph, error) {
+	if len(c.gpus) == 0 {
+		c.gpus = []string{"v100", "p100", "k80"}
+	}
+	if !(c.bound >= 1) {
+		return nil, nil, fmt.Errorf("colocate: -bound %v must be ≥ 1", c.bound)
+	}
+	g, err := profile.LoadGavel(filepath.Join(c.traces, "gavel-throughputs", "simulation_throughputs.json"))
+	if err != nil {
+		return nil, nil, err
+	}
+	graphs, err := profile.GavelGraphs()
+	return g, graphs, err
+}
+
+func colocateEval(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("colocate eval", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c colocateFlags
+	c.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	g, graphs, err := c.load()
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "gpu\tpredictor\tpairs\tmedian |err|\tmean |err|\twithin 10%%\taccepted ≤ %.2f but over\n", c.bound)
+	for _, gpu := range c.gpus {
+		s, _ := colocate.GavelSamples(g, gpu, graphs)
+		ev := colocate.EvaluateLOMO(s, c.bound, colocate.DefaultBeta())
+		for _, r := range []struct {
+			name string
+			e    colocate.Errors
+		}{{"horus (graph features)", ev.Horus}, {"β model (today's)", ev.Beta}, {"training median", ev.Median}} {
+			fmt.Fprintf(w, "%s\t%s\t%d\t%.1f%%\t%.1f%%\t%.0f%%\t%.0f%%\n", gpu, r.name, r.e.Pairs,
+				100*r.e.MedianRel, 100*r.e.MeanRel, 100*r.e.Within10, 100*r.e.FalseAccept)
+		}
+	}
+	return w.Flush()
+}
+
+func colocateBench(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("colocate bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c colocateFlags
+	c.register(fs)
+	n := fs.Int("jobs", 400, "jobs in the workload")
+	gpus := fs.Int("gpus", 16, "GPUs in the cluster")
+	loads := fs.String("loads", "batch,0.8,1.2", "offered loads; batch submits every job at t=0 (makespan)")
+	seeds := fs.Int("seeds", 5, "workloads per cell (seeds 1..N), averaged")
+	maxDur := fs.Duration("max-duration", 8*time.Hour, "cap on Philly's run times, so one multi-week job does not set the makespan whatever the packing")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	g, graphs, err := c.load()
+	if err != nil {
+		return err
+	}
+	durations, err := phillySingleGPU(filepath.Join(c.traces, "philly", "philly_jobs.csv"), maxDur.Seconds())
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "gpu\tload\trule\tmakespan\tavg JCT\tavg wait\tco-locations\tover bound\tworst slowdown")
+	for _, gpu := range c.gpus {
+		for _, l := range strings.Split(*loads, ",") {
+			if err := benchCell(w, g, graphs, durations, gpu, l, *n, *gpus, *seeds, c.bound); err != nil {
+				return err
+			}
+		}
+	}
+	return w.Flush()
+}
+
+func benchCell(w io.Writer, g *profile.Gavel, graphs map[string]profile.ModelGraph, durations []float64, gpu, load string, n, gpus, seeds int, bound float64) error {
+	batch := load == "batch"
+	rho := 1.0
+	if !batch {
+		var err error
+		if rho, err = strconv.ParseFloat(load, 64); err != nil || !(rho > 0) {
+			return fmt.Errorf("colocate: -loads: %q is not a positive number or batch", load)
+		}
+	}
+	samples, _ := colocate.GavelSamples(g, gpu, graphs)
+	pred, err := colocate.NewHeldOut(samples)
+	if err != nil {
+		return err
+	}
+	x := colocate.Experiment{Gavel: g, GPU: gpu, GPUs: gpus, Bound: bound, Predictor: pred}
+	for _, rule := range []colocate.Rule{colocate.Exclusive, colocate.Predicted, colocate.Oracle, colocate.Naive} {
+		var m meanOutcome
+		for seed := 1; seed <= seeds; seed++ {
+			jobs, err := colocate.Workload(g, gpu, graphs, durations, n, gpus, rho, int64(seed))
+			if err != nil {
+				return err
+			}
+			if batch {
+				for i := range jobs {
+					jobs[i].Submit = 0
+				}
+			}
+			o, err := x.Run(jobs, rule)
+			if err != nil {
+				return err
+			}
+			m.add(o, float64(seeds))
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%.1f\t%.1f\t%.2f\n", gpu, load, rule,
+			m.makespan, m.jct, m.wait, m.colocations, m.overBound, m.worst)
+	}
+	return nil
+}
+
+// meanOutcome averages outcomes over seeds; worst is the worst of all.
+type meanOutcome struct {
+	makespan, jct, wait, colocations, overBound, worst float64
+}
+
+func (m *meanOutcome) add(o colocate.Outcome, n float64) {
+	m.makespan += o.Makespan / n
+	m.jct += o.AvgJCT / n
+	m.wait += o.AvgWait / n
+	m.colocations += float64(o.Colocations) / n
+	m.overBound += float64(o.OverBound) / n
+	m.worst = max(m.worst, o.WorstSlowdown)
+}
+
+// phillySingleGPU are the run times of Philly's single-GPU jobs, capped.
+func phillySingleGPU(path string, capSeconds float64) ([]float64, error) {
+	tr, err := trace.LoadPhilly(path, trace.PhillyOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var out []float64
+	for _, j := range tr.Jobs {
+		if j.GPUs == 1 && j.Duration > 0 {
+			out = append(out, min(float64(j.Duration), capSeconds))
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no single-GPU jobs", path)
+	}
+	return out, nil
+}

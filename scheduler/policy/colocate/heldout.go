@@ -1,0 +1,64 @@
+package colocate
+
+import (
+	"math"
+	"sort"
+)
+
+var inf = math.Inf(1)
+
+// Slowdowner predicts the slowdown of a job beside a partner.
+type Slowdowner interface {
+	Slowdown(a, b Job) float64
+}
+
+// HeldOut predicts each pair with a regression that never saw either
+// job's model: one fit per pair of models, each on the samples of the
+// other models only (its ridge strength chosen among those too). It is how
+// a benchmark on the measured job types stays honest: no prediction is
+// tuned on the pairs it predicts.
+type HeldOut struct {
+	fits map[[2]string]*Predictor
+}
+
+// NewHeldOut fits one predictor per pair of models in samples.
+func NewHeldOut(samples []Sample) (*HeldOut, error) {
+	models := modelsOf(samples)
+	sort.Strings(models)
+	h := &HeldOut{fits: map[[2]string]*Predictor{}}
+	for i, a := range models {
+		for _, b := range models[i:] {
+			var train []Sample
+			for _, s := range samples {
+				if !involves(s, a) && !involves(s, b) {
+					train = append(train, s)
+				}
+			}
+			p, err := FitCV(train)
+			if err != nil {
+				return nil, err
+			}
+			h.fits[pairKey(a, b)] = p
+		}
+	}
+	return h, nil
+}
+
+// Slowdown predicts a beside b with the fit that saw neither model; a
+// pair of models it was not built for gets no co-location (+Inf).
+func (h *HeldOut) Slowdown(a, b Job) float64 {
+	p := h.fits[pairKey(a.Model, b.Model)]
+	if p == nil {
+		return inf
+	}
+	return p.Slowdown(a, b)
+}
+
+func involves(s Sample, model string) bool { return s.Job.Model == model || s.Partner.Model == model }
+
+func pairKey(a, b string) [2]string {
+	if b < a {
+		a, b = b, a
+	}
+	return [2]string{a, b}
+}

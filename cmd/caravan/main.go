@@ -18,7 +18,6 @@ var commands = map[string]command{
 	"scheduler": {"run the live scheduler against a Nomad cluster (NOMAD_ADDR, NOMAD_TOKEN)", runScheduler},
 	"queue":     {"show the live scheduler's queue: rank, attained service, why each job waits", runQueue},
 	"colocate":  {"Horus co-location: predictor error on measured pairs, and a co-location benchmark", runColocate},
-	"colocate":  {"Horus co-location: predictor error on measured pairs, and a co-location benchmark", runColocate},
 	"aggsvc":    {"run the shared gradient-aggregation service (Consul: caravan-aggsvc); `aggsvc token` prints tokens", runAggsvc},
 }
 

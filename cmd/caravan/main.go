@@ -15,6 +15,7 @@ type command struct {
 
 var commands = map[string]command{
 	"sim":       {"replay job traces against scheduling policies (run, compare, bench, policies)", runSim},
+	"serve":     {"inference front end with deadlines (Orloj): run, profile, bench", runServe},
 	"scheduler": {"run the live scheduler against a Nomad cluster (NOMAD_ADDR, NOMAD_TOKEN)", runScheduler},
 	"queue":     {"show the live scheduler's queue: rank, attained service, why each job waits", runQueue},
 	"colocate":  {"Horus co-location: predictor error on measured pairs, and a co-location benchmark", runColocate},

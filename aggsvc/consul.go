@@ -64,7 +64,7 @@ func (s *Server) RegisterConsul(ctx context.Context, cc ConsulConfig) error {
 	defer tick.Stop()
 	for {
 		cpu := s.poolCPUSeconds()
-		reg.Meta = s.loadMeta((cpu-lastCPU)/time.Since(last).Seconds())
+		reg.Meta = s.loadMeta((cpu - lastCPU) / time.Since(last).Seconds())
 		lastCPU, last = cpu, time.Now()
 		if err := agent.ServiceRegister(reg); err != nil {
 			s.log.Warn("consul registration failed; retrying", "error", err)

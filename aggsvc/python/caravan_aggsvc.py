@@ -1,0 +1,210 @@
+"""Python client of Caravan's aggregation service (aggsvc) and a PyTorch DDP
+communication hook that reduces every gradient bucket through it.
+
+    import caravan_aggsvc as agg
+    client = agg.Client.from_env(rank, world_size)   # CARAVAN_AGGREGATOR_*
+    ddp.register_comm_hook(agg.HookState(client), agg.allreduce_hook)
+
+The wire format, the consistent hash that spreads partitions over instances
+and the error codes match the Go package (aggsvc/wire.go, ring.go); see
+aggsvc/README.md. Standard library only, plus torch for the tensor helpers.
+"""
+
+import bisect
+import os
+import socket
+import ssl
+import struct
+
+VERSION = 1
+FRAME_HELLO, FRAME_PUSH, FRAME_UNREGISTER = 1, 3, 4
+FRAME_OK, FRAME_RESULT, FRAME_ERROR = 10, 11, 12
+FLOAT32, FLOAT16, BFLOAT16 = 1, 2, 3
+OP_SUM, OP_MEAN = 0, 1
+_SIZES = {FLOAT32: 4, FLOAT16: 2, BFLOAT16: 2}
+_PUSH_HDR = struct.Struct(">QIBBHI")  # step, partition, dtype, op, reserved, count
+_MAX_RESULT = 64 << 20
+RING_REPLICAS = 64
+_MASK = (1 << 64) - 1
+
+
+class AggError(Exception):
+    """An error frame from the service (code, step, partition, message)."""
+
+    def __init__(self, code, step, partition, message):
+        super().__init__(f"aggsvc: {message} (code {code})")
+        self.code, self.step, self.partition = code, step, partition
+
+
+def fnv64(s):
+    h = 0xCBF29CE484222325
+    for b in s.encode():
+        h = ((h ^ b) * 0x100000001B3) & _MASK
+    # splitmix64's finalizer, as in ring.go
+    h ^= h >> 30
+    h = (h * 0xBF58476D1CE4E5B9) & _MASK
+    h ^= h >> 27
+    h = (h * 0x94D049BB133111EB) & _MASK
+    return h ^ (h >> 31)
+
+
+class Ring:
+    """Consistent hash of partitions over instances (same as ring.go)."""
+
+    def __init__(self, addrs):
+        self.addrs = sorted(addrs)
+        nodes = sorted((fnv64(f"{a}#{k}"), i) for i, a in enumerate(self.addrs) for k in range(RING_REPLICAS))
+        self.hashes = [h for h, _ in nodes]
+        self.owner = [i for _, i in nodes]
+
+    def pick(self, job, step, part):
+        i = bisect.bisect_left(self.hashes, fnv64(f"{job}/{step}/{part}"))
+        return self.owner[i % len(self.hashes)]
+
+
+def _frame(typ, *parts):
+    n = sum(len(p) for p in parts)
+    return [struct.pack(">IBBH", n, VERSION, typ, 0), *parts]
+
+
+def _bstr(b):
+    return struct.pack(">H", len(b)) + b
+
+
+class _Conn:
+    def __init__(self, addr, ssl_context, timeout):
+        host, port = addr.rsplit(":", 1)
+        sock = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if ssl_context is not None:
+            sock = ssl_context.wrap_socket(sock, server_hostname=host.strip("[]"))
+        self.sock = sock
+        self.rfile = sock.makefile("rb", buffering=1 << 18)
+
+    def send(self, typ, *parts):
+        self.sock.sendall(b"".join(_frame(typ, *parts)))
+
+    def read(self):
+        hdr = self.rfile.read(8)
+        if len(hdr) < 8:
+            raise ConnectionError("aggsvc closed the connection")
+        n, ver, typ, _ = struct.unpack(">IBBH", hdr)
+        if ver != VERSION or n > _MAX_RESULT:
+            raise ConnectionError(f"aggsvc sent a bad frame (version {ver}, {n} bytes)")
+        body = self.rfile.read(n)
+        if len(body) < n:
+            raise ConnectionError("aggsvc closed the connection mid-frame")
+        return typ, body
+
+
+def _error(body):
+    code, step, part, n = struct.unpack(">HQIH", body[:16])
+    return AggError(code, step, part, body[16:16 + n].decode(errors="replace"))
+
+
+class Client:
+    """One worker's connections to every aggsvc instance of its job."""
+
+    def __init__(self, addrs, job, token, rank, workers, weight=1,
+                 partition_elems=1 << 20, timeout=120.0, ssl_context=None):
+        if not addrs:
+            raise ValueError("aggsvc: no instance addresses")
+        if not token:
+            raise ValueError("aggsvc: no job token (CARAVAN_AGGREGATOR_TOKEN); "
+                             "set aggregator_key in the caravan plugin config")
+        self.job, self.rank, self.workers = job, rank, workers
+        self.partition_elems = partition_elems
+        self.ring = Ring(addrs)
+        self.conns = []
+        hello = (_bstr(job.encode()) + _bstr(token.encode()) +
+                 struct.pack(">III", rank, workers, weight))
+        for a in self.ring.addrs:
+            c = _Conn(a, ssl_context, timeout)
+            c.send(FRAME_HELLO, hello)
+            typ, body = c.read()
+            if typ == FRAME_ERROR:
+                raise _error(body)
+            if typ != FRAME_OK:
+                raise ConnectionError(f"aggsvc answered hello with frame type {typ}")
+            self.conns.append(c)
+
+    @classmethod
+    def from_env(cls, rank, workers, **kw):
+        """Addresses, job and token from the caravan driver's environment."""
+        addrs = [a for a in os.environ.get("CARAVAN_AGGREGATOR_ADDRS", "").split(",") if a]
+        return cls(addrs, os.environ.get("CARAVAN_AGGREGATOR_JOB", ""),
+                   os.environ.get("CARAVAN_AGGREGATOR_TOKEN", ""), rank, workers, **kw)
+
+    def allreduce_bytes(self, step, dtype, op, data):
+        """Reduce little-endian elements across the job; returns a bytearray."""
+        size = _SIZES[dtype]
+        mv = memoryview(data).cast("B")
+        if len(mv) % size:
+            raise ValueError(f"aggsvc: {len(mv)} bytes is not whole elements of size {size}")
+        chunk = self.partition_elems * size
+        out = bytearray(len(mv))
+        want = {}  # (conn index, step, part) -> offset
+        for part, off in enumerate(range(0, len(mv), chunk)):
+            piece = mv[off:off + chunk]
+            ci = self.ring.pick(self.job, step, part)
+            hdr = _PUSH_HDR.pack(step, part, dtype, op, 0, len(piece) // size)
+            self.conns[ci].send(FRAME_PUSH, hdr, piece)
+            want[(ci, step, part)] = off
+        first_err = None
+        while want:
+            ci = next(iter(want))[0]
+            typ, body = self.conns[ci].read()
+            if typ == FRAME_ERROR:
+                err = _error(body)
+                if want.pop((ci, err.step, err.partition), None) is None:
+                    raise err
+                first_err = first_err or err
+                continue
+            if typ != FRAME_RESULT:
+                raise ConnectionError(f"aggsvc sent unexpected frame type {typ}")
+            st, part, _, _, _, count = _PUSH_HDR.unpack_from(body)
+            off = want.pop((ci, st, part))
+            out[off:off + count * size] = body[_PUSH_HDR.size:]
+        if first_err is not None:
+            raise first_err
+        return out
+
+    def allreduce_tensor(self, step, tensor, op=OP_MEAN):
+        """Reduce a CPU tensor (float32, float16 or bfloat16) in place."""
+        import torch
+        codes = {torch.float32: FLOAT32, torch.float16: FLOAT16, torch.bfloat16: BFLOAT16}
+        t = tensor.detach()
+        flat = t.contiguous().view(-1)
+        raw = flat.view(torch.uint8).numpy()
+        out = self.allreduce_bytes(step, codes[t.dtype], op, raw)
+        res = torch.frombuffer(out, dtype=torch.uint8).view(t.dtype).view(t.shape)
+        tensor.copy_(res)
+        return tensor
+
+    def unregister(self):
+        for c in self.conns:
+            c.send(FRAME_UNREGISTER)
+
+    def close(self):
+        for c in self.conns:
+            c.sock.close()
+
+
+class HookState:
+    """DDP hook state: the client and a bucket sequence number. Every rank
+    reduces buckets in the same order, so the number keys the same bucket."""
+
+    def __init__(self, client):
+        self.client = client
+        self.seq = 0
+
+
+def allreduce_hook(state, bucket):
+    """DDP communication hook: average the bucket through aggsvc."""
+    import torch
+    buf = bucket.buffer()
+    state.seq += 1
+    state.client.allreduce_tensor(state.seq, buf, OP_MEAN)
+    fut = torch.futures.Future()
+    fut.set_result(buf)
+    return fut

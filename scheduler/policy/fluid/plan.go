@@ -63,15 +63,21 @@ type Trial struct {
 	// Util is the trial's busy share of a whole GPU when alone (0..1];
 	// 0 means unknown, planned as 1 (no packing gain).
 	Util float64
-	// Speed is its step time by worker count (Optimus' model).
+	// Speed is its step time by worker count (Optimus' model), used where
+	// Observed has no measurement.
 	Speed optimus.Speed
+	// Observed holds measured step times by worker count (they win over
+	// the model: a worker count that crosses a node boundary can be
+	// slower than the smooth fit says).
+	Observed map[int]float64
 	// Remaining is training left, in steps (0 = unknown, planned as 1).
 	Remaining float64
 	// MaxWorkers caps its workers (0 = no cap but the pool).
 	MaxWorkers int
-	// Prefer is the pool GPU the trial runs on now, or -1: packing keeps
-	// it there when it can.
-	Prefer int
+	// Current is the pool GPUs the trial runs on now (none if queued):
+	// plans keep trials where they are when they can, since every move
+	// is a restart.
+	Current []int
 }
 
 // Pool is the GPUs a group may use: Count GPUs of MemMiB each.
@@ -142,13 +148,43 @@ func ids(trials []Trial) []string {
 
 // whole runs the first Count trials on one GPU each.
 func whole(pool Pool, trials []Trial) Plan {
+	w := make([]int, len(trials))
+	for i := range w {
+		if i < pool.Count {
+			w[i] = 1
+		}
+	}
+	return assign(pool, trials, w)
+}
+
+// assign gives trial i w[i] whole GPUs (0 = it waits): first the GPUs it
+// holds now, then free ones in pool order.
+func assign(pool Pool, trials []Trial, w []int) Plan {
+	taken := make([]bool, pool.Count)
+	gpus := make([][]int, len(trials))
+	for i, t := range trials {
+		for _, g := range t.Current {
+			if len(gpus[i]) < w[i] && g >= 0 && g < pool.Count && !taken[g] {
+				taken[g] = true
+				gpus[i] = append(gpus[i], g)
+			}
+		}
+	}
+	next := 0
 	var p Plan
 	for i, t := range trials {
-		if i >= pool.Count || t.MemMiB > pool.MemMiB {
+		if w[i] == 0 {
 			p.Waiting = append(p.Waiting, t.ID)
 			continue
 		}
-		p.Allocs = append(p.Allocs, Alloc{ID: t.ID, Workers: 1, Fraction: 1, GPUs: []int{len(p.Allocs)}})
+		for len(gpus[i]) < w[i] {
+			for taken[next] {
+				next++
+			}
+			taken[next] = true
+			gpus[i] = append(gpus[i], next)
+		}
+		p.Allocs = append(p.Allocs, Alloc{ID: t.ID, Workers: w[i], Fraction: 1, GPUs: gpus[i]})
 	}
 	return p
 }
@@ -183,6 +219,14 @@ func (t Trial) util() float64 {
 		return 1
 	}
 	return min(t.Util, 1)
+}
+
+// stepTime is the measured step time at w workers, else the model's.
+func (t Trial) stepTime(w int) float64 {
+	if v := t.Observed[w]; v > 0 {
+		return v
+	}
+	return t.Speed.StepTime(w)
 }
 
 // remaining is the planning work of a trial.

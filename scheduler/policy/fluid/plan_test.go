@@ -12,7 +12,7 @@ import (
 func trials(n int, util float64, sp optimus.Speed) []Trial {
 	out := make([]Trial, n)
 	for i := range out {
-		out[i] = Trial{ID: fmt.Sprint("t", i), MemMiB: 1000, Util: util, Speed: sp, Prefer: -1}
+		out[i] = Trial{ID: fmt.Sprint("t", i), MemMiB: 1000, Util: util, Speed: sp}
 	}
 	return out
 }

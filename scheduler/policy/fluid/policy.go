@@ -232,8 +232,12 @@ func (p *Policy) decideGroup(d *policy.Decision, trials []*policy.Job, gpus []fr
 	}
 	for i, j := range trials {
 		in[i] = TrialOf(j)
-		if k, ok := where[firstSlot(j)]; ok && j.State == policy.Running {
-			in[i].Prefer = k
+		if j.State == policy.Running {
+			for _, sl := range j.Placement.Slots {
+				if k, ok := where[gpuKey{sl.Node, sl.GPU}]; ok {
+					in[i].Current = append(in[i].Current, k)
+				}
+			}
 		}
 		byID[j.ID] = j
 	}
@@ -261,21 +265,15 @@ func (p *Policy) decideGroup(d *policy.Decision, trials []*policy.Job, gpus []fr
 }
 
 // TrialOf is what the planner knows of a trial job: its memory, observed
-// utilisation, Optimus speed fit from observed step times, and its worker
+// utilisation, Optimus speed fit from observed step times, the steps its
+// tuner says it has left, and its worker
 // cap (MaxWorkers if elastic, else its gang size).
 func TrialOf(j *policy.Job) Trial {
 	capW := j.MaxWorkers
 	if capW <= 0 { // not elastic: its gang size is fixed
 		capW = max(1, j.Workers)
 	}
-	return Trial{ID: j.ID, MemMiB: j.MemMiB, Util: j.Util, Speed: optimus.FitSpeed(j.StepTimes), MaxWorkers: capW, Prefer: -1}
-}
-
-func firstSlot(j *policy.Job) gpuKey {
-	if len(j.Placement.Slots) == 0 {
-		return gpuKey{gpu: -1}
-	}
-	return gpuKey{j.Placement.Slots[0].Node, j.Placement.Slots[0].GPU}
+	return Trial{ID: j.ID, MemMiB: j.MemMiB, Util: j.Util, Speed: optimus.FitSpeed(j.StepTimes), Observed: j.StepTimes, Remaining: j.StepsLeft, MaxWorkers: capW}
 }
 
 func minMem(gpus []freeGPU) int64 {
@@ -288,15 +286,26 @@ func minMem(gpus []freeGPU) int64 {
 	return m
 }
 
+// samePlacement compares slots as sets (node, GPU, fraction).
 func samePlacement(a, b policy.Placement) bool {
 	if len(a.Slots) != len(b.Slots) {
 		return false
 	}
-	for i := range a.Slots {
-		x, y := a.Slots[i], b.Slots[i]
-		if x.Node != y.Node || x.GPU != y.GPU || x.Fraction != y.Fraction {
+	type k struct {
+		node string
+		gpu  int
+		frac float64
+	}
+	have := make(map[k]int, len(a.Slots))
+	for _, s := range a.Slots {
+		have[k{s.Node, s.GPU, s.Fraction}]++
+	}
+	for _, s := range b.Slots {
+		key := k{s.Node, s.GPU, s.Fraction}
+		if have[key] == 0 {
 			return false
 		}
+		have[key]--
 	}
 	return true
 }

@@ -56,7 +56,7 @@ func rateAt(pool Pool, trials []Trial, k int, cfg Config) float64 {
 
 // dealt turns a depth into allocations: GPU g holds at most as many
 // trials as the round-robin deal gives it, at equal fractions. A trial
-// keeps the GPU it Prefers where that has room and memory (so re-planning
+// keeps the GPU it is on where that has room and memory (so re-planning
 // moves few running trials), else takes its dealt GPU, else the first
 // with room and memory; if none has both, it waits.
 func dealt(pool Pool, trials []Trial, k int) Plan {
@@ -84,8 +84,8 @@ func dealt(pool Pool, trials []Trial, k int) Plan {
 	}
 	for i, t := range trials { // preferences first, so they are not crowded out
 		gpu[i] = -1
-		if dealtTo[i] >= 0 && fits(i, t.Prefer) {
-			take(i, t.Prefer)
+		if dealtTo[i] >= 0 && len(t.Current) == 1 && fits(i, t.Current[0]) {
+			take(i, t.Current[0])
 		}
 	}
 	for i := range trials {
@@ -136,17 +136,7 @@ func spread(pool Pool, trials []Trial, cfg Config) Plan {
 		}
 		w[i]++
 	}
-	var p Plan
-	next := 0
-	for i, t := range trials {
-		a := Alloc{ID: t.ID, Workers: w[i], Fraction: 1}
-		for j := 0; j < w[i]; j++ {
-			a.GPUs = append(a.GPUs, next)
-			next++
-		}
-		p.Allocs = append(p.Allocs, a)
-	}
-	return p
+	return assign(pool, trials, w)
 }
 
 // highestGainer is the trial with the latest finish that still gains from
@@ -157,7 +147,7 @@ func highestGainer(trials []Trial, w []int, cfg Config) int {
 		if t.MaxWorkers > 0 && w[i] >= t.MaxWorkers {
 			continue
 		}
-		now, next := t.Speed.StepTime(w[i]), t.Speed.StepTime(w[i]+1)
+		now, next := t.stepTime(w[i]), t.stepTime(w[i]+1)
 		if !(next < now*(1-cfg.MinGain)) {
 			continue
 		}

@@ -34,6 +34,9 @@ type Config struct {
 	StopLatency float64
 	// Interference slows co-located jobs (see profile.Interference).
 	Interference profile.Interference
+	// Pairs, if set, replaces Interference for two jobs sharing a GPU when
+	// both have a measured type (Job.PairType), e.g. NewGavelPairs.
+	Pairs PairSlowdowns
 	// StuckQuanta is how many decisions on an idle cluster with no future
 	// arrivals may start nothing before the waiting jobs are reported as
 	// unplaceable. Default 3.

@@ -37,9 +37,11 @@ type engine struct {
 	wake   float64
 	stuck  int
 	events int
-	res    *Result
-	rec    *recorder
-	bar    *Bar
+	// colocSeen are the pairs of jobs counted in Result.Colocations.
+	colocSeen map[[2]*simJob]bool
+	res       *Result
+	rec       *recorder
+	bar       *Bar
 	// scratch buffers
 	shapeBuf, countBuf []int
 	demandBuf          []float64

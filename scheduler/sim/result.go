@@ -31,14 +31,16 @@ type Unfit struct {
 
 // Result is everything a run produced.
 type Result struct {
-	Policy    string      `json:"policy"`
-	Trace     string      `json:"trace,omitempty"`
-	TotalGPUs int         `json:"total_gpus"`
-	Metrics   Metrics     `json:"metrics"`
-	Buckets   []Bucket    `json:"buckets"`
-	Unfit     []Unfit     `json:"unfit"`
-	Jobs      []JobResult `json:"-"`
-	Series    []Sample    `json:"-"`
+	Policy    string   `json:"policy"`
+	Trace     string   `json:"trace,omitempty"`
+	TotalGPUs int      `json:"total_gpus"`
+	Metrics   Metrics  `json:"metrics"`
+	Buckets   []Bucket `json:"buckets"`
+	Unfit     []Unfit  `json:"unfit"`
+	// Colocations says which interference model set how many co-locations.
+	Colocations Colocations `json:"colocations"`
+	Jobs        []JobResult `json:"-"`
+	Series      []Sample    `json:"-"`
 }
 
 func (e *engine) jobResult(j *simJob) JobResult {

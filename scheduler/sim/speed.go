@@ -57,7 +57,9 @@ func (e *engine) shapeOf(slots []policy.Slot) []int {
 }
 
 // interference is the worst co-location factor over the job's GPUs: a
-// synchronous gang runs at its slowest worker's pace.
+// synchronous gang runs at its slowest worker's pace. A GPU shared by two
+// jobs with measured types (Config.Pairs) uses their measured slowdown;
+// otherwise the documented model (Config.Interference) applies.
 func (e *engine) interference(j *simJob) float64 {
 	worst := 1.0
 	for i, s := range j.pj.Placement.Slots {
@@ -65,11 +67,19 @@ func (e *engine) interference(j *simJob) float64 {
 		if len(st.jobs) < 2 {
 			continue
 		}
+		if f, ok := e.pairFactor(j, st.jobs); ok {
+			e.countColocation(st.jobs[0], st.jobs[1], true)
+			worst = max(worst, f)
+			continue
+		}
 		d := e.demandBuf[:0]
 		for _, o := range st.jobs {
 			d = append(d, o.spec.Util)
 		}
 		e.demandBuf = d
+		if len(st.jobs) == 2 {
+			e.countColocation(st.jobs[0], st.jobs[1], false)
+		}
 		worst = max(worst, e.cfg.Interference.Factor(d))
 	}
 	return worst

@@ -19,6 +19,8 @@ type Job struct {
 	Speed *profile.Model
 	// Util is the job's GPU demand for interference (0..1 of a GPU).
 	Util float64
+	// PairType names the job's measured type for Config.Pairs ("" = none).
+	PairType string
 	// MinWorkers/MaxWorkers allow elastic resizing (0 = fixed).
 	MinWorkers, MaxWorkers int
 	// NoSpeedup caps the placement effect at 1: a recorded run is the best

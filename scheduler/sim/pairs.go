@@ -1,0 +1,81 @@
+package sim
+
+import "github.com/caravan-dl/caravan/scheduler/profile"
+
+// PairSlowdowns are measured slowdowns of job types sharing one GPU: a's
+// and b's, alone ÷ shared throughput; ok is false when the pair was not
+// measured (or could not run together).
+type PairSlowdowns interface {
+	Slowdowns(a, b string) (sa, sb float64, ok bool)
+}
+
+// Colocations counts the distinct pairs of jobs that shared a GPU in a
+// run, by which interference model set their speed.
+type Colocations struct {
+	Measured int `json:"measured"` // both jobs had a measured type: the pair's measured slowdowns
+	Modelled int `json:"modelled"` // the documented model (profile.Interference)
+}
+
+// pairFactor is job j's slowdown on a GPU it shares with exactly one other
+// job, from the measurements when both have measured types.
+func (e *engine) pairFactor(j *simJob, jobs []*simJob) (float64, bool) {
+	if e.cfg.Pairs == nil || len(jobs) != 2 {
+		return 0, false
+	}
+	other := jobs[0]
+	if other == j {
+		other = jobs[1]
+	}
+	if j.spec.PairType == "" || other.spec.PairType == "" {
+		return 0, false
+	}
+	s, _, ok := e.cfg.Pairs.Slowdowns(j.spec.PairType, other.spec.PairType)
+	return s, ok
+}
+
+// countColocation records a pair of co-located jobs once per run.
+func (e *engine) countColocation(a, b *simJob, measured bool) {
+	if e.colocSeen == nil {
+		e.colocSeen = map[[2]*simJob]bool{}
+	}
+	if a.pj.ID > b.pj.ID {
+		a, b = b, a
+	}
+	k := [2]*simJob{a, b}
+	if e.colocSeen[k] {
+		return
+	}
+	e.colocSeen[k] = true
+	if measured {
+		e.res.Colocations.Measured++
+	} else {
+		e.res.Colocations.Modelled++
+	}
+}
+
+// GavelPairs serves Gavel's measured pairs of one GPU type to the
+// simulator, keyed by profile.GavelType's String.
+type GavelPairs struct {
+	g     *profile.Gavel
+	gpu   string
+	types map[string]profile.GavelType
+}
+
+// NewGavelPairs indexes gpu's job types by name.
+func NewGavelPairs(g *profile.Gavel, gpu string) *GavelPairs {
+	p := &GavelPairs{g: g, gpu: gpu, types: map[string]profile.GavelType{}}
+	for _, t := range g.Types(gpu) {
+		p.types[t.String()] = t
+	}
+	return p
+}
+
+// Slowdowns implements PairSlowdowns.
+func (p *GavelPairs) Slowdowns(a, b string) (float64, float64, bool) {
+	ta, oka := p.types[a]
+	tb, okb := p.types[b]
+	if !oka || !okb {
+		return 0, 0, false
+	}
+	return p.g.Slowdowns(p.gpu, ta, tb)
+}

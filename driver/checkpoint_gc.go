@@ -25,7 +25,7 @@ func (d *Driver) gcCheckpointsLoop(root string, retention time.Duration) {
 	}
 }
 
-// gcCheckpoints removes, under root, the checkpoints no tracked task uses
+// gcCheckpoints removes, under root, the checkpoints no running task uses
 // that are either superseded (the job was purged and registered again: a
 // run with a higher create index exists) or idle longer than retention
 // (nothing written since; a completed run's retired checkpoint counts from
@@ -35,7 +35,7 @@ func (d *Driver) gcCheckpoints(root string, retention time.Duration, now time.Ti
 	defer d.admitMu.Unlock()
 	inUse := map[string]bool{}
 	for _, h := range d.tasks.all() {
-		if h.checkpointDir != "" {
+		if h.checkpointDir != "" && h.running() {
 			inUse[h.checkpointDir] = true
 		}
 	}

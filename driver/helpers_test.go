@@ -220,3 +220,6 @@ func fakeDevDir(t *testing.T, minors ...int) string {
 	}
 	return dir
 }
+
+// writeFile creates an empty file, e.g. a release signal in /alloc.
+func writeFile(path string) error { return os.WriteFile(path, nil, 0o644) }

@@ -25,6 +25,9 @@ type Options struct {
 	Dir string
 	// ExtraConfig is appended to every agent's HCL.
 	ExtraConfig string
+	// PluginConfig is added inside every client's caravan-driver config
+	// block (e.g. `device_dir = "/tmp/fake-dev"`).
+	PluginConfig string
 	// Consul starts a Consul dev agent first and points every Nomad agent
 	// at it (service registration, aggregator discovery).
 	Consul bool
@@ -118,6 +121,7 @@ func (c *Cluster) launch(o Options) error {
 			Name: fmt.Sprintf("client-%d", i), PluginDir: c.Bins.PluginDir,
 			HTTP: ports[3*i], RPC: ports[3*i+1], Serf: ports[3*i+2],
 			Client: true, GPUs: gpus, RawExec: o.RawExec, Extra: o.ExtraConfig,
+			PluginExtra: o.PluginConfig,
 		}
 		if i == 0 {
 			cfg.Name, cfg.Server, cfg.Client = "server", true, o.Clients == 0

@@ -26,6 +26,8 @@ type agentConfig struct {
 	GPUs      GPUs
 	RawExec   bool
 	Extra     string
+	// PluginExtra goes inside the caravan-driver config block.
+	PluginExtra string
 }
 
 func (c agentConfig) render() string {
@@ -66,6 +68,12 @@ func (c agentConfig) pluginBlocks() string {
 	if c.GPUs.Count > 0 {
 		fmt.Fprintf(&b, "    gpu_backend = \"simulated\"\n    simulated_gpus {\n      model = %q\n      memory_mib = %d\n      count = %d\n    }\n",
 			c.GPUs.Model, c.GPUs.MemoryMiB, c.GPUs.Count)
+	}
+	// The driver reads a job's create index from its own agent, to key
+	// checkpoints to one run of the job.
+	fmt.Fprintf(&b, "    nomad_address = \"http://127.0.0.1:%d\"\n", c.HTTP)
+	if c.PluginExtra != "" {
+		fmt.Fprintf(&b, "    %s\n", c.PluginExtra)
 	}
 	fmt.Fprintf(&b, "    state_dir = %q\n  }\n}\n", c.DataDir+"/caravan")
 	if c.RawExec {

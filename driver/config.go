@@ -30,6 +30,9 @@ type Config struct {
 	ConsulAddress string `codec:"consul_address"`
 	ConsulToken   string `codec:"consul_token"`
 
+	// Memshare (remotemem_config.go) lends and borrows remote memory.
+	Memshare *MemshareConfig `codec:"memshare"`
+
 	// IsolationConfig (isolation_config.go) confines tasks; its fields are
 	// top-level keys of the plugin block and join configSpec there.
 	IsolationConfig

@@ -78,6 +78,8 @@ type Driver struct {
 	nomadConfig *base.ClientDriverConfig
 	node        *nodeGPUs // nil until SetConfig
 	gcStarted   bool      // the checkpoint collector runs once per plugin
+
+	mem memshareNode // remote memory: donor server and consumer endpoints
 }
 
 // Option customises a Driver, mainly so tests can inject hardware.
@@ -144,6 +146,9 @@ func (d *Driver) SetConfig(cfg *base.Config) error {
 	}
 	conf := raw.withDefaults()
 	if err := conf.validate(); err != nil {
+		return fmt.Errorf("caravan plugin config: %w", err)
+	}
+	if err := d.mem.configure(conf.Memshare, d.logger); err != nil {
 		return fmt.Errorf("caravan plugin config: %w", err)
 	}
 

@@ -49,11 +49,22 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, *drive
 		return nil, nil, err
 	}
 	run, note := d.jobRunKey(conf, cfg.Namespace, cfg.JobID, cfg.AllocID)
+	memEnv, err := d.attachRemoteMemory(cfg, &tc)
+	if err != nil {
+		return nil, nil, err
+	}
+	started := false
+	defer func() {
+		if !started {
+			d.mem.detach(cfg.ID)
+		}
+	}()
 	a, err := d.assignGPUs(node, cfg, req, !conf.NoIsolation)
 	if err != nil {
 		return nil, nil, err
 	}
 	maps.Copy(a.env, aggEnv)
+	maps.Copy(a.env, memEnv)
 	h, err := d.launch(node, conf, cfg, &tc, a, u, run)
 	if err != nil {
 		d.releaseGrants(node, cfg.ID, a.mpsGPUs)
@@ -66,6 +77,8 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, *drive
 		d.releaseGrants(node, cfg.ID, a.mpsGPUs)
 		return nil, nil, err
 	}
+	started = true
+	d.lendDonorMemory(cfg, &tc, h)
 	d.tasks.set(cfg.ID, h)
 	go h.run(d.ctx)
 	d.emitGrantEvent(cfg, a)

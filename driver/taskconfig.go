@@ -1,8 +1,6 @@
 package driver
 
 import (
-	"errors"
-
 	"github.com/caravan-dl/caravan/driver/taskspec"
 	"github.com/hashicorp/nomad/plugins/shared/hclspec"
 )
@@ -19,22 +17,28 @@ type TaskConfig struct {
 	GPUFraction string   `codec:"gpu_fraction"`
 	GPUMemory   string   `codec:"gpu_memory"`
 	GPUUUIDs    []string `codec:"gpu_uuids"`
-	// RemoteMemory is accepted by the schema so jobspecs validate, but
-	// StartTask refuses it until memshare lands.
-	RemoteMemory string `codec:"remote_memory"`
+	// RemoteMemory borrows memory through memshare (remotemem.go);
+	// MemoryDonor / DonateMemory lend this task's unused reservation.
+	RemoteMemory     string `codec:"remote_memory"`
+	RemoteMemoryMode string `codec:"remote_memory_mode"`
+	MemoryDonor      bool   `codec:"memory_donor"`
+	DonateMemory     string `codec:"donate_memory"`
 	// Aggregator is the Consul service name of the aggregation service.
 	Aggregator string `codec:"aggregator"`
 }
 
 var taskConfigSpec = hclspec.NewObject(map[string]*hclspec.Spec{
-	"command":       hclspec.NewAttr("command", "string", true),
-	"args":          hclspec.NewAttr("args", "list(string)", false),
-	"gpus":          hclspec.NewAttr("gpus", "string", false),
-	"gpu_fraction":  hclspec.NewAttr("gpu_fraction", "string", false),
-	"gpu_memory":    hclspec.NewAttr("gpu_memory", "string", false),
-	"gpu_uuids":     hclspec.NewAttr("gpu_uuids", "list(string)", false),
-	"remote_memory": hclspec.NewAttr("remote_memory", "string", false),
-	"aggregator":    hclspec.NewAttr("aggregator", "string", false),
+	"command":            hclspec.NewAttr("command", "string", true),
+	"args":               hclspec.NewAttr("args", "list(string)", false),
+	"gpus":               hclspec.NewAttr("gpus", "string", false),
+	"gpu_fraction":       hclspec.NewAttr("gpu_fraction", "string", false),
+	"gpu_memory":         hclspec.NewAttr("gpu_memory", "string", false),
+	"gpu_uuids":          hclspec.NewAttr("gpu_uuids", "list(string)", false),
+	"remote_memory":      hclspec.NewAttr("remote_memory", "string", false),
+	"aggregator":         hclspec.NewAttr("aggregator", "string", false),
+	"remote_memory_mode": hclspec.NewAttr("remote_memory_mode", "string", false),
+	"memory_donor":       hclspec.NewAttr("memory_donor", "bool", false),
+	"donate_memory":      hclspec.NewAttr("donate_memory", "string", false),
 })
 
 // gpuRequest is a validated task config's GPU ask.
@@ -48,15 +52,13 @@ func (tc *TaskConfig) parse() (gpuRequest, error) {
 	return taskspec.Config{
 		Command: tc.Command, Args: tc.Args, GPUs: tc.GPUs, GPUFraction: tc.GPUFraction,
 		GPUMemory: tc.GPUMemory, GPUUUIDs: tc.GPUUUIDs, RemoteMemory: tc.RemoteMemory, Aggregator: tc.Aggregator,
+		MemoryDonor: tc.MemoryDonor, DonateMemory: tc.DonateMemory, RemoteMemoryMode: tc.RemoteMemoryMode,
 	}.Parse()
 }
 
 // unavailableFeature refuses features whose backing service is not built
-// yet. Failing is safer than running without: a task that asked for remote
-// memory would otherwise be OOM-killed later with no hint why.
+// yet. Failing is safer than running without. (remote_memory is served by
+// memshare now; nodes without a memshare block refuse it in StartTask.)
 func (tc *TaskConfig) unavailableFeature() error {
-	if tc.RemoteMemory != "" {
-		return errors.New("remote_memory: remote memory needs memshare, which is not available in this caravan driver yet; remove remote_memory")
-	}
 	return nil
 }

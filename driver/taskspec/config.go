@@ -20,6 +20,11 @@ type Config struct {
 	GPUUUIDs     []string
 	RemoteMemory string
 	Aggregator   string
+	// Memshare: a donor lends its reserved-but-unused memory (memory_donor,
+	// or up to donate_memory); remote_memory_mode is "block" or "swap".
+	MemoryDonor      bool
+	DonateMemory     string
+	RemoteMemoryMode string
 }
 
 // Request is a valid config's GPU ask.
@@ -57,10 +62,33 @@ func (c Config) Parse() (Request, error) {
 			add(fmt.Errorf("remote_memory: %v", err))
 		}
 	}
+	add(c.parseMemshare())
 	if c.Aggregator != "" && !validServiceName(c.Aggregator) {
 		add(fmt.Errorf("aggregator: %q is not a valid Consul service name (letters, digits, dashes)", c.Aggregator))
 	}
 	return req, errors.Join(errs...)
+}
+
+// parseMemshare checks the remote-memory fields.
+func (c Config) parseMemshare() error {
+	var errs []error
+	if c.DonateMemory != "" {
+		if _, err := ParseMiB(c.DonateMemory); err != nil {
+			errs = append(errs, fmt.Errorf("donate_memory: %v", err))
+		}
+	}
+	switch c.RemoteMemoryMode {
+	case "", "block", "swap":
+		if c.RemoteMemoryMode != "" && c.RemoteMemory == "" {
+			errs = append(errs, errors.New("remote_memory_mode: only applies with remote_memory"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("remote_memory_mode: %q is not \"block\" or \"swap\"", c.RemoteMemoryMode))
+	}
+	if c.RemoteMemory != "" && (c.MemoryDonor || c.DonateMemory != "") {
+		errs = append(errs, errors.New("remote_memory and memory_donor/donate_memory: a task borrows or lends memory, not both"))
+	}
+	return errors.Join(errs...)
 }
 
 func (c Config) parseCount(req *Request) error {

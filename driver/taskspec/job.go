@@ -10,7 +10,7 @@ import (
 
 // Fields are the config keys of a caravan task, as the driver's schema
 // names them.
-var Fields = []string{"command", "args", "gpus", "gpu_fraction", "gpu_memory", "gpu_uuids", "remote_memory", "aggregator"}
+var Fields = []string{"command", "args", "gpus", "gpu_fraction", "gpu_memory", "gpu_uuids", "remote_memory", "aggregator", "memory_donor", "donate_memory", "remote_memory_mode"}
 
 // FromJob reads a task's config as Nomad's job API returns it (JSON:
 // numbers are float64, lists []any). An unknown key (a typo such as
@@ -37,6 +37,12 @@ func FromJob(m map[string]any) (Config, error) {
 			c.RemoteMemory, err = text(k, v)
 		case "aggregator":
 			c.Aggregator, err = text(k, v)
+		case "memory_donor":
+			c.MemoryDonor, err = flag(k, v)
+		case "donate_memory":
+			c.DonateMemory, err = text(k, v)
+		case "remote_memory_mode":
+			c.RemoteMemoryMode, err = text(k, v)
 		default:
 			err = fmt.Errorf("%s: not a caravan config key (want one of %s)", k, strings.Join(Fields, ", "))
 		}
@@ -45,6 +51,17 @@ func FromJob(m map[string]any) (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// flag reads a boolean.
+func flag(key string, v any) (bool, error) {
+	switch x := v.(type) {
+	case nil:
+		return false, nil
+	case bool:
+		return x, nil
+	}
+	return false, fmt.Errorf("%s: want true or false, got %T", key, v)
 }
 
 // text reads a string, or a number as its shortest text.

@@ -42,13 +42,20 @@ func formatFloat(v float64) string {
 	return strconv.FormatFloat(v, 'g', 4, 64)
 }
 
-// points is the parameter's grid values.
+// points is the parameter's grid values (none for a malformed parameter:
+// Validate says why).
 func (p *Param) points() []string {
+	if p.Points < 0 || p.Points > maxTrials {
+		return nil
+	}
 	switch p.Type {
 	case ParamChoice:
 		return p.Values
 	case ParamInt:
 		if p.Points == 0 || float64(p.Points) > p.Max-p.Min {
+			if !(p.Max-p.Min < maxTrials) {
+				return nil
+			}
 			var out []string
 			for v := int64(p.Min); v <= int64(p.Max); v++ {
 				out = append(out, strconv.FormatInt(v, 10))
@@ -76,6 +83,9 @@ func (p *Param) points() []string {
 }
 
 func gridSize(params []Param) int {
+	if len(params) == 0 {
+		return 0
+	}
 	n := 1
 	for i := range params {
 		n *= len(params[i].points())

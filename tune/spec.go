@@ -51,9 +51,13 @@ type Spec struct {
 	// grid takes the grid's size, hyperband its brackets'.
 	Trials int `hcl:"trials,optional"`
 	// Parallel bounds ASHA's running trials (default: Trials).
-	Parallel int    `hcl:"parallel,optional"`
-	Seed     int64  `hcl:"seed,optional"`
-	Budget   Budget `hcl:"budget,block"`
+	Parallel int `hcl:"parallel,optional"`
+	// Sampler draws configurations: "random" (default) or "grid", which
+	// walks the grid in order (sha, asha, random over a grid; trials
+	// defaults to the grid's size).
+	Sampler string `hcl:"sampler,optional"`
+	Seed    int64  `hcl:"seed,optional"`
+	Budget  Budget `hcl:"budget,block"`
 	// Meta is fixed dispatch meta sent with every trial.
 	Meta   map[string]string `hcl:"meta,optional"`
 	Params []Param           `hcl:"param,block"`
@@ -115,6 +119,15 @@ func (s *Spec) setDefaults() {
 	if s.Mode == "" {
 		s.Mode = "min"
 	}
+	if s.Sampler == "" {
+		s.Sampler = "random"
+	}
+	if s.Algorithm == AlgGrid {
+		s.Sampler = "grid"
+	}
+	if s.Sampler == "grid" && s.Trials == 0 && s.Algorithm != AlgHyperband {
+		s.Trials = gridSize(s.Params)
+	}
 	if s.Budget.Unit == "" {
 		s.Budget.Unit = "steps"
 	}
@@ -131,6 +144,20 @@ func (s *Spec) Validate() error {
 	bad := func(field, format string, a ...any) error {
 		return fmt.Errorf("tune %q: %s: %s", s.Name, field, fmt.Sprintf(format, a...))
 	}
+	if len(s.Params) == 0 {
+		return bad("param", "the search space is empty: add at least one param block")
+	}
+	seen := map[string]bool{}
+	for i := range s.Params {
+		p := &s.Params[i]
+		if seen[p.Name] {
+			return bad("param."+p.Name, "declared twice")
+		}
+		seen[p.Name] = true
+		if err := p.validate(s.Sampler == "grid"); err != nil {
+			return bad("param."+p.Name, "%v", err)
+		}
+	}
 	switch {
 	case s.Metric == "":
 		return bad("metric", "must name the progress-file key to optimise")
@@ -138,6 +165,8 @@ func (s *Spec) Validate() error {
 		return bad("mode", "%q must be \"min\" or \"max\"", s.Mode)
 	case !contains(Algorithms, s.Algorithm):
 		return bad("algorithm", "unknown algorithm %q (valid: %s)", s.Algorithm, strings.Join(Algorithms, ", "))
+	case s.Sampler != "random" && s.Sampler != "grid":
+		return bad("sampler", "%q must be \"random\" or \"grid\"", s.Sampler)
 	case s.Trials < 0:
 		return bad("trials", "must be ≥ 0, got %d", s.Trials)
 	case s.Trials == 0 && s.Algorithm != AlgGrid && s.Algorithm != AlgHyperband:
@@ -154,23 +183,10 @@ func (s *Spec) Validate() error {
 		return bad("budget.reduction", "must be in [2, 100], got %v", s.Budget.Reduction)
 	case !(s.Budget.Total >= 0) || math.IsInf(s.Budget.Total, 0):
 		return bad("budget.total", "must be ≥ 0 (0 = no cap), got %v", s.Budget.Total)
-	case len(s.Params) == 0:
-		return bad("param", "the search space is empty: add at least one param block")
 	case s.Trials > maxTrials:
 		return bad("trials", "at most %d, got %d", maxTrials, s.Trials)
 	}
-	seen := map[string]bool{}
-	for i := range s.Params {
-		p := &s.Params[i]
-		if seen[p.Name] {
-			return bad("param."+p.Name, "declared twice")
-		}
-		seen[p.Name] = true
-		if err := p.validate(s.Algorithm == AlgGrid); err != nil {
-			return bad("param."+p.Name, "%v", err)
-		}
-	}
-	if s.Algorithm == AlgGrid {
+	if s.Sampler == "grid" {
 		if n := gridSize(s.Params); n > maxTrials {
 			return bad("param", "the grid has %d points, more than %d", n, maxTrials)
 		}

@@ -73,6 +73,7 @@ type Tuner struct {
 
 // NewTuner lays out the brackets and draws every configuration.
 func NewTuner(s Spec) (*Tuner, error) {
+	s.setDefaults()
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
@@ -84,7 +85,7 @@ func NewTuner(s Spec) (*Tuner, error) {
 	case AlgRandom:
 		t.add(Bracket{N: s.Trials, R0: b.Max, Rungs: 1})
 	case AlgGrid:
-		t.add(Bracket{N: gridSize(s.Params), R0: b.Max, Rungs: 1})
+		t.add(Bracket{N: s.Trials, R0: b.Max, Rungs: 1})
 	case AlgSHA, AlgASHA:
 		t.add(Bracket{N: s.Trials, R0: b.Max / math.Pow(eta, float64(top)), Rungs: top + 1, Sync: s.Algorithm == AlgSHA})
 	case AlgHyperband:
@@ -115,8 +116,8 @@ func (t *Tuner) add(b Bracket) {
 	for i := 0; i < b.N; i++ {
 		id := len(t.Trials)
 		c := sampleConfig(t.Spec.Params, t.Spec.Seed, id)
-		if t.Spec.Algorithm == AlgGrid {
-			c = gridConfig(t.Spec.Params, id)
+		if t.Spec.Sampler == "grid" {
+			c = gridConfig(t.Spec.Params, id%gridSize(t.Spec.Params))
 		}
 		t.Trials = append(t.Trials, Trial{ID: id, Bracket: bi, Config: c, Status: Pending})
 	}

@@ -17,6 +17,7 @@ import (
 var subcommands = map[string]map[string]command{
 	"sim":      simCommands,
 	"colocate": colocateCommands,
+	"tune":     tuneCommands,
 }
 
 // errUnknown is returned for a command that is not in the table.

@@ -20,6 +20,7 @@ var commands = map[string]command{
 	"queue":     {"show the live scheduler's queue: rank, attained service, why each job waits", runQueue},
 	"colocate":  {"Horus co-location: predictor error on measured pairs, and a co-location benchmark", runColocate},
 	"aggsvc":    {"run the shared gradient-aggregation service (Consul: caravan-aggsvc); `aggsvc token` prints tokens", runAggsvc},
+	"tune":      {"hyperparameter tuning with Fluid water-filling: run, status, sim", runTune},
 }
 
 func main() {

@@ -14,7 +14,7 @@ import (
 )
 
 var tuneCommands = map[string]command{
-	"sim":    {"simulate tuning workloads from measured model profiles: Fluid vs one trial per GPU", tuneSim},
+	"sim": {"simulate tuning workloads from measured model profiles: Fluid vs one trial per GPU", tuneSim},
 }
 
 func runTune(args []string, stdout, stderr io.Writer) error {

@@ -28,6 +28,10 @@ type Options struct {
 	// PluginConfig is added inside every client's caravan-driver config
 	// block (e.g. `device_dir = "/tmp/fake-dev"`).
 	PluginConfig string
+	// PluginConfigEach, when set, adds per-client text to that block; its
+	// argument counts client agents from 0 (e.g. a memshare block, whose
+	// listen ports differ per client).
+	PluginConfigEach func(client int) string
 	// Consul starts a Consul dev agent first and points every Nomad agent
 	// at it (service registration, aggregator discovery).
 	Consul bool
@@ -111,6 +115,12 @@ func (c *Cluster) launch(o Options) error {
 	if gpus.Count < 0 {
 		gpus.Count = 0
 	}
+	workloads := ""
+	if root, err := RepoRoot(); err == nil {
+		if fi, err := os.Stat(filepath.Join(root, "workloads")); err == nil && fi.IsDir() {
+			workloads = filepath.Join(root, "workloads")
+		}
+	}
 	n := 1 + o.Clients
 	ports, err := freePorts(3 * n)
 	if err != nil {
@@ -121,12 +131,15 @@ func (c *Cluster) launch(o Options) error {
 			Name: fmt.Sprintf("client-%d", i), PluginDir: c.Bins.PluginDir,
 			HTTP: ports[3*i], RPC: ports[3*i+1], Serf: ports[3*i+2],
 			Client: true, GPUs: gpus, RawExec: o.RawExec, Extra: o.ExtraConfig,
-			PluginExtra: o.PluginConfig,
+			PluginExtra: o.PluginConfig, Workloads: workloads,
 		}
 		if i == 0 {
 			cfg.Name, cfg.Server, cfg.Client = "server", true, o.Clients == 0
 		} else {
 			cfg.Servers = []string{c.Server.RPCAddr}
+		}
+		if cfg.Client && o.PluginConfigEach != nil {
+			cfg.PluginExtra += "\n" + o.PluginConfigEach(len(c.Clients))
 		}
 		cfg.DataDir = filepath.Join(o.Dir, cfg.Name)
 		a, err := newAgent(c.Bins.Nomad, o.Dir, cfg)

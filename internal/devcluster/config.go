@@ -28,6 +28,29 @@ type agentConfig struct {
 	Extra     string
 	// PluginExtra goes inside the caravan-driver config block.
 	PluginExtra string
+	// Workloads is a host folder jobspecs run code from (the repository's
+	// workloads/); isolated tasks see it, read-only, at the same path.
+	Workloads string
+}
+
+// driverChroot is the caravan driver's default chroot_env
+// (driver.DefaultChrootEnv; a driver test keeps the two in step). Setting
+// chroot_env replaces the default, so the cluster spells it out to add
+// the workloads folder.
+var driverChroot = []string{"/bin", "/etc", "/lib", "/lib32", "/lib64", "/sbin", "/usr", "/run/resolvconf", "/run/systemd/resolve"}
+
+// chrootEnv renders chroot_env with the workloads folder, or "" without one.
+func (c agentConfig) chrootEnv() string {
+	if c.Workloads == "" {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("    chroot_env = {\n")
+	for _, p := range append(append([]string(nil), driverChroot...), c.Workloads) {
+		fmt.Fprintf(&b, "      %q = %q\n", p, p)
+	}
+	b.WriteString("    }\n")
+	return b.String()
 }
 
 func (c agentConfig) render() string {
@@ -72,6 +95,7 @@ func (c agentConfig) pluginBlocks() string {
 	// The driver reads a job's create index from its own agent, to key
 	// checkpoints to one run of the job.
 	fmt.Fprintf(&b, "    nomad_address = \"http://127.0.0.1:%d\"\n", c.HTTP)
+	b.WriteString(c.chrootEnv())
 	if c.PluginExtra != "" {
 		fmt.Fprintf(&b, "    %s\n", c.PluginExtra)
 	}

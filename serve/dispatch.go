@@ -129,7 +129,8 @@ func (q *modelQueue) schedule(ctx context.Context) {
 	}
 }
 
-func removeIdx(ps []*pending, take map[int]bool) []*pending {
+// removeIdx drops the marked indexes, keeping order, in place.
+func removeIdx[T any](ps []T, take map[int]bool) []T {
 	out := ps[:0]
 	for i, p := range ps {
 		if !take[i] {

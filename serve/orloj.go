@@ -10,11 +10,13 @@ import (
 // request it knows, from the distribution of a batch of one with its input
 // and output lengths, p_alone (its chance if dispatched now) and its death
 // time (the last dispatch time at which that chance is still MinProb).
-// Requests already below MinProb are dropped. Candidate batches are built
-// around each of the most urgent requests (the anchor), with the most urgent
-// others whose lengths fit under the anchor's buckets, at every size up to
-// MaxBatch. A candidate B, whose execution time T_B has the distribution of
-// its key (size, longest input, longest output), scores
+// Requests already below MinProb are dropped. Candidate batches: for the
+// length buckets of each of the most urgent requests (the cap), and each
+// batch-size bucket n up to MaxBatch, the n most urgent requests fitting
+// under the cap that still have MinProb of finishing in such a batch (so a
+// batch never carries a request it would make late). A candidate B, whose
+// execution time T_B has the distribution of its key (size, longest input,
+// longest output), scores
 //
 //	( Σ_{r∈B} P(T_B ≤ d_r − now)  −  Σ_{r∉B, death_r < now+E[T_B]} p_alone_r ) / E[T_B]
 //
@@ -85,60 +87,78 @@ func (o *Orloj) best(now time.Time, q []Item, live []orlojReq, d *Dists) []int {
 			continue // same buckets as an earlier, more urgent anchor
 		}
 		seen[cap] = true
-		members := o.fitting(q, live, a, cap)
-		b, score := o.bestSize(now, q, members, lost, d)
-		if score > bestScore || bestB == nil {
+		b, score := o.bestSize(now, q, o.fitting(q, live, cap), cap, lost, d)
+		if b != nil && (bestB == nil || score > bestScore) {
 			bestB, bestScore = b, score
 		}
 	}
 	return bestB
 }
 
-// fitting lists the anchor then, by urgency, the live requests whose
-// buckets fit under cap, up to MaxBatch of them.
-func (o *Orloj) fitting(q []Item, live []orlojReq, anchor int, cap Key) []orlojReq {
-	out := []orlojReq{live[anchor]}
-	for i, r := range live {
-		if len(out) == o.c.MaxBatch {
-			break
-		}
+// fitting lists, by urgency, the live requests whose buckets fit under cap.
+func (o *Orloj) fitting(q []Item, live []orlojReq, cap Key) []orlojReq {
+	var out []orlojReq
+	for _, r := range live {
 		it := q[r.idx]
-		if i != anchor && bucket(it.In) <= cap.In && bucket(it.Out) <= cap.Out {
+		if bucket(it.In) <= cap.In && bucket(it.Out) <= cap.Out {
 			out = append(out, r)
 		}
 	}
 	return out
 }
 
-// bestSize scores each prefix of members and returns the best one.
-func (o *Orloj) bestSize(now time.Time, q []Item, members []orlojReq, lost lossIndex, d *Dists) ([]int, float64) {
+// bestSize tries each batch-size bucket n: the n most urgent fitting
+// requests that still have MinProb of finishing in a batch of n padded to
+// cap (they are a suffix of fit: fit is in deadline order), scored on the
+// distribution of their actual key.
+func (o *Orloj) bestSize(now time.Time, q []Item, fit []orlojReq, cap Key, lost lossIndex, d *Dists) ([]int, float64) {
 	var best []int
 	bestScore := 0.0
-	maxIn, maxOut := 0, 0
-	for n := 1; n <= len(members); n++ {
-		it := q[members[n-1].idx]
-		maxIn, maxOut = max(maxIn, it.In), max(maxOut, it.Out)
-		s := d.Lookup(KeyFor(n, maxIn, maxOut))
+	for n := 1; n <= o.c.MaxBatch; n *= 2 {
+		s := d.Lookup(KeyFor(n, cap.In, cap.Out))
 		if s == nil {
-			if n == 1 { // nothing known yet: learn from a batch of one
-				return []int{members[0].idx}, 1
+			if n == 1 && len(fit) > 0 { // nothing known yet: learn from a batch of one
+				return []int{fit[0].idx}, 0
 			}
-			continue
+			break
 		}
-		mean := max(s.Mean(), time.Microsecond)
-		met, inB := 0.0, 0.0
-		for _, r := range members[:n] {
-			met += s.CDF(q[r.idx].Deadline.Sub(now))
-			if r.death.Before(now.Add(mean)) {
-				inB += r.pOne // counted in lost below, but it is served
-			}
+		ready := now.Add(s.Quantile(o.c.MinProb))
+		j, _ := slices.BinarySearchFunc(fit, ready, func(r orlojReq, t time.Time) int {
+			return q[r.idx].Deadline.Compare(t)
+		})
+		members := fit[j:min(len(fit), j+n)]
+		if len(members) == 0 {
+			break // a bigger batch is slower: nobody fits it either
 		}
-		score := (met - (lost.before(now.Add(mean)) - inB)) / mean.Seconds()
+		score := o.score(now, q, members, lost, d)
 		if best == nil || score > bestScore {
-			best, bestScore = indexes(members[:n]), score
+			best, bestScore = indexes(members), score
+		}
+		if len(members) < n {
+			break
 		}
 	}
 	return best, bestScore
+}
+
+// score is expected requests met in B, less those its run lets die, per
+// second of expected worker time.
+func (o *Orloj) score(now time.Time, q []Item, members []orlojReq, lost lossIndex, d *Dists) float64 {
+	maxIn, maxOut := 0, 0
+	for _, r := range members {
+		maxIn, maxOut = max(maxIn, q[r.idx].In), max(maxOut, q[r.idx].Out)
+	}
+	s := d.Lookup(KeyFor(len(members), maxIn, maxOut))
+	mean := max(s.Mean(), time.Microsecond)
+	end := now.Add(mean)
+	met, inB := 0.0, 0.0
+	for _, r := range members {
+		met += s.CDF(q[r.idx].Deadline.Sub(now))
+		if r.death.Before(end) {
+			inB += r.pOne // counted in lost below, but it is served
+		}
+	}
+	return (met - (lost.before(end) - inB)) / mean.Seconds()
 }
 
 func indexes(rs []orlojReq) []int {

@@ -228,5 +228,59 @@ func intList(s string) ([]int, error) {
 }
 
 func serveBench(args []string, stdout, stderr io.Writer) error {
-	return errors.New("serve bench: not yet")
+	fs := flag.NewFlagSet("caravan serve bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	tracePath := fs.String("trace", "../shared/traces/azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv", "Azure LLM inference trace CSV")
+	profile := fs.String("profile", "serve/testdata/profiles/lstm-gen.csv", "measured batch latencies of the real model (caravan serve profile)")
+	static := fs.Bool("static", false, "the model's cost ignores lengths (e.g. static-cnn)")
+	n := fs.Int("requests", 3000, "trace requests replayed (the first tenth warms up, uncounted)")
+	skip := fs.Int("skip", 0, "trace requests skipped first")
+	speedups := fs.String("speedups", "5,10,20,40", "arrival-rate multipliers of the trace")
+	slos := fs.String("slos", "150ms,400ms", "per-request deadlines")
+	workers := fs.Int("workers", 2, "simulated workers")
+	maxBatch := fs.Int("max-batch", 16, "largest batch")
+	policies := fs.String("policies", "orloj,clockwork,fifo", "policies compared")
+	noNoise := fs.Bool("no-noise", false, "measured medians only (a dedicated core), without the measured spread")
+	inDiv := fs.Int("in-div", 4, "trace input tokens per model input token")
+	outDiv := fs.Int("out-div", 2, "trace output tokens per generated token")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	c := serve.BenchConfig{Features: !*static, InDiv: *inDiv, OutDiv: *outDiv, MaxIn: 2048, MaxOut: 512,
+		Requests: *n, Skip: *skip, Workers: *workers, MaxBatch: *maxBatch, Overhead: time.Millisecond,
+		Policies: strings.Split(*policies, ","), NoNoise: *noNoise}
+	var err error
+	if c.Trace, err = serve.LoadAzureLLM(*tracePath); err != nil {
+		return err
+	}
+	pf, err := os.Open(*profile)
+	if err != nil {
+		return err
+	}
+	defer pf.Close()
+	if c.Profile, err = serve.ReadProfile(pf); err != nil {
+		return err
+	}
+	for _, s := range strings.Split(*speedups, ",") {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || v <= 0 {
+			return fmt.Errorf("-speedups: %q is not a positive number", s)
+		}
+		c.Speedups = append(c.Speedups, v)
+	}
+	for _, s := range strings.Split(*slos, ",") {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("-slos: %q is not a positive duration", s)
+		}
+		c.SLOs = append(c.SLOs, d)
+	}
+	rows, err := serve.RunBench(c)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Simulated executor: %d workers, batch latencies from %s (measured on the real model; %s).\n\n",
+		*workers, *profile, map[bool]string{true: "medians only", false: "medians times the measured spread"}[*noNoise])
+	serve.WriteBenchTable(stdout, rows)
+	return nil
 }

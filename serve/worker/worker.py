@@ -68,6 +68,7 @@ def make_handler(model_name, model, token):
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # one small reply must not wait for a delayed ACK (40 ms)
 
         def log_message(self, fmt, *args):  # quiet: the front end logs
             pass

@@ -58,6 +58,9 @@ type Spec struct {
 	Sampler string `hcl:"sampler,optional"`
 	Seed    int64  `hcl:"seed,optional"`
 	Budget  Budget `hcl:"budget,block"`
+	// Task is the task whose progress file holds the metric (default
+	// "trial").
+	Task string `hcl:"task,optional"`
 	// Meta is fixed dispatch meta sent with every trial.
 	Meta   map[string]string `hcl:"meta,optional"`
 	Params []Param           `hcl:"param,block"`
@@ -118,6 +121,9 @@ func hclName(filename string) string {
 func (s *Spec) setDefaults() {
 	if s.Mode == "" {
 		s.Mode = "min"
+	}
+	if s.Task == "" {
+		s.Task = "trial"
 	}
 	if s.Sampler == "" {
 		s.Sampler = "random"

@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -27,7 +28,8 @@ type Trial struct {
 	Status  Status  `json:"status"`
 	Budget  float64 `json:"budget"` // cumulative budget of its current rung
 	// Metrics holds the metric at the end of each finished rung.
-	Metrics []float64 `json:"metrics,omitempty"`
+	// A failed rung is NaN (JSON null).
+	Metrics Metrics `json:"metrics,omitempty"`
 	Note    string    `json:"note,omitempty"`
 }
 
@@ -37,6 +39,36 @@ func (t *Trial) Last() float64 {
 		return math.NaN()
 	}
 	return t.Metrics[len(t.Metrics)-1]
+}
+
+// Metrics are rung results; NaN (a failed rung) is JSON null.
+type Metrics []float64
+
+// MarshalJSON writes NaN as null, which JSON numbers cannot hold.
+func (m Metrics) MarshalJSON() ([]byte, error) {
+	out := make([]*float64, len(m))
+	for i := range m {
+		if !math.IsNaN(m[i]) && !math.IsInf(m[i], 0) {
+			out[i] = &m[i]
+		}
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads null as NaN.
+func (m *Metrics) UnmarshalJSON(b []byte) error {
+	var in []*float64
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*m = make(Metrics, len(in))
+	for i, v := range in {
+		(*m)[i] = math.NaN()
+		if v != nil {
+			(*m)[i] = *v
+		}
+	}
+	return nil
 }
 
 // Bracket is one successive-halving bracket: N trials starting at budget R0,

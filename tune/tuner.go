@@ -30,7 +30,7 @@ type Trial struct {
 	// Metrics holds the metric at the end of each finished rung.
 	// A failed rung is NaN (JSON null).
 	Metrics Metrics `json:"metrics,omitempty"`
-	Note    string    `json:"note,omitempty"`
+	Note    string  `json:"note,omitempty"`
 }
 
 // Last is the trial's newest rung metric (NaN if none).

@@ -72,7 +72,7 @@ var reservedTaskPaths = []string{"/", "/alloc", "/local", "/secrets", "/private"
 
 var isolationSpec = map[string]*hclspec.Spec{
 	"no_isolation":         hclspec.NewAttr("no_isolation", "bool", false),
-	"chroot_env":           hclspec.NewAttr("chroot_env", "map(string)", false),
+	"chroot_env":           hclspec.NewBlockAttrs("chroot_env", "string", false),
 	"default_user":         hclspec.NewAttr("default_user", "string", false),
 	"allow_root":           hclspec.NewAttr("allow_root", "bool", false),
 	"denied_users":         hclspec.NewAttr("denied_users", "list(string)", false),

@@ -160,8 +160,10 @@ func TestOversubscribedGPUFailsClearly(t *testing.T) {
 // (3) The plugin is killed while a task runs: the task keeps running, is
 // recovered, and its exit code is reported.
 func TestTaskSurvivesPluginKill(t *testing.T) {
-	marker := filepath.Join(t.TempDir(), "go")
-	script := fmt.Sprintf("echo started $$; while [ ! -e %s ]; do sleep 0.2; done; echo finishing; exit 3", marker)
+	// The task is isolated, so the test signals it rather than leaving a
+	// file it could not see; the signal also goes through the recovered
+	// driver.
+	script := "trap 'echo finishing; exit 3' USR1; echo started $$; while true; do sleep 0.2; done"
 	if _, err := cluster.RunHCL(shJob("survivor", script, 0.25, ""), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -180,9 +182,7 @@ func TestTaskSurvivesPluginKill(t *testing.T) {
 		}
 	}
 	waitNewPlugin(t, before)
-	if err := os.WriteFile(marker, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	signalUntilDead(t, a, "t", "SIGUSR1")
 	a, err = cluster.WaitAlloc(within(t, 60*time.Second), "survivor", harness.TaskState("t", "dead"))
 	if err != nil {
 		t.Fatal(err)
@@ -199,6 +199,22 @@ func TestTaskSurvivesPluginKill(t *testing.T) {
 	if code := exitCode(a, "t"); code != 3 {
 		t.Errorf("exit code reported as %d, want 3; events:\n%s", code, events)
 	}
+}
+
+// signalUntilDead signals a task until it has exited: right after a plugin
+// restart the client may not have re-attached to the task yet.
+func signalUntilDead(t *testing.T, a *api.Allocation, task, sig string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		cur, _, err := cluster.API.Allocations().Info(a.ID, nil)
+		if err == nil && cur.TaskStates[task] != nil && cur.TaskStates[task].State == "dead" {
+			return
+		}
+		_ = cluster.API.Allocations().Signal(a, nil, task, sig)
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Fatalf("task %s did not exit after %s", task, sig)
 }
 
 func waitNewPlugin(t *testing.T, old []int) {
@@ -251,31 +267,31 @@ func TestStopCheckpoints(t *testing.T) {
 	}
 	out, _ := cluster.Logs(a, "train", "stdout")
 	t.Logf("stdout:\n%s", out)
-	dir := envOf(out)["CARAVAN_CHECKPOINT_DIR"]
-	if dir == "" {
-		t.Fatal("task did not see CARAVAN_CHECKPOINT_DIR")
+	if got := envOf(out)["CARAVAN_CHECKPOINT_DIR"]; got != "/caravan/checkpoint" {
+		t.Errorf("isolated task saw CARAVAN_CHECKPOINT_DIR %q, want /caravan/checkpoint", got)
 	}
 	if !strings.Contains(out, "received signal 15") || !strings.Contains(out, "checkpoint saved") {
 		t.Errorf("task should report SIGTERM and a checkpoint; stdout:\n%s", out)
 	}
+	dir := hostCheckpointDir(t, id, "train", "train")
 	st, err := os.Stat(filepath.Join(dir, "digits.pt"))
 	if err != nil || st.Size() == 0 {
 		t.Fatalf("no checkpoint in %s: %v", dir, err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
 
-	// Run it again: it resumes where the checkpoint left off.
+	// Run the stopped job again: it resumes where the checkpoint left off.
 	var step int
 	if _, err := fmt.Sscanf(out[strings.LastIndex(out, "checkpoint saved at step"):], "checkpoint saved at step %d", &step); err != nil {
 		t.Fatalf("no checkpoint step in stdout: %v", err)
 	}
-	stopJob(t, id)
 	if _, err := cluster.RunFile(repoPath(t, "jobspecs", "train-digits.nomad.hcl"), map[string]string{
 		"workloads": repoPath(t, "workloads"), "steps": fmt.Sprint(step + 20),
 	}); err != nil {
 		t.Fatal(err)
 	}
-	a, err = cluster.WaitAlloc(within(t, 90*time.Second), id, harness.TaskState("train", "dead"))
+	a, err = cluster.WaitAlloc(within(t, 90*time.Second), id, func(x *api.Allocation) bool {
+		return x.ID != a.ID && harness.TaskState("train", "dead")(x)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,6 +299,18 @@ func TestStopCheckpoints(t *testing.T) {
 	if want := fmt.Sprintf("resumed from checkpoint at step %d", step); !strings.Contains(out, want) {
 		t.Errorf("second run should say %q; stdout:\n%s", want, out)
 	}
+}
+
+// hostCheckpointDir is where the driver keeps a task's checkpoint on the
+// single agent: <state_dir>/checkpoints/default/<job>/job-<create index>/...
+func hostCheckpointDir(t *testing.T, jobID, group, task string) string {
+	t.Helper()
+	job, _, err := cluster.API.Jobs().Info(jobID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(cluster.Dir, cluster.Clients[0].Name, "caravan", "checkpoints", "default", jobID,
+		fmt.Sprintf("job-%d", *job.CreateIndex), group, task)
 }
 
 type progressLine struct {

@@ -45,7 +45,7 @@ func (c agentConfig) chrootEnv() string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("    chroot_env = {\n")
+	b.WriteString("    chroot_env {\n")
 	for _, p := range append(append([]string(nil), driverChroot...), c.Workloads) {
 		fmt.Fprintf(&b, "      %q = %q\n", p, p)
 	}

@@ -1,6 +1,11 @@
 package live
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+)
 
 // phase is where a managed job is, as read from Nomad.
 type phase int
@@ -28,6 +33,10 @@ type entry struct {
 	held []target
 	// badPlacement says why a stored placement could not be read.
 	badPlacement string
+	// unfit says why no node may take this queued job (see class.go).
+	unfit string
+	// failed says why a finished job failed ("" = it succeeded).
+	failed string
 }
 
 // classify reads each managed job's phase and brings its record up to now.
@@ -36,11 +45,20 @@ func (s *Scheduler) classify(w *world, now float64) []*entry {
 	seen := map[string]bool{}
 	for _, j := range w.jobs {
 		seen[j.ID] = true
-		e := &entry{stub: j, rec: s.st.job(j.ID, now), allocs: summarise(w.allocs[j.ID])}
+		submit := submitTime(j, now)
+		e := &entry{stub: j, rec: s.st.job(j.ID, submit, j.CreateIndex), allocs: summarise(w.allocs[j.ID])}
 		e.phase = s.phaseOf(j)
-		s.account(e, now)
-		if e.phase == phaseQueued || e.phase == phaseRunning {
-			e.job = s.fullJob(j)
+		if e.phase == phaseQueued && e.rec.newRun(j.CreateIndex) {
+			e.rec.restart(submit, j.CreateIndex)
+			s.progress.forget(j.ID)
+			s.dirty = true
+		}
+		s.account(e, now, w.allocs[j.ID])
+		if e.phase != phaseGone {
+			e.job = s.fullJob(j) // cached per JobModifyIndex: one read per change
+		}
+		if e.phase == phaseDone {
+			e.failed = failure(w.allocs[j.ID])
 		}
 		es = append(es, e)
 	}
@@ -60,25 +78,34 @@ func (s *Scheduler) phaseOf(j *jobStub) phase {
 	return phaseRunning
 }
 
+// submitTime is when Nomad took the job's latest version, or now if the
+// stub has none.
+func submitTime(j *jobStub, now float64) float64 {
+	if j.SubmitTime <= 0 {
+		return now
+	}
+	return min(float64(j.SubmitTime)/1e9, now)
+}
+
 // account updates service and holdings for one job.
-func (s *Scheduler) account(e *entry, now float64) {
+func (s *Scheduler) account(e *entry, now float64, allocs []*api.AllocationListStub) {
 	r := e.rec
 	switch e.phase {
 	case phaseRunning:
 		e.held = s.placementOf(e, MetaPlacement, e.stub.Meta[MetaPlacement])
-		share := 0.0
-		for _, t := range e.held {
-			share += t.Fraction
-		}
 		if e.allocs.running > 0 {
-			r.accrue(now, share)
+			r.accrue(now, share(e.held))
 		} else {
 			r.pause()
 		}
 		return
 	case phaseDone:
 		if r.FinishedAt == 0 {
-			r.FinishedAt = now
+			// Service up to when its tasks really ended, which may be
+			// long before now (a scheduler restart, a slow round).
+			end := min(lastFinish(allocs, now), now)
+			r.accrue(end, share(s.placementOf(e, "state", r.Placement)))
+			r.FinishedAt = end
 			s.dirty = true
 		}
 	case phaseQueued:
@@ -121,4 +148,30 @@ func (s *Scheduler) placementOf(e *entry, where, text string) []target {
 		s.log.Warn("unreadable placement; its GPUs are not in the scheduler's book", "job", e.stub.ID, "from", where, "error", err)
 	}
 	return nil
+}
+
+// share is a placement's GPU share (workers × fraction).
+func share(ts []target) float64 {
+	x := 0.0
+	for _, t := range ts {
+		x += t.Fraction
+	}
+	return x
+}
+
+// lastFinish is when the job's last task ended (Unix seconds), or def
+// if no task says.
+func lastFinish(as []*api.AllocationListStub, def float64) float64 {
+	var last time.Time
+	for _, a := range as {
+		for _, ts := range a.TaskStates {
+			if ts != nil && ts.FinishedAt.After(last) {
+				last = ts.FinishedAt
+			}
+		}
+	}
+	if last.IsZero() {
+		return def
+	}
+	return unix(last)
 }

@@ -22,9 +22,12 @@ type nodeGPU struct {
 	FreeMemMiB   int64
 }
 
-// nodeInfo is a schedulable node.
+// nodeInfo is a schedulable node, with what constraints may test.
 type nodeInfo struct {
 	ID, Name, Pool string
+	Datacenter     string
+	Class          string
+	Attrs, Meta    map[string]string
 	GPUs           []nodeGPU
 }
 
@@ -36,7 +39,8 @@ func usable(n *api.Node) bool {
 // parseNode reads the caravan fingerprint. A node without the driver or
 // without GPUs has no GPUs; malformed attributes are an error naming them.
 func parseNode(n *api.Node) (nodeInfo, error) {
-	info := nodeInfo{ID: n.ID, Name: n.Name, Pool: n.NodePool}
+	info := nodeInfo{ID: n.ID, Name: n.Name, Pool: n.NodePool, Datacenter: n.Datacenter, Class: n.NodeClass,
+		Attrs: n.Attributes, Meta: n.Meta}
 	attrs := n.Attributes
 	if d := n.Drivers["caravan"]; d != nil && len(d.Attributes) > 0 {
 		attrs = d.Attributes

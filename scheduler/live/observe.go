@@ -17,13 +17,15 @@ type jobStub struct {
 	NodePool       string
 	Stop           bool
 	JobModifyIndex uint64
-	SubmitTime     int64
+	CreateIndex    uint64 // a purged and re-created job has a new one
+	SubmitTime     int64  // Unix ns of the latest version
 	Meta           map[string]string
 }
 
 // world is one consistent-enough read of the cluster.
 type world struct {
 	nodes  map[string]*nodeInfo // usable nodes by ID
+	pools  map[string]bool      // node pools Nomad has
 	jobs   []*jobStub           // caravan's jobs, by submit time
 	allocs map[string][]*api.AllocationListStub
 	index  uint64 // Nomad index of the job list, for the event stream
@@ -53,7 +55,24 @@ func (s *Scheduler) observe() (*world, error) {
 	if err := s.observeAllocs(w, q); err != nil {
 		return nil, err
 	}
+	if err := s.observePools(w); err != nil {
+		return nil, err
+	}
 	return w, s.observeNodes(w)
+}
+
+// observePools lists the node pools, so a job naming a missing one waits
+// with that reason instead of failing its admission every round.
+func (s *Scheduler) observePools(w *world) error {
+	pools, _, err := s.api.NodePools().List(nil)
+	if err != nil {
+		return fmt.Errorf("list node pools: %w", err)
+	}
+	w.pools = map[string]bool{allPool: true}
+	for _, p := range pools {
+		w.pools[p.Name] = true
+	}
+	return nil
 }
 
 // managed: jobs in the queue pool or admitted by caravan; no other job is

@@ -28,6 +28,8 @@ type progress struct {
 	// readAt, stepAt: time and step of the last read that moved.
 	readAt, stepAt float64
 	bad            int
+	// final: the finished job's last allocation has been read.
+	final bool
 }
 
 // progressLine is one line as tasks write it; numbers may be missing.

@@ -35,6 +35,9 @@ const (
 type progressTarget struct {
 	job, alloc, node, task string
 	workers                int
+	// final is the one read of a finished job's last allocation, so the
+	// queue shows where it ended, not the last poll before.
+	final bool
 }
 
 // progressBook holds what was read of every job's progress. A poller
@@ -49,30 +52,45 @@ type progressBook struct {
 
 func newProgressBook() *progressBook { return &progressBook{jobs: map[string]*progress{}} }
 
-// progressTargets lists the first worker of every running job, and tells
-// the book which jobs still exist.
+// progressTargets lists the first worker of every running job, and of
+// every finished job not read to its end yet, and tells the book which
+// jobs still exist.
 func (s *Scheduler) progressTargets(es []*entry, allocs map[string][]*api.AllocationListStub) {
+	b := s.progress
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	var ts []progressTarget
 	known := make(map[string]bool, len(es))
 	for _, e := range es {
 		known[e.stub.ID] = true
-		if e.phase != phaseRunning || e.job == nil || e.job.err != nil {
+		if e.job == nil || e.job.err != nil {
 			continue
 		}
 		w := e.job.gang.Workers[0]
-		if a := runningAlloc(allocs[e.stub.ID], w.Group); a != nil {
-			ts = append(ts, progressTarget{job: e.stub.ID, alloc: a.ID, node: a.NodeID, task: w.Task, workers: len(e.job.gang.Workers)})
+		switch p := b.jobs[e.stub.ID]; {
+		case e.phase == phaseRunning:
+			if a := runningAlloc(allocs[e.stub.ID], w.Group); a != nil {
+				ts = append(ts, progressTarget{job: e.stub.ID, alloc: a.ID, node: a.NodeID, task: w.Task, workers: len(e.job.gang.Workers)})
+			}
+		case e.phase == phaseDone && p != nil && !p.final:
+			if a := allocByID(allocs[e.stub.ID], p.alloc); a != nil {
+				ts = append(ts, progressTarget{job: e.stub.ID, alloc: a.ID, node: a.NodeID, task: w.Task, final: true})
+			}
 		}
 	}
-	b := s.progress
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.targets, b.known = ts, known
 	for id := range b.jobs {
 		if !known[id] {
 			delete(b.jobs, id)
 		}
 	}
+}
+
+// forget drops what was read of a job (it starts a new run).
+func (b *progressBook) forget(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.jobs, id)
 }
 
 // pollProgress reads the targets every ProgressInterval until ctx ends.
@@ -123,13 +141,14 @@ func (s *Scheduler) readTarget(ctx context.Context, t progressTarget) {
 	cur := p.cursor(t.alloc)
 	b.mu.Unlock()
 	data, err := s.readFrom(ctx, t, cur.offset)
+	now := unix(s.now())
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p.final = p.final || t.final // one try: the allocation may be gone
 	if err != nil {
 		s.log.Debug("reading progress", "job", t.job, "alloc", t.alloc, "error", err)
 		return
 	}
-	now := unix(s.now())
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.known[t.job] { // not forgotten meanwhile
 		if b.jobs[t.job] == nil {
 			b.jobs[t.job] = p
@@ -160,6 +179,16 @@ func (s *Scheduler) readFrom(ctx context.Context, t progressTarget, offset int64
 		return nil, fmt.Errorf("read: %w", err)
 	}
 	return b, nil
+}
+
+// allocByID finds one allocation of a job.
+func allocByID(as []*api.AllocationListStub, id string) *api.AllocationListStub {
+	for _, a := range as {
+		if a.ID == id {
+			return a
+		}
+	}
+	return nil
 }
 
 // runningAlloc is the running allocation of a task group, if any.

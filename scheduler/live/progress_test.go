@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
+	"github.com/hashicorp/nomad/api"
 )
 
 func TestParseProgressSkipsBadLinesAndKeepsTornOnes(t *testing.T) {
@@ -164,4 +165,23 @@ func FuzzParseProgress(f *testing.F) {
 			t.Fatalf("%q: %d points, rest %d bytes, bad %d, skip %v", b, len(pts), len(rest), bad, skip)
 		}
 	})
+}
+
+// A finished job's last allocation is read once more, so the queue shows
+// where it ended rather than the last poll before (bug: a stale step).
+func TestFinishedJobGetsOneFinalProgressRead(t *testing.T) {
+	s := testScheduler(t)
+	g := gang{Workers: []worker{{Group: "w0", Task: "work"}}, Fraction: 1}
+	e := &entry{stub: &jobStub{ID: "j"}, phase: phaseDone, rec: &record{}, job: &cachedJob{gang: g}}
+	allocs := map[string][]*api.AllocationListStub{"j": {{ID: "a1", NodeID: "n1", TaskGroup: "w0", ClientStatus: "complete"}}}
+	s.progress.jobs["j"] = &progress{alloc: "a1", offset: 40}
+	s.progressTargets([]*entry{e}, allocs)
+	if ts := s.progress.targets; len(ts) != 1 || !ts[0].final || ts[0].alloc != "a1" || ts[0].workers != 0 {
+		t.Fatalf("targets %+v: want one final read of a1", ts)
+	}
+	s.progress.jobs["j"].final = true
+	s.progressTargets([]*entry{e}, allocs)
+	if len(s.progress.targets) != 0 {
+		t.Fatalf("read again after the final read: %+v", s.progress.targets)
+	}
 }

@@ -100,7 +100,7 @@ func TestGPUBookHoldsDrainingJobsAndForeignUse(t *testing.T) {
 	if !fresh.fits([]target{{NodeID: "n2", GPU: 0, Fraction: 1}}) {
 		t.Error("a stale fingerprint held a GPU caravan just released")
 	}
-	snap := (&Scheduler{}).snapshot(l, nil, 5)
+	snap := (&Scheduler{}).snapshot(l, l.nodeIDs(), nil, 5)
 	if len(snap.Cluster.Nodes) != 2 || snap.Cluster.Nodes[0].GPUs[0].UsedFraction != 1 || snap.Cluster.Nodes[1].GPUs[0].UsedFraction != 0.75 {
 		t.Fatalf("snapshot cluster %+v", snap.Cluster)
 	}
@@ -127,4 +127,8 @@ func TestAdmitKeepsStringWholeGPUWhole(t *testing.T) {
 	if _, err := taskRequest(job.TaskGroups[0].Tasks[0]); err != nil {
 		t.Fatalf("pinned config is invalid for the driver: %v", err)
 	}
+}
+
+func sortedIDs(nodes map[string]*nodeInfo) []string {
+	return (&gpuBook{nodes: nodes}).nodeIDs()
 }

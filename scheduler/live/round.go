@@ -10,8 +10,9 @@ import (
 const saveEvery = 2 * time.Second
 
 // round is one pass of the pipeline: observe the cluster, classify its
-// jobs, snapshot them for the policy, decide, apply the decision (which
-// rewrites jobs) and save state. It returns the Nomad index it read at.
+// jobs, then for each class of jobs sharing eligible nodes (class.go)
+// snapshot them for the policy, decide and apply the decision (which
+// rewrites jobs); last, save state. It returns the Nomad index it read at.
 func (s *Scheduler) round() (uint64, error) {
 	start := s.now()
 	w, err := s.observe()
@@ -22,9 +23,21 @@ func (s *Scheduler) round() (uint64, error) {
 	es := s.classify(w, unix(now))
 	s.progressTargets(es, w.allocs)
 	b := newGPUBook(w.nodes, es, s.touch(es, now))
-	dec := s.decide(s.snapshot(b, es, unix(now)))
-	waiting := s.apply(w, es, b, dec, now)
-	v := buildView(s.pol.Name(), es, dec.Ranking, waiting, now)
+	var ranking []policy.Rank
+	waiting := map[string]string{}
+	for _, c := range s.classes(w, es) {
+		dec := s.decide(s.snapshot(b, c.nodes, c.entries, unix(now)))
+		for id, why := range s.apply(w, c.entries, b, dec, now) {
+			waiting[id] = why
+		}
+		ranking = append(ranking, dec.Ranking...)
+	}
+	for _, e := range es {
+		if e.phase == phaseQueued && e.unfit != "" {
+			s.repair(e)
+		}
+	}
+	v := buildView(s.pol.Name(), es, ranking, waiting, now)
 	s.showProgress(v)
 	s.view.Store(v)
 	s.metrics.rounds.Add(1)

@@ -4,11 +4,12 @@ import (
 	"github.com/caravan-dl/caravan/scheduler/policy"
 )
 
-// snapshot builds what the policy sees: the GPUs with everything committed
-// on them, and every valid queued, running and just-finished job.
-func (s *Scheduler) snapshot(l *gpuBook, es []*entry, now float64) *policy.Snapshot {
+// snapshot builds what the policy sees of one class: its nodes' GPUs with
+// everything committed on them, and its valid queued, running and
+// just-finished jobs.
+func (s *Scheduler) snapshot(l *gpuBook, nodes []string, es []*entry, now float64) *policy.Snapshot {
 	snap := &policy.Snapshot{Now: now}
-	for _, id := range l.nodeIDs() {
+	for _, id := range nodes {
 		n := l.nodes[id]
 		pn := policy.Node{Name: id}
 		for i, g := range n.GPUs {

@@ -17,6 +17,9 @@ type record struct {
 	// preempted job holds its GPUs until its allocations have stopped.
 	Placement  string  `json:"placement,omitempty"`
 	FinishedAt float64 `json:"finished_at,omitempty"`
+	// CreateIndex is the Nomad job's, telling a purged and re-created job
+	// of the same name from this one.
+	CreateIndex uint64 `json:"create_index,omitempty"`
 }
 
 // decision is one action in the decision log.
@@ -35,14 +38,26 @@ type state struct {
 
 func newState() *state { return &state{Jobs: map[string]*record{}} }
 
-// job returns the job's record, creating it as first seen at now.
-func (s *state) job(id string, now float64) *record {
+// job returns the job's record, creating it as submitted at submit.
+func (s *state) job(id string, submit float64, createIndex uint64) *record {
 	r := s.Jobs[id]
 	if r == nil {
-		r = &record{Submit: now, QueuedSince: now}
+		r = &record{Submit: submit, QueuedSince: submit, CreateIndex: createIndex}
 		s.Jobs[id] = r
 	}
 	return r
+}
+
+// newRun reports whether a queued job is a new run of its name: it was
+// purged and re-created, or re-run after it finished. Its service,
+// preemptions and wait start again from its submit time.
+func (r *record) newRun(createIndex uint64) bool {
+	return r.FinishedAt > 0 || (r.CreateIndex != 0 && createIndex != 0 && r.CreateIndex != createIndex)
+}
+
+// restart forgets a previous run.
+func (r *record) restart(submit float64, createIndex uint64) {
+	*r = record{Submit: submit, QueuedSince: submit, CreateIndex: createIndex}
 }
 
 // log appends a decision, keeping the newest keep.

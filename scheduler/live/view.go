@@ -2,6 +2,7 @@ package live
 
 import (
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
@@ -18,7 +19,7 @@ type QueueView struct {
 // QueueJob is one job as the scheduler sees it.
 type QueueJob struct {
 	ID    string `json:"id"`
-	State string `json:"state"` // queued, running, finished, stopped
+	State string `json:"state"` // queued, running, finished, failed, stopped
 	// Rank is the policy's priority (0 = next); -1 when the policy has no
 	// ordering to ask or the job is not schedulable.
 	Rank        int     `json:"rank"`
@@ -55,9 +56,13 @@ func buildView(pol string, es []*entry, ranking []policy.Rank, waiting map[strin
 		}
 		switch e.phase {
 		case phaseQueued:
-			q.Reason = reasonFor(e, waiting)
+			q.Reason = oneLine(reasonFor(e, waiting))
 			if r.QueuedSince > 0 {
 				q.WaitSeconds = unix(now) - r.QueuedSince
+			}
+		case phaseDone:
+			if e.failed != "" {
+				q.State, q.Reason = "failed", oneLine(e.failed)
 			}
 		case phaseRunning:
 			q.Placement = e.stub.Meta[MetaPlacement]
@@ -73,7 +78,7 @@ func buildView(pol string, es []*entry, ranking []policy.Rank, waiting map[strin
 
 // less orders running before queued, then by rank, unranked last.
 func less(a, b QueueJob) bool {
-	order := map[string]int{"running": 0, "queued": 1, "finished": 2, "stopped": 3}
+	order := map[string]int{"running": 0, "queued": 1, "failed": 2, "finished": 3, "stopped": 4}
 	if order[a.State] != order[b.State] {
 		return order[a.State] < order[b.State]
 	}
@@ -90,10 +95,25 @@ func reasonFor(e *entry, waiting map[string]string) string {
 		return "not read yet"
 	case e.job.err != nil:
 		return "invalid: " + e.job.err.Error()
+	case e.unfit != "":
+		return e.unfit
 	case waiting[e.stub.ID] != "":
 		return waiting[e.stub.ID]
 	case e.allocs.draining > 0:
 		return "preempted; checkpointing before it can be resumed"
 	}
 	return "waiting for the next scheduling round"
+}
+
+// maxReason bounds a reason in the queue view.
+const maxReason = 240
+
+// oneLine keeps a reason to one short line: Nomad's errors can carry a
+// whole multi-line server response.
+func oneLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if len(s) > maxReason {
+		s = strings.ToValidUTF8(s[:maxReason-3], "") + "..."
+	}
+	return s
 }

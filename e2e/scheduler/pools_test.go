@@ -1,0 +1,63 @@
+package scheduler
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// A job whose caravan.pool has no capable node, names the queue itself or
+// names no pool waits with a one-line reason, holds no GPU, and is never
+// rewritten: every GPU of the default pool stays free for other jobs.
+func TestBadPoolsWaitWithAReasonAndHoldNoGPU(t *testing.T) {
+	p := startScheduler(t, "-policy", "fifo")
+	if _, err := cluster.API.NodePools().Register(&api.NodePool{Name: "restricted"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cluster.API.NodePools().Delete("restricted", nil) })
+	bad := map[string]string{
+		"pooled":  `no ready node with caravan GPUs in pool "restricted"`,
+		"selfish": "is the queue pool itself",
+		"nopool":  `"no-such-pool": Nomad has no such node pool`,
+	}
+	pools := map[string]string{"pooled": "restricted", "selfish": "caravan-queue", "nopool": "no-such-pool"}
+	for id := range bad {
+		submit(t, work{ID: id, Seconds: 60, Meta: map[string]string{"caravan.pool": pools[id]}})
+	}
+	for id, want := range bad {
+		waitFor(t, 30*time.Second, id+" explained", func() (bool, string) {
+			j := p.job(id)
+			if j == nil {
+				return false, "not in the queue"
+			}
+			return j.State == "queued" && strings.Contains(j.Reason, want), j.State + ": " + j.Reason
+		})
+	}
+	errs := p.metric("caravan_scheduler_errors_total")
+	// All four GPUs are free: four one-GPU jobs run at once.
+	ok := []string{"ok-a", "ok-b", "ok-c", "ok-d"}
+	for _, id := range ok {
+		submit(t, work{ID: id, Seconds: 8})
+	}
+	waitFor(t, 90*time.Second, "four jobs running together", func() (bool, string) {
+		n := 0
+		for _, id := range ok {
+			n += count(allocs(t, id), running)
+		}
+		return n == 4, clusterState(t)
+	})
+	for id := range bad {
+		j := jobInfo(t, id)
+		if *j.Version != 0 || *j.NodePool != "caravan-queue" || len(allocs(t, id)) != 0 {
+			t.Errorf("%s was rewritten or placed: version %d, pool %s", id, *j.Version, *j.NodePool)
+		}
+		if r := p.job(id).Reason; strings.Contains(r, "\n") {
+			t.Errorf("%s: multi-line reason %q", id, r)
+		}
+	}
+	if now := p.metric("caravan_scheduler_errors_total"); now != errs {
+		t.Errorf("failed Nomad operations grew from %v to %v while bad pools waited", errs, now)
+	}
+}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/caravan-dl/caravan/aggsvc/auth"
 	consul "github.com/hashicorp/consul/api"
 )
 
@@ -97,11 +99,27 @@ func (d *Driver) aggregatorEnv(service, namespace, jobID string) (map[string]str
 	if namespace == "" {
 		namespace = "default"
 	}
-	return map[string]string{
+	env := map[string]string{
 		"CARAVAN_AGGREGATOR_SERVICE": service,
 		"CARAVAN_AGGREGATOR_ADDRS":   strings.Join(addrs, ","),
 		"CARAVAN_AGGREGATOR_JOB":     namespace + "/" + jobID,
-	}, nil
+	}
+	if key := d.aggregatorKey(); key != "" {
+		env["CARAVAN_AGGREGATOR_TOKEN"] = auth.JobToken([]byte(key), env["CARAVAN_AGGREGATOR_JOB"])
+	}
+	return env, nil
+}
+
+// aggregatorKey is the aggsvc signing key: the plugin config's, else the
+// plugin process's $CARAVAN_AGGSVC_KEY.
+func (d *Driver) aggregatorKey() string {
+	d.mu.RLock()
+	key := d.config.AggregatorKey
+	d.mu.RUnlock()
+	if key == "" {
+		key = os.Getenv(auth.KeyEnv)
+	}
+	return key
 }
 
 // resolver returns the injected resolver or one for the configured Consul.

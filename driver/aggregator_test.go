@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/caravan-dl/caravan/aggsvc/auth"
 )
 
 // fakeConsul serves /v1/health/service/<name> like Consul: only passing
@@ -44,6 +46,7 @@ func TestStartTask_AggregatorFromConsul(t *testing.T) {
 	})
 	conf := simConfig(t.TempDir(), 1)
 	conf.ConsulAddress = consul.URL
+	conf.AggregatorKey = "test-aggsvc-key-0123456789"
 	td := newTestDriver(t, conf)
 
 	task := td.newTask(t, "ddp", "env; echo END_OF_ENV", TaskConfig{Aggregator: "caravan-aggsvc"})
@@ -56,6 +59,7 @@ func TestStartTask_AggregatorFromConsul(t *testing.T) {
 		"CARAVAN_AGGREGATOR_SERVICE": "caravan-aggsvc",
 		"CARAVAN_AGGREGATOR_ADDRS":   "10.0.0.2:7000,10.0.1.1:7001",
 		"CARAVAN_AGGREGATOR_JOB":     "default/train-ddp",
+		"CARAVAN_AGGREGATOR_TOKEN":   auth.JobToken([]byte(conf.AggregatorKey), "default/train-ddp"),
 	}
 	for k, v := range want {
 		if env[k] != v {

@@ -29,6 +29,9 @@ type Config struct {
 	// or 127.0.0.1:8500.
 	ConsulAddress string `codec:"consul_address"`
 	ConsulToken   string `codec:"consul_token"`
+	// AggregatorKey signs aggsvc job tokens (CARAVAN_AGGREGATOR_TOKEN);
+	// empty means $CARAVAN_AGGSVC_KEY of the plugin process, or no token.
+	AggregatorKey string `codec:"aggregator_key"`
 
 	// Memshare (remotemem_config.go) lends and borrows remote memory.
 	Memshare *MemshareConfig `codec:"memshare"`
@@ -64,6 +67,7 @@ var configSpec = hclspec.NewObject(map[string]*hclspec.Spec{
 	"checkpoint_root": hclspec.NewAttr("checkpoint_root", "string", false),
 	"consul_address":  hclspec.NewAttr("consul_address", "string", false),
 	"consul_token":    hclspec.NewAttr("consul_token", "string", false),
+	"aggregator_key":  hclspec.NewAttr("aggregator_key", "string", false),
 })
 
 // withDefaults fills every unset field; the result is what the driver runs.

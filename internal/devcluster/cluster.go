@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/nomad/api"
@@ -107,6 +108,8 @@ func (c *Cluster) startConsul(ctx context.Context, o *Options) error {
 	}
 	c.Consul = a
 	o.ExtraConfig += nomadConsulBlock(c.ConsulHostPort())
+	// The caravan driver resolves `aggregator` services in this Consul.
+	o.PluginConfig = strings.TrimSpace(fmt.Sprintf("consul_address = %q\n    %s", c.ConsulHostPort(), o.PluginConfig))
 	return waitConsul(ctx, a)
 }
 

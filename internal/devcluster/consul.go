@@ -13,7 +13,8 @@ import (
 )
 
 // consulConfig renders a Consul dev agent's HCL: everything on loopback,
-// DNS and the WAN pool off, so nothing listens beyond what Caravan uses.
+// DNS, gRPC-TLS (a fixed 8503 that would collide between clusters) and the
+// WAN pool off, so nothing listens beyond what Caravan uses.
 func consulConfig(http, grpc, server, serfLAN int) string {
 	return fmt.Sprintf(`node_name = "caravan-dev"
 bind_addr = "127.0.0.1"
@@ -28,6 +29,7 @@ ports {
   serf_lan = %d
   serf_wan = -1
   dns = -1
+  grpc_tls = -1
 }
 `, http, grpc, server, serfLAN)
 }

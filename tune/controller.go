@@ -258,3 +258,19 @@ func (ct *Controller) save(ctx context.Context) error {
 
 // Tuner is the controller's algorithm state.
 func (ct *Controller) Tuner() *Tuner { return ct.st.Tuner }
+
+// LoadState reads a tuning job's saved state.
+func LoadState(ctx context.Context, c Cluster, name string) (*State, error) {
+	raw, _, err := c.Load(ctx, StatePrefix+name)
+	if err != nil {
+		return nil, err
+	}
+	if raw == nil {
+		return nil, fmt.Errorf("no tuning job %q", name)
+	}
+	st := &State{}
+	if err := json.Unmarshal(raw, st); err != nil || st.Tuner == nil {
+		return nil, fmt.Errorf("saved state %s%s is not a tuning state: %v", StatePrefix, name, err)
+	}
+	return st, nil
+}

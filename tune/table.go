@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // WriteTable prints a tuning state: one row per trial that has started.
@@ -63,4 +64,23 @@ func formatConfig(c Config) string {
 		parts[i] = k + "=" + c[k]
 	}
 	return strings.Join(parts, " ")
+}
+
+// WriteSummary prints one line for a tuning job: progress and best.
+func WriteSummary(w io.Writer, name string, st *State) {
+	t := st.Tuner
+	counts := map[Status]int{}
+	for _, tr := range t.Trials {
+		counts[tr.Status]++
+	}
+	state := "running"
+	if !st.Ended.IsZero() {
+		state = "finished in " + st.Ended.Sub(st.Started).Round(time.Second).String()
+	}
+	best := "none yet"
+	if b, ok := t.Best(); ok {
+		best = fmt.Sprintf("trial %d %s %s=%.4g", b.ID, formatConfig(b.Config), t.Spec.Metric, b.Last())
+	}
+	fmt.Fprintf(w, "%s: %s, %s, %d trials (%d running, %d done, %d stopped, %d failed), spent %g %s; best %s\n",
+		name, t.Spec.Algorithm, state, len(t.Trials), counts[Running], counts[Done], counts[Stopped], counts[Failed], t.Spent, t.Spec.Budget.Unit, best)
 }

@@ -34,6 +34,9 @@ def parse_args():
     p.add_argument("--step-sleep", type=float, default=0.0,
                    help="seconds to pause per step (stretches a demo run)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--width", type=int, default=128, help="hidden units")
+    p.add_argument("--holdout", type=float, default=0.0,
+                   help="fraction of the data held out; > 0 adds val_loss and val_accuracy to progress")
     return p.parse_args()
 
 
@@ -44,9 +47,9 @@ def load_data():
     return x, y
 
 
-def model_and_opt(lr):
+def model_and_opt(lr, width=128):
     model = torch.nn.Sequential(
-        torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+        torch.nn.Linear(64, width), torch.nn.ReLU(), torch.nn.Linear(width, 10))
     return model, torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
 
 
@@ -85,7 +88,11 @@ def main():
             print(f"{k}={os.environ[k]}", flush=True)
 
     x, y = load_data()
-    model, opt = model_and_opt(args.lr)
+    xv = yv = None
+    if args.holdout > 0:  # a fixed split: every trial validates on the same rows
+        cut = int(len(x) * (1 - args.holdout))
+        x, xv, y, yv = x[:cut], x[cut:], y[:cut], y[cut:]
+    model, opt = model_and_opt(args.lr, args.width)
     ckpt = checkpoint_path()
     step = restore(ckpt, model, opt)
     progress = os.environ.get("CARAVAN_PROGRESS_FILE")
@@ -106,9 +113,14 @@ def main():
         if out and (step % 10 == 0 or step == args.steps):
             with torch.no_grad():
                 acc = (model(x).argmax(1) == y).float().mean().item()
-            out.write(json.dumps({"step": step, "loss": round(loss.item(), 6),
-                                  "samples": step * args.batch, "accuracy": round(acc, 4),
-                                  "time": time.time()}) + "\n")
+                line = {"step": step, "loss": round(loss.item(), 6),
+                        "samples": step * args.batch, "accuracy": round(acc, 4),
+                        "time": time.time()}
+                if xv is not None:
+                    out_v = model(xv)
+                    line["val_loss"] = round(loss_fn(out_v, yv).item(), 6)
+                    line["val_accuracy"] = round((out_v.argmax(1) == yv).float().mean().item(), 4)
+            out.write(json.dumps(line) + "\n")
             out.flush()
         if step % args.checkpoint_every == 0:
             save(ckpt, model, opt, step)

@@ -14,7 +14,9 @@ import (
 )
 
 var tuneCommands = map[string]command{
-	"sim": {"simulate tuning workloads from measured model profiles: Fluid vs one trial per GPU", tuneSim},
+	"run":    {"run a tuning spec (HCL) on Nomad: dispatch trials, promote/stop them, print the best configuration", tuneRun},
+	"status": {"show tuning jobs saved in Nomad Variables", tuneStatus},
+	"sim":    {"simulate tuning workloads from measured model profiles: Fluid vs one trial per GPU", tuneSim},
 }
 
 func runTune(args []string, stdout, stderr io.Writer) error {

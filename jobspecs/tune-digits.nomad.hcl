@@ -1,0 +1,77 @@
+# One trial of a hyperparameter search over the PyTorch digits workload: a
+# parameterized batch job that `caravan tune run jobspecs/tune-digits.tune.hcl`
+# dispatches once per trial and rung. The hyperparameters arrive as dispatch
+# meta (lr, batch, width), the rung's budget as meta "steps"; the trial
+# appends val_loss to $CARAVAN_PROGRESS_FILE, which the tuner reads through
+# Nomad's fs API. Register it first:
+#   nomad job run -var workloads=$PWD/workloads jobspecs/tune-digits.nomad.hcl
+# In node_pool caravan-queue (the default) the caravan scheduler admits each
+# trial; run it with `-policy fluid` to water-fill the trials over GPUs.
+variable "workloads" {
+  type        = string
+  default     = "/opt/caravan/workloads"
+  description = "Folder holding train_digits.py."
+}
+
+variable "python" {
+  type        = string
+  default     = "/usr/bin/python3"
+  description = "A Python with torch and scikit-learn (Debian's python3-torch)."
+}
+
+variable "node_pool" {
+  type        = string
+  default     = "caravan-queue"
+  description = "caravan-queue goes through the caravan scheduler; default runs trials directly."
+}
+
+variable "step_sleep" {
+  type        = number
+  default     = 0
+  description = "Seconds per step to stretch a demo run."
+}
+
+job "tune-digits" {
+  type      = "batch"
+  node_pool = var.node_pool
+
+  meta = {
+    "caravan.pool" = "default"
+  }
+
+  parameterized {
+    meta_required = ["lr", "batch", "width", "steps"]
+    meta_optional = ["trial"]
+  }
+
+  group "trial" {
+    restart {
+      attempts = 0
+      mode     = "fail"
+    }
+    reschedule {
+      attempts  = 0
+      unlimited = false
+    }
+
+    task "trial" {
+      driver       = "caravan"
+      kill_signal  = "SIGTERM"
+      kill_timeout = "10s"
+
+      config {
+        command = var.python
+        args = ["${var.workloads}/train_digits.py",
+          "--lr", "${NOMAD_META_lr}", "--batch", "${NOMAD_META_batch}", "--width", "${NOMAD_META_width}",
+          "--steps", "${NOMAD_META_steps}", "--holdout", "0.2", "--step-sleep", "${var.step_sleep}"]
+        gpu_fraction = 0.25
+        gpu_memory   = "1GiB"
+      }
+
+      resources {
+        cpu    = 100
+        memory = 256
+      }
+    }
+  }
+}

@@ -1,0 +1,151 @@
+package tune
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// stateItem is the Variable item holding a tuning state.
+const stateItem = "state"
+
+// maxProgress bounds how much of a progress file is read.
+const maxProgress = 8 << 20
+
+// NomadCluster is Cluster on a Nomad API client.
+type NomadCluster struct {
+	API       *api.Client
+	Namespace string
+}
+
+func (n *NomadCluster) q(ctx context.Context) *api.QueryOptions {
+	return (&api.QueryOptions{Namespace: n.Namespace}).WithContext(ctx)
+}
+
+func (n *NomadCluster) w(ctx context.Context) *api.WriteOptions {
+	return (&api.WriteOptions{Namespace: n.Namespace}).WithContext(ctx)
+}
+
+// Dispatch dispatches the parameterized job with an idempotency token.
+func (n *NomadCluster) Dispatch(ctx context.Context, job string, meta map[string]string, prefix, token string) (string, error) {
+	wo := n.w(ctx)
+	wo.IdempotencyToken = token
+	resp, _, err := n.API.Jobs().DispatchOpts(&api.DispatchOptions{JobID: job, Meta: meta, IdPrefixTemplate: prefix}, wo)
+	if err != nil {
+		return "", err
+	}
+	return resp.DispatchedJobID, nil
+}
+
+// newest is the child's most recent allocation, or nil.
+func (n *NomadCluster) newest(ctx context.Context, child string) (*api.AllocationListStub, error) {
+	allocs, _, err := n.API.Jobs().Allocations(child, true, n.q(ctx))
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(allocs, func(a, b int) bool { return allocs[a].CreateIndex > allocs[b].CreateIndex })
+	if len(allocs) == 0 {
+		return nil, nil
+	}
+	return allocs[0], nil
+}
+
+// State maps the child job and its newest allocation to a RunState: a
+// dead job whose allocation completed is complete; a dead job otherwise
+// (stopped, failed, lost) has failed.
+func (n *NomadCluster) State(ctx context.Context, child string) (RunState, error) {
+	job, _, err := n.API.Jobs().Info(child, n.q(ctx))
+	if isNotFound(err) {
+		return RunFailed, nil // purged or garbage-collected before we saw it end
+	}
+	if err != nil {
+		return "", err
+	}
+	a, err := n.newest(ctx, child)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case a != nil && a.ClientStatus == api.AllocClientStatusComplete:
+		return RunComplete, nil
+	case a != nil && (a.ClientStatus == api.AllocClientStatusFailed || a.ClientStatus == api.AllocClientStatusLost):
+		return RunFailed, nil
+	case job.Status != nil && *job.Status == "dead":
+		return RunFailed, nil
+	case a != nil && a.ClientStatus == api.AllocClientStatusRunning:
+		return RunRunning, nil
+	}
+	return RunPending, nil
+}
+
+// Progress reads alloc/caravan/<task>.progress.jsonl of the newest
+// allocation through Nomad's fs API.
+func (n *NomadCluster) Progress(ctx context.Context, child, task string) ([]byte, error) {
+	a, err := n.newest(ctx, child)
+	if err != nil {
+		return nil, err
+	}
+	if a == nil {
+		return nil, fmt.Errorf("job %s has no allocation", child)
+	}
+	rc, err := n.API.AllocFS().Cat(&api.Allocation{ID: a.ID, NodeID: a.NodeID, Namespace: a.Namespace}, "alloc/caravan/"+task+".progress.jsonl", n.q(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("read progress of %s: %w", child, err)
+	}
+	defer rc.Close()
+	return io.ReadAll(io.LimitReader(rc, maxProgress))
+}
+
+// Stop deregisters the child without purging it: Nomad keeps it, stopped.
+func (n *NomadCluster) Stop(ctx context.Context, child string) error {
+	_, _, err := n.API.Jobs().Deregister(child, false, n.w(ctx))
+	return err
+}
+
+// Load reads a Variable; a missing one is (nil, 0).
+func (n *NomadCluster) Load(ctx context.Context, path string) ([]byte, uint64, error) {
+	v, _, err := n.API.Variables().Peek(path, n.q(ctx))
+	if err != nil {
+		return nil, 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	if v == nil {
+		return nil, 0, nil
+	}
+	return []byte(v.Items[stateItem]), v.ModifyIndex, nil
+}
+
+// Save writes a Variable with check-and-set on index.
+func (n *NomadCluster) Save(ctx context.Context, path string, data []byte, index uint64) (uint64, error) {
+	v := &api.Variable{Namespace: n.Namespace, Path: path, Items: api.VariableItems{stateItem: string(data)}, ModifyIndex: index}
+	out, _, err := n.API.Variables().CheckedUpdate(v, n.w(ctx))
+	var cas api.ErrCASConflict
+	if errors.As(err, &cas) {
+		return 0, ErrStateTaken
+	}
+	if err != nil {
+		return 0, fmt.Errorf("write %s: %w", path, err)
+	}
+	return out.ModifyIndex, nil
+}
+
+// List names the Variables under prefix.
+func (n *NomadCluster) List(ctx context.Context, prefix string) ([]string, error) {
+	vs, _, err := n.API.Variables().PrefixList(prefix, n.q(ctx))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = v.Path
+	}
+	return out, nil
+}
+
+func isNotFound(err error) bool {
+	var ue api.UnexpectedResponseError
+	return errors.As(err, &ue) && ue.StatusCode() == 404
+}

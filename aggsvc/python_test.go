@@ -117,7 +117,7 @@ func TestPythonRingMatchesGo(t *testing.T) {
 			want = append(want, fmt.Sprint(r.Addrs()[r.Pick("default/j", uint64(st), uint32(p))]))
 		}
 	}
-	code := `import sys; sys.path.insert(0, "python"); import caravan_aggsvc as a
+	code := `import sys; sys.path.insert(0, "../workloads"); import caravan_aggsvc as a
 r = a.Ring(["10.0.0.1:7070", "10.0.0.2:7070", "[::1]:7071"])
 print(" ".join(r.addrs[r.pick("default/j", s, p)] for s in range(20) for p in range(5)))`
 	out, err := exec.Command(systemPython, "-c", code).CombinedOutput()

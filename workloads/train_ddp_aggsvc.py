@@ -23,11 +23,8 @@ import torch.distributed as dist
 import torch.nn as nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-for p in (os.environ.get("CARAVAN_AGGSVC_PYTHONPATH", ""), os.path.join(HERE, "..", "aggsvc", "python")):
-    if p and os.path.isdir(p):
-        sys.path.insert(0, p)
-import caravan_aggsvc as agg  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import caravan_aggsvc as agg  # noqa: E402  (workloads/caravan_aggsvc.py)
 
 
 def args():

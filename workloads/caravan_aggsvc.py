@@ -7,7 +7,8 @@ communication hook that reduces every gradient bucket through it.
 
 The wire format, the consistent hash that spreads partitions over instances
 and the error codes match the Go package (aggsvc/wire.go, ring.go); see
-aggsvc/README.md. Standard library only, plus torch for the tensor helpers.
+aggsvc/README.md. It lives in workloads/ because that is the folder caravan
+tasks see (read-only) inside their chroot. Standard library only, plus torch for the tensor helpers.
 """
 
 import bisect

@@ -1,0 +1,84 @@
+// Package memshare_e2e runs memshare on a real Nomad cluster (a server and
+// two clients, each client's caravan plugin with a memshare block): a
+// data-prep donor job on both clients lends its idle reservation, and a
+// Python consumer job spills batches to remote memory through
+// CARAVAN_REMOTE_MEMORY_URI (Debian's python3-libnbd) and verifies them.
+package memshare_e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caravan-dl/caravan/e2e/harness"
+)
+
+// key is the memshare secret both plugins share.
+const key = "e2e-memshare-key-0123456789abcdef"
+
+var (
+	cluster *harness.Cluster
+	donors  []string // each client's lease API address
+)
+
+func TestMain(m *testing.M) { harness.TestMain(m, run) }
+
+func run(m *testing.M) int {
+	ports, err := freePorts(4)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	var blocks []string
+	for i := range 2 {
+		nbdAddr, apiAddr := fmt.Sprintf("127.0.0.1:%d", ports[2*i]), fmt.Sprintf("127.0.0.1:%d", ports[2*i+1])
+		donors = append(donors, apiAddr)
+		blocks = append(blocks, fmt.Sprintf("donor {\n node = \"client-%d\"\n nbd_addr = %q\n api_addr = %q\n}\n", i+1, nbdAddr, apiAddr))
+	}
+	each := func(i int) string {
+		return fmt.Sprintf("memshare {\n key = %q\n node = \"client-%d\"\n nbd_addr = %q\n api_addr = %q\n"+
+			" slab_size = \"4MiB\"\n headroom = \"64MiB\"\n data_shards = 1\n parity_shards = 1\n%s}\n",
+			key, i+1, fmt.Sprintf("127.0.0.1:%d", ports[2*i]), donors[i], strings.Join(blocks, ""))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := harness.Start(ctx, harness.Options{Clients: 2, PluginConfigEach: each})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: start nomad:", err)
+		return 1
+	}
+	cluster = c
+	code := m.Run()
+	if err := c.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: stop:", err)
+	}
+	if code == 0 {
+		os.RemoveAll(c.Dir)
+	} else {
+		fmt.Fprintln(os.Stderr, "e2e: agent logs kept in", c.Dir)
+	}
+	return code
+}
+
+func freePorts(n int) ([]int, error) {
+	var out []int
+	var lns []net.Listener
+	defer func() {
+		for _, l := range lns {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		lns = append(lns, l)
+		out = append(out, l.Addr().(*net.TCPAddr).Port)
+	}
+	return out, nil
+}

@@ -1,0 +1,40 @@
+#!/usr/bin/env python3
+"""A data-preparation job that reserves more memory than it uses.
+
+It standardises scikit-learn's bundled digits into feature batches, keeps
+them (a few MiB), and stays up for --seconds: the rest of its Nomad memory
+reservation sits idle, and with `memory_donor = true` the caravan driver
+lends that idle memory to other tasks as remote memory (memshare).
+"""
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+from sklearn.datasets import load_digits
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--seconds", type=float, default=120)
+    p.add_argument("--grow-mib", type=int, default=0, help="allocate this much more after --grow-after s (reclaim demo)")
+    p.add_argument("--grow-after", type=float, default=0)
+    args = p.parse_args()
+
+    x, _ = load_digits(return_X_y=True)
+    x = (x - x.mean(axis=0)) / (x.std(axis=0) + 1e-6)
+    batches = [x[i:i + 64].astype(np.float32) for i in range(0, len(x), 64)]
+    print(json.dumps({"prepared_batches": len(batches), "bytes": int(sum(b.nbytes for b in batches))}), flush=True)
+
+    start, grown = time.time(), None
+    while time.time() - start < args.seconds:
+        if args.grow_mib and grown is None and time.time() - start >= args.grow_after:
+            grown = np.ones(args.grow_mib << 18, dtype=np.float32)  # touch every page
+            print(json.dumps({"grew_mib": args.grow_mib}), flush=True)
+        time.sleep(0.5)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Spill preprocessed batches to remote memory and read them back.
+
+A task with `remote_memory = "..."` gets CARAVAN_REMOTE_MEMORY_URI, an NBD
+URI of its local memshare endpoint. This job preprocesses batches (digits,
+standardised, with random augmentation), writes each one to remote memory
+instead of keeping it, then reads every batch back and checks it bit for
+bit (SHA-256) and by value. It prints one JSON summary line and exits 1 on
+any mismatch. Needs Debian's python3-libnbd (run it with /usr/bin/python3).
+"""
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+
+import nbd
+import numpy as np
+from sklearn.datasets import load_digits
+
+
+def batches(n, rows, seed):
+    x, _ = load_digits(return_X_y=True)
+    x = ((x - x.mean(axis=0)) / (x.std(axis=0) + 1e-6)).astype(np.float32)
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        idx = rng.integers(0, len(x), rows)
+        yield x[idx] + rng.normal(0, 0.1, (rows, x.shape[1])).astype(np.float32)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--batches", type=int, default=64)
+    p.add_argument("--rows", type=int, default=512)
+    p.add_argument("--seed", type=int, default=1)
+    args = p.parse_args()
+
+    h = nbd.NBD()
+    h.connect_uri(os.environ["CARAVAN_REMOTE_MEMORY_URI"])
+    size = h.get_size()
+    sums, means, offsets, off = [], [], [], 0
+    t0 = time.time()
+    for b in batches(args.batches, args.rows, args.seed):
+        data = b.tobytes()
+        if off + len(data) > size:
+            print(json.dumps({"error": "remote memory too small", "size": size}), flush=True)
+            return 1
+        h.pwrite(data, off)
+        sums.append(hashlib.sha256(data).hexdigest())
+        means.append(float(b.mean()))
+        offsets.append((off, len(data)))
+        off += (len(data) + 4095) // 4096 * 4096
+    h.flush()
+    t1 = time.time()
+    bad = 0
+    for (o, n), s, m in zip(offsets, sums, means):
+        data = h.pread(n, o)
+        back = np.frombuffer(data, dtype=np.float32)
+        if hashlib.sha256(data).hexdigest() != s or abs(float(back.mean()) - m) > 1e-6:
+            bad += 1
+    t2 = time.time()
+    h.shutdown()
+    mib = off / (1 << 20)
+    print(json.dumps({
+        "batches": len(sums), "spilled_mib": round(mib, 2), "bad_batches": bad,
+        "verified": bad == 0, "write_mib_s": round(mib / max(t1 - t0, 1e-9), 1),
+        "read_mib_s": round(mib / max(t2 - t1, 1e-9), 1), "export_size": size,
+    }), flush=True)
+    return 0 if bad == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -6,7 +6,7 @@ import "testing"
 // builds, or is refused with an error; never a panic.
 func FuzzDecode(f *testing.F) {
 	valid, _ := encode(kindFull, []Record{{Node: "n1", Sections: map[string]Section{
-		"res": sec(1, `{"mt":1,"mu":0,"md":0,"g":[{"i":0,"t":1,"f":0.5,"m":1}]}`),
+		"res":   sec(1, `{"mt":1,"mu":0,"md":0,"g":[{"i":0,"t":1,"f":0.5,"m":1}]}`),
 		"coord": sec(2, `{"v":[0,0,0,0,0,0,0,0],"e":1.5,"a":0,"h":0.00001}`),
 		"links": sec(3, `[{"p":"n2","bw":1e8,"rtt":0.001,"n":1,"at":1}]`),
 	}}})

@@ -2,10 +2,10 @@ package aggsvc
 
 import "unsafe"
 
-// addF32 adds src into dst element-wise (len(src) <= len(dst)). The loop is
-// unrolled by eight over re-sliced windows so the compiler drops the bounds
-// checks; see BenchmarkSum for its speed against the memory bandwidth.
-func addF32(dst, src []float32) {
+// addF32Go adds src into dst element-wise (len(src) <= len(dst)): the
+// portable kernel and the tail of the AVX2 one. The loop is unrolled by
+// eight over re-sliced windows so the compiler drops the bounds checks.
+func addF32Go(dst, src []float32) {
 	n := len(src)
 	dst = dst[:n]
 	i := 0

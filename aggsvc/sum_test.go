@@ -142,16 +142,25 @@ func TestHalfConversions(t *testing.T) {
 }
 
 func TestAddF32(t *testing.T) {
-	for n := range 40 {
-		d, s := make([]float32, n), make([]float32, n)
-		for i := range n {
-			d[i], s[i] = float32(i), float32(2*i)
-		}
-		addF32(d, s)
-		for i := range n {
-			if d[i] != float32(3*i) {
-				t.Fatalf("n=%d i=%d: %v", n, i, d[i])
-			}
+	for _, n := range []int{1000, 1003, 4099} {
+		checkAdd(t, n)
+	}
+	for n := range 100 {
+		checkAdd(t, n)
+	}
+}
+
+// checkAdd covers the SIMD body and every tail length.
+func checkAdd(t *testing.T, n int) {
+	t.Helper()
+	d, s := make([]float32, n), make([]float32, n)
+	for i := range n {
+		d[i], s[i] = float32(i), float32(2*i)
+	}
+	addF32(d, s)
+	for i := range n {
+		if d[i] != float32(3*i) {
+			t.Fatalf("n=%d i=%d: %v", n, i, d[i])
 		}
 	}
 }

@@ -10,15 +10,18 @@ import (
 )
 
 // BenchmarkStartLatency measures the time from registering a job to its task
-// running, for the caravan driver (with a GPU fraction) and for raw_exec, in
-// the same agent, alternating so both see the same machine load. It reports
-// each median and their ratio.
+// running, for the caravan driver (isolated, with a GPU fraction), for
+// raw_exec (no isolation) and for Nomad's exec (chroot isolation, like
+// caravan's default), in the same agent, alternating so all see the same
+// machine load. It reports each median and caravan's ratio to each.
 func BenchmarkStartLatency(b *testing.B) {
 	drivers := []struct{ name, config string }{
 		{"caravan", `command = "/bin/sleep"
         args = ["30"]
         gpu_fraction = 0.1`},
 		{"raw_exec", `command = "/bin/sleep"
+        args = ["30"]`},
+		{"exec", `command = "/bin/sleep"
         args = ["30"]`},
 	}
 	lat := map[string][]time.Duration{}
@@ -31,10 +34,12 @@ func BenchmarkStartLatency(b *testing.B) {
 			lat[d.name] = append(lat[d.name], l)
 		}
 	}
-	c, r := median(lat["caravan"]), median(lat["raw_exec"])
+	c, r, e := median(lat["caravan"]), median(lat["raw_exec"]), median(lat["exec"])
 	b.ReportMetric(float64(c.Milliseconds()), "caravan-ms")
 	b.ReportMetric(float64(r.Milliseconds()), "raw_exec-ms")
+	b.ReportMetric(float64(e.Milliseconds()), "exec-ms")
 	b.ReportMetric(float64(c)/float64(r), "ratio")
+	b.ReportMetric(float64(c)/float64(e), "ratio-exec")
 }
 
 func startLatency(b *testing.B, id, driver, config string) (time.Duration, error) {

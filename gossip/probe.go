@@ -30,6 +30,9 @@ type prober struct {
 
 	mu    sync.Mutex
 	links map[string]Link
+	// full marks peers measured at least once with a full-length probe;
+	// the first such sample replaces the rough first estimate.
+	full map[string]bool
 }
 
 func newProber(m *Member) (*prober, error) {
@@ -51,7 +54,7 @@ func newProber(m *Member) (*prober, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gossip: probe endpoint: %w", err)
 	}
-	p := &prober{m: m, ln: ln, keys: probeKeys(m.cfg.Keys), links: map[string]Link{}}
+	p := &prober{m: m, ln: ln, keys: probeKeys(m.cfg.Keys), links: map[string]Link{}, full: map[string]bool{}}
 	p.client.share, p.server.share = c.Share, c.Share
 	p.wg.Add(1)
 	go p.serve()
@@ -192,7 +195,7 @@ func (p *prober) probeNode(n peerAddr) {
 	p.m.metrics.probes.WithLabelValues("ok").Inc()
 	p.m.metrics.probeBW.Observe(bps)
 	p.m.metrics.probeTime.Observe(time.Since(start).Seconds())
-	p.record(n.name, bps, rtt)
+	p.record(n.name, bps, rtt, time.Since(start) >= cfg.TargetDuration/2)
 }
 
 // nextSize aims the probe at TargetDuration from the current estimate.
@@ -208,15 +211,19 @@ func (p *prober) nextSize(peer string) int64 {
 	return max(cfg.MinBytes, min(cfg.MaxBytes, want))
 }
 
-func (p *prober) record(peer string, bps float64, rtt time.Duration) {
+// record folds a sample in. A short probe (the first, sized before any
+// estimate existed) is dominated by TCP slow start, so the first
+// full-length sample replaces it instead of being averaged with it.
+func (p *prober) record(peer string, bps float64, rtt time.Duration, fullLength bool) {
 	alpha := p.m.cfg.Probe.Alpha
 	p.mu.Lock()
 	l := p.links[peer]
-	if l.Samples == 0 {
+	if l.Samples == 0 || (fullLength && !p.full[peer]) {
 		l.BandwidthBps = bps
 	} else {
 		l.BandwidthBps = alpha*bps + (1-alpha)*l.BandwidthBps
 	}
+	p.full[peer] = p.full[peer] || fullLength
 	l.Peer, l.Samples, l.RTTSeconds, l.UnixMillis = peer, l.Samples+1, rtt.Seconds(), time.Now().UnixMilli()
 	p.links[peer] = l
 	links := p.freshestLocked()

@@ -58,13 +58,20 @@ func checkpointDir(root, run string, cfg *drivers.TaskConfig) (string, error) {
 	if ns == "" {
 		ns = "default"
 	}
-	parts := []string{root, ns, cfg.JobID, run, cfg.TaskGroupName, cfg.Name}
+	parts := []string{root, ns, jobDirName(cfg.JobID), run, cfg.TaskGroupName, cfg.Name}
 	for _, p := range parts[1:] {
 		if err := safePathPart(p); err != nil {
 			return "", fmt.Errorf("checkpoint dir: %w", err)
 		}
 	}
 	return filepath.Join(parts...), nil
+}
+
+// jobDirName escapes a job ID for one path element: dispatched and
+// periodic children are named "<parent>/dispatch-…" and "<parent>/periodic-…".
+// Percent-encoding '%' and '/' keeps distinct IDs distinct.
+func jobDirName(id string) string {
+	return strings.NewReplacer("%", "%25", "/", "%2F").Replace(id)
 }
 
 // prepareTaskPaths creates the task's checkpoint dir for run and the empty

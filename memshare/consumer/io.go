@@ -1,8 +1,6 @@
 package consumer
 
-import (
-	"sync"
-)
+import "github.com/caravan-dl/caravan/memshare/nbd"
 
 // readBlocks fills out with blocks [b0, b1) of st: from the k data slabs
 // when they answer, else decoded from any k live slabs.
@@ -40,25 +38,29 @@ func (v *Volume) readBlocks(st *stripe, b0, b1 uint64, out []byte) error {
 }
 
 // readShards reads slot idx's range into shards[idx] for each live slot in
-// want, in parallel; failed slots are marked dead. It returns the count read.
+// want, all in flight at once; failed slots are marked dead. It returns
+// the count read.
 func (v *Volume) readShards(st *stripe, cur []*shard, want []int, shards [][]byte, soff, plen uint64) int {
-	var mu sync.Mutex
+	pend := make([]*nbd.Pending, len(want))
+	bufs := make([][]byte, len(want))
+	for j, i := range want {
+		if sh := cur[i]; sh != nil {
+			bufs[j] = make([]byte, plen)
+			pend[j] = sh.client.ReadAtAsync(bufs[j], soff)
+		}
+	}
 	n := 0
-	parallel(want, func(i int) {
-		sh := cur[i]
-		if sh == nil {
-			return
+	for j, i := range want {
+		if pend[j] == nil {
+			continue
 		}
-		buf := make([]byte, plen)
-		if err := sh.client.ReadAt(buf, soff); err != nil {
-			v.markDead(st, i, sh, err)
-			return
+		if err := pend[j].Wait(); err != nil {
+			v.markDead(st, i, cur[i], err)
+			continue
 		}
-		mu.Lock()
-		shards[i] = buf
+		shards[i] = bufs[j]
 		n++
-		mu.Unlock()
-	})
+	}
 	return n
 }
 
@@ -77,34 +79,33 @@ func (v *Volume) writeBlocks(st *stripe, b0, b1 uint64, data []byte) error {
 	if err := v.enc.Encode(shards); err != nil {
 		return err
 	}
-	var mu sync.Mutex
-	ok := 0
-	all := make([]int, 0, 2*v.n)
+	type sent struct {
+		i    int
+		sh   *shard
+		next bool
+		p    *nbd.Pending
+	}
+	var out []sent
 	for i := range v.n {
-		if cur[i] != nil {
-			all = append(all, i)
+		if sh := cur[i]; sh != nil {
+			out = append(out, sent{i, sh, false, sh.client.WriteAtAsync(shards[i], soff)})
 		}
-		if next[i] != nil {
-			all = append(all, v.n+i)
+		if sh := next[i]; sh != nil {
+			out = append(out, sent{i, sh, true, sh.client.WriteAtAsync(shards[i], soff)})
 		}
 	}
-	parallel(all, func(j int) {
-		i, sh := j%v.n, cur[j%v.n]
-		if j >= v.n {
-			sh = next[i]
-		}
-		err := sh.client.WriteAt(shards[i], soff)
+	ok := 0
+	for _, s := range out {
+		err := s.p.Wait()
 		switch {
-		case err != nil && j < v.n:
-			v.markDead(st, i, sh, err)
+		case err != nil && !s.next:
+			v.markDead(st, s.i, s.sh, err)
 		case err != nil:
-			v.abortRebuild(st, i, sh, err)
-		case j < v.n:
-			mu.Lock()
+			v.abortRebuild(st, s.i, s.sh, err)
+		case !s.next:
 			ok++
-			mu.Unlock()
 		}
-	})
+	}
 	if ok < v.k {
 		return ErrLost
 	}
@@ -136,18 +137,4 @@ func (v *Volume) gather(shards [][]byte, out []byte, nb uint64) {
 			copy(blk[uint64(i)*v.piece:(uint64(i)+1)*v.piece], shards[i][b*v.piece:])
 		}
 	}
-}
-
-// parallel runs fn for each index; the last runs on the caller.
-func parallel(idx []int, fn func(int)) {
-	if len(idx) == 0 {
-		return
-	}
-	var wg sync.WaitGroup
-	for _, i := range idx[:len(idx)-1] {
-		wg.Add(1)
-		go func() { defer wg.Done(); fn(i) }()
-	}
-	fn(idx[len(idx)-1])
-	wg.Wait()
 }

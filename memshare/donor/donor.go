@@ -42,7 +42,7 @@ func New(cfg Config) (*Donor, error) {
 	st := newStore(cfg, signer, m)
 	srv, err := nbd.NewServer(nbd.ServerConfig{
 		Exports: exports{s: st}, TLS: cfg.TLS, RequireTLS: cfg.RequireTLS,
-		Logger: cfg.Logger.Named("nbd"), Metrics: m.nbd,
+		Logger: cfg.Logger.Named("nbd"), Metrics: m.nbd, Inline: true,
 	})
 	if err != nil {
 		return nil, err

@@ -214,8 +214,35 @@ func (c *Client) Close() error {
 }
 
 func (c *Client) do(typ, flags uint16, off uint64, p []byte) error {
+	return c.start(typ, flags, off, p).Wait()
+}
+
+// Pending is a request sent and not yet answered.
+type Pending struct {
+	c   *Client
+	cl  *call
+	err error
+}
+
+// Wait returns the request's result (and, for a read, fills its buffer).
+func (p *Pending) Wait() error {
+	if p.err != nil {
+		return p.err
+	}
+	return p.c.wait(p.cl)
+}
+
+// ReadAtAsync sends a read and returns at once; p must not be touched
+// until Wait returns. Several requests in flight on several clients cost
+// one goroutine, not one each.
+func (c *Client) ReadAtAsync(p []byte, off uint64) *Pending { return c.start(cmdRead, 0, off, p) }
+
+// WriteAtAsync sends a write and returns at once.
+func (c *Client) WriteAtAsync(p []byte, off uint64) *Pending { return c.start(cmdWrite, 0, off, p) }
+
+func (c *Client) start(typ, flags uint16, off uint64, p []byte) *Pending {
 	if len(p) > MaxPayload {
-		return fmt.Errorf("nbd: request of %d bytes exceeds %d", len(p), MaxPayload)
+		return &Pending{err: fmt.Errorf("nbd: request of %d bytes exceeds %d", len(p), MaxPayload)}
 	}
 	cl := &call{done: make(chan error, 1)}
 	if typ == cmdRead {
@@ -223,7 +250,7 @@ func (c *Client) do(typ, flags uint16, off uint64, p []byte) error {
 	}
 	cookie, err := c.register(cl)
 	if err != nil {
-		return err
+		return &Pending{err: err}
 	}
 	c.wmu.Lock()
 	err = c.writeHeader(typ, flags, cookie, off, uint32(len(p)))
@@ -237,7 +264,7 @@ func (c *Client) do(typ, flags uint16, off uint64, p []byte) error {
 	if err != nil {
 		c.fail(fmt.Errorf("nbd: send: %w", err))
 	}
-	return c.wait(cl)
+	return &Pending{c: c, cl: cl}
 }
 
 func (c *Client) doLen(typ uint16, off uint64, length uint32) error {

@@ -80,3 +80,10 @@ func dial(t testing.TB, addr string, opts ClientOptions) *Client {
 	t.Cleanup(func() { c.Close() })
 	return c
 }
+
+// bytes returns a copy of the export's content, under its lock.
+func (m *memExport) bytes() []byte {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return append([]byte(nil), m.buf...)
+}

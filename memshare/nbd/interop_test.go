@@ -58,7 +58,7 @@ func TestInteropDebianClients(t *testing.T) {
 	}
 	os.WriteFile(src, data, 0o600)
 	run(t, "nbdcopy", src, uri)
-	if !bytes.Equal(exp.buf, data) {
+	if !bytes.Equal(exp.bytes(), data) {
 		t.Fatal("nbdcopy's data did not land in the export")
 	}
 	back := filepath.Join(dir, "back.raw")
@@ -68,7 +68,7 @@ func TestInteropDebianClients(t *testing.T) {
 		t.Fatal("qemu-img read back different data")
 	}
 	out := run(t, "nbdsh", "-u", uri, "-c", "h.pwrite(b'hello', 100); print(h.pread(5, 100).decode())")
-	if strings.TrimSpace(out) != "hello" || string(exp.buf[100:105]) != "hello" {
+	if strings.TrimSpace(out) != "hello" || string(exp.bytes()[100:105]) != "hello" {
 		t.Fatalf("nbdsh round trip: %q", out)
 	}
 }

@@ -48,7 +48,11 @@ type ServerConfig struct {
 	HandshakeTimeout time.Duration
 	// MaxInFlight bounds concurrent requests per connection (default 64).
 	MaxInFlight int
-	Logger      hclog.Logger
+	// Inline serves each request on the connection's reading goroutine, in
+	// order: cheaper for exports that answer at memory speed (a donor's
+	// slab), wrong for ones that wait on the network.
+	Inline bool
+	Logger hclog.Logger
 	// Metrics, when set, observes each request.
 	Metrics *Metrics
 }

@@ -104,6 +104,10 @@ func (s *session) transmit() error {
 			}
 			continue
 		}
+		if s.srv.cfg.Inline {
+			s.serve(w, r)
+			continue
+		}
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {

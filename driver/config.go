@@ -35,6 +35,8 @@ type Config struct {
 
 	// Memshare (remotemem_config.go) lends and borrows remote memory.
 	Memshare *MemshareConfig `codec:"memshare"`
+	// Gossip (gossip.go) runs a gossip member in the plugin; nil: off.
+	Gossip *GossipConfig `codec:"gossip"`
 
 	// IsolationConfig (isolation_config.go) confines tasks; its fields are
 	// top-level keys of the plugin block and join configSpec there.

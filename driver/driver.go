@@ -79,7 +79,8 @@ type Driver struct {
 	node        *nodeGPUs // nil until SetConfig
 	gcStarted   bool      // the checkpoint collector runs once per plugin
 
-	mem memshareNode // remote memory: donor server and consumer endpoints
+	mem    memshareNode // remote memory: donor server and consumer endpoints
+	gossip gossipNode   // gossip member (gossip.go); off without a gossip block
 }
 
 // Option customises a Driver, mainly so tests can inject hardware.
@@ -149,6 +150,9 @@ func (d *Driver) SetConfig(cfg *base.Config) error {
 		return fmt.Errorf("caravan plugin config: %w", err)
 	}
 	if err := d.mem.configure(conf.Memshare, d.logger); err != nil {
+		return fmt.Errorf("caravan plugin config: %w", err)
+	}
+	if err := d.gossip.configure(conf.Gossip, d, conf); err != nil {
 		return fmt.Errorf("caravan plugin config: %w", err)
 	}
 

@@ -1,0 +1,43 @@
+// Package tune tests `caravan tune` end to end: a real Nomad agent with the
+// caravan driver and simulated GPUs, the tune-digits parameterized job
+// running real PyTorch trials, and the tuner killed and restarted mid-run.
+package tune
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/caravan-dl/caravan/e2e/harness"
+)
+
+var (
+	caravanBin string
+	repo       string
+)
+
+func TestMain(m *testing.M) { harness.TestMain(m, run) }
+
+func run(m *testing.M) int {
+	var err error
+	if repo, err = harness.RepoRoot(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "caravan-tune-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	caravanBin = filepath.Join(dir, "caravan")
+	build := exec.Command("go", "build", "-o", caravanBin, "./cmd/caravan")
+	build.Dir, build.Stdout, build.Stderr = repo, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build caravan:", err)
+		return 1
+	}
+	return m.Run()
+}

@@ -123,8 +123,13 @@ func (s *Server) finish(j *job, sl *slot) {
 		scaleF32(sl.acc, 1/float32(j.workers))
 	}
 	p := pushMsg{Step: sl.key.step, Partition: sl.key.part, DType: sl.dtype, Op: sl.op}
-	out := make([]byte, sl.n*sl.dtype.Size())
-	encodeResult(out, sl.acc, sl.dtype)
+	var out []byte
+	if sl.dtype == Float32 {
+		out = f32Bytes(sl.acc) // the accumulator is the result: no copy
+	} else {
+		out = make([]byte, sl.n*sl.dtype.Size())
+		encodeResult(out, sl.acc, sl.dtype)
+	}
 	p.Data = out
 	hdr := p.header()
 	j.mu.Lock()

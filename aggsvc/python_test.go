@@ -16,7 +16,7 @@ import (
 const systemPython = "/usr/bin/python3"
 
 // needTorch skips when Debian's python3-torch is not installed.
-func needTorch(t *testing.T) {
+func needTorch(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("-short: skipping the PyTorch run")
@@ -63,7 +63,7 @@ func TestPythonDDPHook(t *testing.T) {
 }
 
 // runDDP runs the workload with two ranks and returns rank 0's result.
-func runDDP(t *testing.T, env []string, args ...string) DDPResult {
+func runDDP(t testing.TB, env []string, args ...string) DDPResult {
 	t.Helper()
 	script, err := filepath.Abs("../workloads/train_ddp_aggsvc.py")
 	if err != nil {

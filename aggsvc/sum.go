@@ -43,6 +43,14 @@ func f32s(b []byte) []float32 {
 	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
 }
 
+// f32Bytes views float32s as their little-endian bytes.
+func f32Bytes(f []float32) []byte {
+	if len(f) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&f[0])), 4*len(f))
+}
+
 // u16s views little-endian bytes as uint16s (half-precision bit patterns).
 func u16s(b []byte) []uint16 {
 	if len(b) < 2 {

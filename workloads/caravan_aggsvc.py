@@ -83,19 +83,34 @@ class _Conn:
         self.rfile = sock.makefile("rb", buffering=1 << 18)
 
     def send(self, typ, *parts):
-        self.sock.sendall(b"".join(_frame(typ, *parts)))
+        # Header and payload go out without joining them into one copy.
+        for p in _frame(typ, *parts):
+            self.sock.sendall(p)
 
-    def read(self):
-        hdr = self.rfile.read(8)
-        if len(hdr) < 8:
-            raise ConnectionError("aggsvc closed the connection")
-        n, ver, typ, _ = struct.unpack(">IBBH", hdr)
+    def _exact(self, n):
+        b = self.rfile.read(n)
+        if len(b) < n:
+            raise ConnectionError("aggsvc closed the connection mid-frame")
+        return b
+
+    def header(self):
+        n, ver, typ, _ = struct.unpack(">IBBH", self._exact(8))
         if ver != VERSION or n > _MAX_RESULT:
             raise ConnectionError(f"aggsvc sent a bad frame (version {ver}, {n} bytes)")
-        body = self.rfile.read(n)
-        if len(body) < n:
-            raise ConnectionError("aggsvc closed the connection mid-frame")
-        return typ, body
+        return typ, n
+
+    def read(self):
+        typ, n = self.header()
+        return typ, self._exact(n)
+
+    def read_into(self, view):
+        """Fill view from the stream (no intermediate copy)."""
+        got = 0
+        while got < len(view):
+            k = self.rfile.readinto(view[got:])
+            if not k:
+                raise ConnectionError("aggsvc closed the connection mid-frame")
+            got += k
 
 
 def _error(body):
@@ -152,20 +167,24 @@ class Client:
             self.conns[ci].send(FRAME_PUSH, hdr, piece)
             want[(ci, step, part)] = off
         first_err = None
+        view = memoryview(out)
         while want:
             ci = next(iter(want))[0]
-            typ, body = self.conns[ci].read()
+            conn = self.conns[ci]
+            typ, n = conn.header()
             if typ == FRAME_ERROR:
-                err = _error(body)
+                err = _error(conn._exact(n))
                 if want.pop((ci, err.step, err.partition), None) is None:
                     raise err
                 first_err = first_err or err
                 continue
-            if typ != FRAME_RESULT:
+            if typ != FRAME_RESULT or n < _PUSH_HDR.size:
                 raise ConnectionError(f"aggsvc sent unexpected frame type {typ}")
-            st, part, _, _, _, count = _PUSH_HDR.unpack_from(body)
-            off = want.pop((ci, st, part))
-            out[off:off + count * size] = body[_PUSH_HDR.size:]
+            st, part, _, _, _, count = _PUSH_HDR.unpack(conn._exact(_PUSH_HDR.size))
+            off = want.pop((ci, st, part), None)
+            if off is None or n - _PUSH_HDR.size != count * size:
+                raise ConnectionError(f"aggsvc sent an unexpected result (step {st}, partition {part})")
+            conn.read_into(view[off:off + count * size])
         if first_err is not None:
             raise first_err
         return out

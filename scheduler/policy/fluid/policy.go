@@ -62,7 +62,7 @@ func (p *Policy) Decide(s *policy.Snapshot) policy.Decision {
 	sub.Cluster = withoutTrials(s.Cluster, s.Jobs)
 	sub.Jobs = make([]*policy.Job, 0, len(s.Jobs))
 	for _, j := range s.Jobs {
-		if j.Group == "" {
+		if GroupOf(j) == "" {
 			sub.Jobs = append(sub.Jobs, j)
 		}
 	}
@@ -75,6 +75,20 @@ func (p *Policy) Decide(s *policy.Snapshot) policy.Decision {
 	return d
 }
 
+// GroupOf is a job's tuning group: Job.Group, else, for a Nomad job
+// dispatched from a parameterized job ("<parent>/dispatch-…", how
+// `caravan tune run` launches trials), the parent's ID; "" for ordinary
+// jobs.
+func GroupOf(j *policy.Job) string {
+	if j.Group != "" {
+		return j.Group
+	}
+	if parent, _, ok := strings.Cut(j.ID, "/dispatch-"); ok && parent != "" {
+		return parent
+	}
+	return ""
+}
+
 // groupTrials collects active trials by group; order lists groups by
 // their oldest trial's submit time, then name.
 func groupTrials(jobs []*policy.Job) (map[string][]*policy.Job, []string) {
@@ -82,15 +96,16 @@ func groupTrials(jobs []*policy.Job) (map[string][]*policy.Job, []string) {
 	first := map[string]float64{}
 	var order []string
 	for _, j := range jobs {
-		if j.Group == "" || j.State == policy.Finished {
+		g := GroupOf(j)
+		if g == "" || j.State == policy.Finished {
 			continue
 		}
-		if _, ok := groups[j.Group]; !ok {
-			order = append(order, j.Group)
-			first[j.Group] = j.Submit
+		if _, ok := groups[g]; !ok {
+			order = append(order, g)
+			first[g] = j.Submit
 		}
-		groups[j.Group] = append(groups[j.Group], j)
-		first[j.Group] = min(first[j.Group], j.Submit)
+		groups[g] = append(groups[g], j)
+		first[g] = min(first[g], j.Submit)
 	}
 	sort.SliceStable(order, func(a, b int) bool {
 		if first[order[a]] != first[order[b]] {
@@ -123,7 +138,7 @@ func withoutTrials(c policy.Cluster, jobs []*policy.Job) policy.Cluster {
 		}
 	}
 	for _, j := range jobs {
-		if j.Group == "" || j.State != policy.Running {
+		if GroupOf(j) == "" || j.State != policy.Running {
 			continue
 		}
 		for _, sl := range j.Placement.Slots {
@@ -260,7 +275,7 @@ func (p *Policy) decideGroup(d *policy.Decision, trials []*policy.Job, gpus []fr
 			continue
 		}
 		d.Waiting = append(d.Waiting, policy.Wait{JobID: id, Reason: fmt.Sprintf(
-			"fluid: tuning job %s has %d GPU(s) for %d trial(s)", j.Group, pool.Count, len(trials))})
+			"fluid: tuning job %s has %d GPU(s) for %d trial(s)", GroupOf(j), pool.Count, len(trials))})
 	}
 }
 

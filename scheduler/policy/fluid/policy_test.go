@@ -154,3 +154,20 @@ func TestPolicySpreadsFewTrials(t *testing.T) {
 		checkCluster(t, s.Cluster)
 	}
 }
+
+func TestGroupOfDispatchedJobs(t *testing.T) {
+	cases := map[string]string{
+		"tune-digits/dispatch-t3-r1-1795465268-09082ae1": "tune-digits",
+		"train":                       "",
+		"/dispatch-x":                 "",
+		"nightly/periodic-1700000000": "",
+	}
+	for id, want := range cases {
+		if got := GroupOf(&policy.Job{ID: id}); got != want {
+			t.Errorf("GroupOf(%q) = %q, want %q", id, got, want)
+		}
+	}
+	if got := GroupOf(&policy.Job{ID: "a/dispatch-1", Group: "explicit"}); got != "explicit" {
+		t.Errorf("Job.Group must win, got %q", got)
+	}
+}

@@ -2,8 +2,10 @@ package consumer
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"math/rand/v2"
+	"net"
 	"sync"
 	"time"
 
@@ -100,6 +102,20 @@ func (v *Volume) apiFor(d memshare.DonorInfo) *memshare.APIClient {
 	return c
 }
 
+// tlsFor names the donor host for certificate checks, as HTTPS does.
+func tlsFor(cfg *tls.Config, addr string) *tls.Config {
+	if cfg == nil || cfg.ServerName != "" {
+		return cfg
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return cfg
+	}
+	c := cfg.Clone()
+	c.ServerName = host
+	return c
+}
+
 // connect leases one slab on d and opens its NBD export.
 func (v *Volume) connect(ctx context.Context, d memshare.DonorInfo) (*shard, error) {
 	api := v.apiFor(d)
@@ -111,7 +127,7 @@ func (v *Volume) connect(ctx context.Context, d memshare.DonorInfo) (*shard, err
 		_ = api.Release(ctx, l.ID)
 		return nil, errors.New("donor slab size differs from slab_size")
 	}
-	c, err := nbd.Dial(ctx, "tcp", d.NBDAddr, nbd.ClientOptions{Export: l.Token, TLS: v.cfg.TLS, Timeout: v.cfg.IOTimeout})
+	c, err := nbd.Dial(ctx, "tcp", d.NBDAddr, nbd.ClientOptions{Export: l.Token, TLS: tlsFor(v.cfg.TLS, d.NBDAddr), Timeout: v.cfg.IOTimeout})
 	if err != nil {
 		_ = api.Release(ctx, l.ID)
 		return nil, err

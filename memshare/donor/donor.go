@@ -11,6 +11,7 @@ import (
 
 	"github.com/caravan-dl/caravan/memshare"
 	"github.com/caravan-dl/caravan/memshare/nbd"
+	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -56,6 +57,7 @@ func New(cfg Config) (*Donor, error) {
 		Handler:           apiHandler(st, memshare.APIToken(cfg.Key), gatherer),
 		ReadHeaderTimeout: 5 * time.Second,
 		TLSConfig:         cfg.TLS,
+		ErrorLog:          cfg.Logger.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
 	}
 	return d, nil
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// PyWorkerOptions start a local Python model worker (serve/worker/worker.py).
+// PyWorkerOptions start a local Python model worker (workloads/serve/worker.py).
 type PyWorkerOptions struct {
 	Model   string
 	Token   string
@@ -82,15 +82,16 @@ func (w *PyWorker) Kill() {
 	<-w.done
 }
 
-// WorkerScript finds serve/worker/worker.py from a directory inside the repo.
+// WorkerScript finds workloads/serve/worker.py from a directory inside the
+// repo (workloads/ is what isolated caravan tasks are given to run).
 func WorkerScript(dir string) (string, error) {
 	for d := dir; ; d = filepath.Dir(d) {
-		p := filepath.Join(d, "serve", "worker", "worker.py")
+		p := filepath.Join(d, "workloads", "serve", "worker.py")
 		if _, err := os.Stat(p); err == nil {
 			return p, nil
 		}
 		if filepath.Dir(d) == d {
-			return "", errors.New("serve: serve/worker/worker.py not found above " + dir)
+			return "", errors.New("serve: workloads/serve/worker.py not found above " + dir)
 		}
 	}
 }

@@ -41,7 +41,7 @@ type batchResponse struct {
 // maxWorkerReply bounds what a worker may send back.
 const maxWorkerReply = 64 << 20
 
-// HTTPWorker talks to a Python model worker (serve/worker/worker.py).
+// HTTPWorker talks to a Python model worker (workloads/serve/worker.py).
 type HTTPWorker struct {
 	addr, token string
 	client      *http.Client

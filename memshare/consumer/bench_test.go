@@ -18,7 +18,10 @@ import (
 // loopback NBD against the same I/O on a local O_DIRECT file, which is
 // what swapping to disk costs.
 //
-//	go test -run '^$' -bench . -benchtime 2s ./memshare/consumer/
+//	go test -run '^$' -bench . -benchtime 2000x ./memshare/consumer/
+//
+// MEMSHARE_BENCH_VETH=1 (root) adds the same through a veth pair into a
+// network namespace holding the donors.
 
 const benchSize = 128 << 20
 
@@ -152,7 +155,13 @@ var ops = []struct {
 // BenchmarkIO compares disk, erasure-coded remote memory (k=4, r=2 over 7
 // loopback donors) and backup mode (one remote copy + O_DIRECT file).
 func BenchmarkIO(b *testing.B) {
-	for _, target := range []string{"disk-odirect", "memshare-ec", "memshare-backup"} {
+	targets := []string{"disk-odirect", "memshare-ec", "memshare-backup"}
+	var veth *cluster
+	if os.Getenv("MEMSHARE_BENCH_VETH") != "" {
+		veth = vethDonors(b, 7)
+		targets = append(targets, "memshare-ec-veth", "memshare-backup-veth")
+	}
+	for _, target := range targets {
 		for _, op := range ops {
 			b.Run(target+"/"+op.name, func(b *testing.B) {
 				var d blockDev
@@ -163,6 +172,11 @@ func BenchmarkIO(b *testing.B) {
 					d, _ = openEndpoint(b, startCluster(b, 7, 64<<20), Config{Size: benchSize, RenewInterval: time.Hour})
 				case "memshare-backup":
 					d, _ = openEndpoint(b, startCluster(b, 2, 256<<20), Config{Size: benchSize, Mode: ModeBackup,
+						BackupPath: filepath.Join(b.TempDir(), "backup"), RenewInterval: time.Hour})
+				case "memshare-ec-veth":
+					d, _ = openEndpoint(b, veth, Config{Size: benchSize, RenewInterval: time.Hour})
+				case "memshare-backup-veth":
+					d, _ = openEndpoint(b, veth, Config{Size: benchSize, Mode: ModeBackup,
 						BackupPath: filepath.Join(b.TempDir(), "backup"), RenewInterval: time.Hour})
 				}
 				runOps(b, d, op.size, op.write, op.random)

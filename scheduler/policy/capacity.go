@@ -40,8 +40,10 @@ type FreeNode struct {
 // built from a Snapshot's cluster and updated as gangs are committed or
 // preempted, so placers always see what is left.
 type Capacity struct {
-	Nodes  []FreeNode
-	Racks  []string
+	Nodes []FreeNode
+	Racks []string
+	// Links is the cluster's measured pair bandwidths (nil = none).
+	Links  *Links
 	byName map[string]int
 	// Epoch increases whenever capacity is released, so "this shape did not
 	// fit" stays valid exactly until something is freed.
@@ -54,7 +56,7 @@ type Capacity struct {
 // NewCapacity indexes the free capacity of a cluster. Over-committed GPUs
 // (used > 1 or memory above the total) simply count as full.
 func NewCapacity(c *Cluster) *Capacity {
-	cp := &Capacity{byName: make(map[string]int, len(c.Nodes)), Nodes: make([]FreeNode, 0, len(c.Nodes))}
+	cp := &Capacity{byName: make(map[string]int, len(c.Nodes)), Nodes: make([]FreeNode, 0, len(c.Nodes)), Links: c.Links}
 	rackIDs := map[string]int{}
 	slab := make([]FreeGPU, 0, gpuCount(c)) // one allocation for every node's GPUs
 	for _, n := range c.Nodes {
@@ -95,6 +97,7 @@ func (cp *Capacity) Reset(c *Cluster) *Capacity {
 		return NewCapacity(c)
 	}
 	cp.Epoch, cp.wholeFree, cp.freeSum = 0, 0, 0
+	cp.Links = c.Links
 	for i := range c.Nodes {
 		n, fn := &c.Nodes[i], &cp.Nodes[i]
 		fn.LinkGbps = n.LinkGbps

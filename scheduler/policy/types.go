@@ -33,6 +33,9 @@ type Node struct {
 // Cluster is the set of nodes a policy may place on.
 type Cluster struct {
 	Nodes []Node
+	// Links are measured per-pair bandwidths (nil = unknown: placement
+	// uses Node.LinkGbps and racks only).
+	Links *Links
 }
 
 // JobState is where a job is in its life.

@@ -86,9 +86,13 @@ func (n *Network) Place(j *policy.Job, d policy.Demand, c *policy.Capacity) (pol
 		return policy.Placement{}, noRoom(d, total)
 	}
 	var best option
-	for r := range c.Racks {
-		if o, ok := n.widest(c, d, inRack(c, cs, r), prof); ok && o.better(best) {
-			best = o
+	if c.Links.Len() > 0 {
+		best, _ = n.onLinks(c, d, cs, prof) // measured pairs subsume racks
+	} else {
+		for r := range c.Racks {
+			if o, ok := n.widest(c, d, inRack(c, cs, r), prof); ok && o.better(best) {
+				best = o
+			}
 		}
 	}
 	if best.nodes == nil {

@@ -152,6 +152,9 @@ func (r *round) walk(ranked []Ranked) {
 		if j.State != Queued {
 			continue
 		}
+		if r.s.SkipReasons && r.exhausted(i) {
+			break // nothing below can start: only reasons would come of it
+		}
 		d, ok := r.admissible(ranked[i])
 		if !ok {
 			continue
@@ -174,10 +177,16 @@ func (r *round) walk(ranked []Ranked) {
 	}
 }
 
+// exhausted reports that no GPU share is free and no preemptable job
+// ranks below i, so no job from rank i on can start. A replay's congested
+// queue is mostly such jobs, each visited on every event.
+func (r *round) exhausted(i int) bool {
+	return r.cap.FreeSum() < eps && (!r.preemptive || r.held.sumFrom(i+1) < eps)
+}
+
 // indexVictims records the running jobs a preemptive ordering may stop.
 func (r *round) indexVictims() {
-	r.held = newFenwick(len(r.ranked))
-	r.preempted = make([]bool, len(r.ranked))
+	r.held, r.preempted = r.f.victimBuffers(len(r.ranked))
 	for i, rk := range r.ranked {
 		if rk.Job.State == Running && r.f.canPreempt(rk.Job, r.s.Now) {
 			r.held.add(i, placementGPUs(rk.Job.Placement))
@@ -220,8 +229,9 @@ func (r *round) admit(i int, d Demand) bool {
 		p, fail = r.preemptFor(i, d, m, fail)
 	}
 	if fail != nil {
-		q := r.ranked[i].Queue
-		r.wait(j, fail.text(q, r.queued))
+		if !r.s.SkipReasons { // building the text is not free
+			r.wait(j, fail.text(r.ranked[i].Queue, r.queued))
+		}
 		return false
 	}
 	r.dec.Starts = append(r.dec.Starts, Start{JobID: j.ID, Placement: p})

@@ -13,7 +13,10 @@ const progressStep = 0.02
 // read from its model's measured curve (profile.Curve.LossAt).
 func (e *engine) progress(j *simJob) {
 	m := j.spec.Speed
-	if m == nil || j.spec.Work <= 0 || len(m.Curves) == 0 {
+	// A plain trace job's profile only prices spreading (NoSpeedup): its
+	// curve would be a stand-in model's, stretched to the recorded
+	// duration, which tells a fitting policy the oracle duration.
+	if m == nil || j.spec.NoSpeedup || j.spec.Work <= 0 || len(m.Curves) == 0 {
 		return
 	}
 	frac := 1 - j.remaining/j.spec.Work

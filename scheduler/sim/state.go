@@ -23,6 +23,9 @@ type ledger struct {
 	nodeIdx map[string]int
 	gpus    [][]gpuState
 	total   int
+	// snapshot buffers, reused by every decision
+	snapNodes []policy.Node
+	snapGPUs  []policy.GPU
 }
 
 func newLedger(c policy.Cluster) *ledger {
@@ -35,11 +38,16 @@ func newLedger(c policy.Cluster) *ledger {
 	return l
 }
 
-// snapshotCluster copies the cluster with current usage filled in (one
-// allocation for all GPUs: this runs at every decision).
+// snapshotCluster copies the cluster with current usage filled in. It runs
+// at every decision, so the copy reuses one buffer: a snapshot is only
+// valid until the next, and every field is rewritten, so a policy that
+// scribbles on one cannot change the ledger or the next snapshot.
 func (l *ledger) snapshotCluster() policy.Cluster {
-	out := policy.Cluster{Nodes: make([]policy.Node, len(l.cluster.Nodes))}
-	flat := make([]policy.GPU, 0, l.total)
+	if len(l.snapNodes) != len(l.cluster.Nodes) {
+		l.snapNodes = make([]policy.Node, len(l.cluster.Nodes))
+		l.snapGPUs = make([]policy.GPU, l.total)
+	}
+	flat := l.snapGPUs[:0]
 	for i, n := range l.cluster.Nodes {
 		start := len(flat)
 		flat = append(flat, n.GPUs...)
@@ -50,9 +58,9 @@ func (l *ledger) snapshotCluster() policy.Cluster {
 			n.GPUs[g].UsedMemoryMiB = st.mem
 			n.GPUs[g].Util = st.util
 		}
-		out.Nodes[i] = n
+		l.snapNodes[i] = n
 	}
-	return out
+	return policy.Cluster{Nodes: l.snapNodes}
 }
 
 func (l *ledger) add(j *simJob, s policy.Slot, sign float64) {

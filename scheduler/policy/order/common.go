@@ -43,6 +43,7 @@ type scratch struct {
 	idx  []int32
 	rad  radix
 	out  []policy.Ranked
+	inc  incremental
 }
 
 // active lists the queued and running jobs of a snapshot.
@@ -130,6 +131,29 @@ func (sc *scratch) asListed(js []*policy.Job) []policy.Ranked {
 		if isActive(j) {
 			out = append(out, policy.Ranked{Job: j})
 		}
+	}
+	sc.out = out
+	return out
+}
+
+// listedAll ranks every job of js in the order given, finished ones
+// included, in queue 0. The last call's ranking is kept: its prefix that
+// still lists the same jobs (pointer compares, no job is read) stays, and
+// only the rest is appended. A nil job falls back to asListed.
+func (sc *scratch) listedAll(js []*policy.Job) []policy.Ranked {
+	out, n := sc.out, 0
+	if len(out) > len(js) {
+		out = out[:len(js)]
+	}
+	for n < len(out) && out[n].Job == js[n] {
+		n++
+	}
+	out = out[:n]
+	for _, j := range js[n:] {
+		if j == nil {
+			return sc.asListed(js)
+		}
+		out = append(out, policy.Ranked{Job: j})
 	}
 	sc.out = out
 	return out

@@ -36,6 +36,11 @@ type Gittins struct {
 	dist  *ServiceDist
 	delta float64
 	sc    scratch
+	// lastSvc is the last listed call's service per job (listed order),
+	// lastVer the distribution's size then: an index is reused while both
+	// hold.
+	lastSvc []policy.Seconds
+	lastVer int
 }
 
 // NewGittins builds 2D-Gittins.
@@ -83,13 +88,33 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 	js := o.sc.active(s)
 	svc := o.q.update(s.Now, js)
 	ks := o.sc.keys(len(js))
+	for i, j := range js {
+		ks[i].job = j
+	}
+	var prev []int32
+	matched := false
+	if s.SubmitOrdered {
+		// between consecutive events few keys change (running jobs'
+		// indexes, starts, preemptions): re-rank only those, and reuse
+		// the index of a job whose service and distribution are unchanged
+		prev, matched = o.sc.inc.match(ks)
+	}
+	reuse := matched && o.lastVer == o.dist.Len() && len(o.lastSvc) == len(o.sc.inc.keys)
 	fresh := o.Index(0) // most queued jobs have not run yet
 	for i, j := range js {
 		a, idx := svc[i], fresh
 		if a != 0 {
-			idx = o.Index(a)
+			if p := prev; reuse && p[i] >= 0 && o.lastSvc[p[i]] == a {
+				idx = -o.sc.inc.keys[p[i]].k[1]
+			} else {
+				idx = o.Index(a)
+			}
 		}
 		ks[i] = keyed{job: j, queue: o.q.queueOf(a), k: [3]float64{stateTie(j), -idx, queuedAt(j)}}
 	}
-	return o.sc.sort(ks)
+	if !s.SubmitOrdered {
+		return o.sc.sort(ks)
+	}
+	o.lastSvc, o.lastVer = append(o.lastSvc[:0], svc...), o.dist.Len()
+	return o.sc.sortMatched(ks, prev, matched)
 }

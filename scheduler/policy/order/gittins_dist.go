@@ -9,11 +9,11 @@ import (
 // seeded from prior samples and grown online with finished jobs.
 type ServiceDist struct {
 	sorted []float64
-	prefix []float64 // prefix[i] = sum of sorted[:i]; rebuilt lazily
-	dirty  bool
-	// from is the lowest index inserted at since prefix was last valid:
-	// entries up to it still are, so only the tail is summed again.
-	from int
+	// prefix[i] = sum of sorted[:i], valid for i ≤ valid and extended
+	// lazily to what a query needs: an insertion at i keeps prefix[:i+1],
+	// and most queries (small attained service) read only the first few.
+	prefix []float64
+	valid  int
 }
 
 // NewServiceDist keeps the positive, finite samples.
@@ -23,7 +23,7 @@ func NewServiceDist(samples []float64) *ServiceDist {
 		d.add(v)
 	}
 	sort.Float64s(d.sorted)
-	d.dirty = true
+	d.prefix = []float64{0}
 	return d
 }
 
@@ -43,32 +43,22 @@ func (d *ServiceDist) Add(v float64) {
 	i := sort.SearchFloat64s(d.sorted[:len(d.sorted)-1], v)
 	copy(d.sorted[i+1:], d.sorted[i:len(d.sorted)-1])
 	d.sorted[i] = v
-	if !d.dirty || i < d.from {
-		d.from = i
-	}
-	d.dirty = true
+	d.valid = min(d.valid, i)
 }
 
 // Len is the number of samples.
 func (d *ServiceDist) Len() int { return len(d.sorted) }
 
-func (d *ServiceDist) sums() []float64 {
-	n := len(d.sorted)
-	if !d.dirty && len(d.prefix) == n+1 {
-		return d.prefix
+// sums returns prefix sums valid at least up to index upTo (≤ Len),
+// each computed by the same running sum whenever it is extended, so the
+// values do not depend on how lazily they were.
+func (d *ServiceDist) sums(upTo int) []float64 {
+	if len(d.prefix) < len(d.sorted)+1 {
+		d.prefix = append(d.prefix, make([]float64, len(d.sorted)+1-len(d.prefix))...)
 	}
-	from := 0
-	if len(d.prefix) > 0 && d.from < len(d.prefix) {
-		from = d.from // prefix[:from+1] sums samples that did not move
+	for ; d.valid < upTo; d.valid++ {
+		d.prefix[d.valid+1] = d.prefix[d.valid] + d.sorted[d.valid]
 	}
-	for len(d.prefix) < n+1 {
-		d.prefix = append(d.prefix, 0)
-	}
-	d.prefix = d.prefix[:n+1]
-	for i := from; i < n; i++ {
-		d.prefix[i+1] = d.prefix[i] + d.sorted[i]
-	}
-	d.dirty = false
 	return d.prefix
 }
 
@@ -86,7 +76,7 @@ func (d *ServiceDist) Gittins(a, delta float64) float64 {
 		return 0
 	}
 	hi := lo + gallop(d.sorted[lo:], a+delta)
-	p := d.sums()
+	p := d.sums(hi)
 	alive := float64(n - lo)
 	done := float64(hi - lo)
 	spent := (p[hi] - p[lo]) - a*done + delta*float64(n-hi)

@@ -25,11 +25,15 @@ func reached(a, limit float64) bool { return a >= limit-limitTol*limit }
 func (q *queues) nextChange(now policy.Seconds, js []*policy.Job) policy.Seconds {
 	t := math.Inf(1)
 	last := q.cfg.Queues - 1
+	knob := q.cfg.PromoteKnob > 0
 	for _, j := range js {
-		if !isActive(j) {
+		if j == nil || (j.State != policy.Running && (!knob || j.State != policy.Queued)) {
 			continue
 		}
-		b := q.base[j.ID]
+		var b baseline
+		if len(q.base) > 0 {
+			b = q.base[j.ID]
+		}
 		svc := j.Attained - b.attained
 		k := q.queueOf(svc)
 		switch {
@@ -37,7 +41,7 @@ func (q *queues) nextChange(now policy.Seconds, js []*policy.Job) policy.Seconds
 			if rate := heldShare(j); rate > 0 {
 				t = min(t, now+(q.cfg.Limits[k]-svc)/rate)
 			}
-		case j.State == policy.Queued && q.cfg.PromoteKnob > 0 && k > 0:
+		case j.State == policy.Queued && k > 0:
 			if ran := j.Executed - b.executed; ran > 0 {
 				t = min(t, queuedAt(j)+q.cfg.PromoteKnob*ran)
 			}

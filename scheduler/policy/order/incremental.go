@@ -1,0 +1,129 @@
+package order
+
+import (
+	"math"
+	"slices"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
+
+// incremental remembers the last ranking of an ordering whose snapshots
+// list jobs in (Submit, ID) order, so the next one re-ranks only what
+// changed. Between two events of a replay a handful of jobs start, stop,
+// arrive or change queue while a thousand keep their keys, and sorting
+// them all again was most of a decision.
+type incremental struct {
+	keys []keyed // last call's keys (and jobs), listed order
+	rank []int32 // their ranks
+	// buffers: prev indexes, rank slots, moved jobs, and two outputs
+	prev, slot, moved []int32
+	out, merged       []int32
+}
+
+// sortIncremental is sortKeyed's order for keys of jobs listed in
+// (Submit, ID) order (Snapshot.SubmitOrdered). Jobs that were in the last
+// call with the same keys keep their relative order (compareKeyed is a
+// total order on distinct (Submit, ID), so it cannot change); the others
+// are sorted and merged in by binary search. O(n + m log n) for m changed
+// jobs. Duplicate (Submit, ID) pairs, whose ties sortKeyed breaks by
+// position, fall back to the full sort.
+func (sc *scratch) sortIncremental(ks []keyed) []policy.Ranked {
+	prev, ok := sc.inc.match(ks)
+	return sc.sortMatched(ks, prev, ok)
+}
+
+// sortMatched is sortIncremental with match already done (an ordering
+// that reuses last call's keys, like Gittins' indexes, matches first).
+func (sc *scratch) sortMatched(ks []keyed, prev []int32, ok bool) []policy.Ranked {
+	in := &sc.inc
+	if !ok {
+		in.keys = in.keys[:0]
+		idx := sc.order(ks)
+		sc.remember(ks, idx)
+		return sc.ranked(ks, idx)
+	}
+	in.slot = grow(in.slot, len(in.keys))
+	for r := range in.slot {
+		in.slot[r] = -1
+	}
+	moved := in.moved[:0]
+	for i := range ks {
+		if p := prev[i]; p >= 0 && sameKeys(&ks[i], &in.keys[p]) {
+			in.slot[in.rank[p]] = int32(i)
+		} else {
+			moved = append(moved, int32(i))
+		}
+	}
+	slices.SortFunc(moved, func(a, b int32) int { return compareKeyed(&ks[a], &ks[b]) })
+	out := in.out[:0]
+	for _, i := range in.slot {
+		if i >= 0 {
+			out = append(out, i)
+		}
+	}
+	in.moved, in.out = moved, out
+	if len(moved) > 0 {
+		in.merged = mergeSorted(ks, out, moved, in.merged)
+		out = in.merged
+	}
+	r := sc.ranked(ks, out)
+	sc.remember(ks, out)
+	return r
+}
+
+// match finds, for each job of ks, its index in the last call's list (or
+// -1), walking both (Submit, ID)-ordered lists together. ok is false if
+// the list is not strictly ordered by (Submit, ID).
+func (in *incremental) match(ks []keyed) (prev []int32, ok bool) {
+	prev = grow(in.prev, len(ks))
+	in.prev = prev
+	k := 0
+	for i := range ks {
+		j := ks[i].job
+		if i > 0 && compareSubmit(ks[i-1].job, j) >= 0 {
+			return nil, false
+		}
+		prev[i] = -1
+		for k < len(in.keys) && in.keys[k].job != j && compareSubmit(in.keys[k].job, j) < 0 {
+			k++ // departed
+		}
+		if k < len(in.keys) && (in.keys[k].job == j || compareSubmit(in.keys[k].job, j) == 0) {
+			prev[i] = int32(k)
+			k++
+		}
+	}
+	return prev, true
+}
+
+// remember keeps this call's keys and ranks (idx lists ks in rank
+// order). ks is the scratch key buffer: rather than copying it, remember
+// swaps it with the one holding the last call's keys, which the next call
+// then fills.
+func (sc *scratch) remember(ks []keyed, idx []int32) {
+	in := &sc.inc
+	in.rank = grow(in.rank, len(ks))
+	for r, i := range idx {
+		in.rank[i] = int32(r)
+	}
+	sc.ks, in.keys = in.keys, ks
+}
+
+// sameKeys reports identical sort keys (queue and k, bit for bit: keys
+// that sort alike but differ in bits, -0 and +0, merely count as moved).
+func sameKeys(a, b *keyed) bool {
+	return a.queue == b.queue && math.Float64bits(a.k[0]) == math.Float64bits(b.k[0]) &&
+		math.Float64bits(a.k[1]) == math.Float64bits(b.k[1]) && math.Float64bits(a.k[2]) == math.Float64bits(b.k[2])
+}
+
+// mergeSorted merges the sorted index lists a and b (compareKeyed order)
+// into buf, placing each b by binary search from the last insertion point.
+func mergeSorted(ks []keyed, a, b, buf []int32) []int32 {
+	out := slices.Grow(buf[:0], len(a)+len(b))
+	lo := 0
+	for _, x := range b {
+		n, _ := slices.BinarySearchFunc(a[lo:], x, func(y, x int32) int { return compareKeyed(&ks[y], &ks[x]) })
+		out = append(append(out, a[lo:lo+n]...), x)
+		lo += n
+	}
+	return append(out, a[lo:]...)
+}

@@ -135,3 +135,14 @@ func (v View) NodeLinks(node string) []LinkStat {
 	sort.Slice(out, func(i, j int) bool { return out[i].BandwidthBps < out[j].BandwidthBps })
 	return out
 }
+
+// NewView builds a View from node views (tests, and readers that receive
+// a view as JSON, like `caravan nodes -json`).
+func NewView(self string, nodes []NodeView) View {
+	v := View{Self: self, Nodes: append([]NodeView(nil), nodes...), index: map[string]int{}}
+	sort.Slice(v.Nodes, func(i, j int) bool { return v.Nodes[i].Name < v.Nodes[j].Name })
+	for i, n := range v.Nodes {
+		v.index[n.Name] = i
+	}
+	return v
+}

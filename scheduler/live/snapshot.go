@@ -19,6 +19,7 @@ func (s *Scheduler) snapshot(l *gpuBook, nodes []string, es []*entry, now float6
 		}
 		snap.Cluster.Nodes = append(snap.Cluster.Nodes, pn)
 	}
+	snap.Cluster.Links = s.measuredLinks(l, nodes)
 	for _, e := range es {
 		j := s.policyJob(e)
 		if j == nil {

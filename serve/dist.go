@@ -103,6 +103,9 @@ type Dists struct {
 	window  int
 	byKey   map[Key]*Sample
 	byBatch map[int]*Sample
+	// borrowed memoises Lookup's search for keys without observations;
+	// it is cleared when a key gets its first observation.
+	borrowed map[Key]*Sample
 }
 
 // NewDists makes empty distributions that keep the last window observations
@@ -111,7 +114,7 @@ func NewDists(window int) *Dists {
 	if window <= 0 {
 		window = 64
 	}
-	return &Dists{window: window, byKey: map[Key]*Sample{}, byBatch: map[int]*Sample{}}
+	return &Dists{window: window, byKey: map[Key]*Sample{}, byBatch: map[int]*Sample{}, borrowed: map[Key]*Sample{}}
 }
 
 // Observe records one measured batch latency.
@@ -120,6 +123,7 @@ func (d *Dists) Observe(k Key, lat time.Duration) {
 	if s == nil {
 		s = newSample(d.window)
 		d.byKey[k] = s
+		clear(d.borrowed)
 	}
 	s.add(lat)
 	b := d.byBatch[k.Batch]
@@ -138,6 +142,9 @@ func (d *Dists) Lookup(k Key) *Sample {
 	if s := d.byKey[k]; s != nil {
 		return s
 	}
+	if s, ok := d.borrowed[k]; ok {
+		return s
+	}
 	var best *Sample
 	bestCost, bestUp := 0, false
 	for c, s := range d.byKey {
@@ -146,6 +153,9 @@ func (d *Dists) Lookup(k Key) *Sample {
 		if best == nil || (up && !bestUp) || (up == bestUp && cost < bestCost) {
 			best, bestCost, bestUp = s, cost, up
 		}
+	}
+	if best != nil {
+		d.borrowed[k] = best
 	}
 	return best
 }

@@ -95,6 +95,19 @@ func New(cfg Config) (*Frontend, error) {
 	return f, nil
 }
 
+// Seed records measured batch latencies (offline profiling) in a model's
+// distributions. Call it before Run.
+func (f *Frontend) Seed(model string, pts []ProfilePoint) error {
+	q, ok := f.models[model]
+	if !ok {
+		return fmt.Errorf("serve: unknown model %q", model)
+	}
+	for _, p := range pts {
+		q.dists.Observe(q.key(p.Batch, p.In, p.Out), p.Latency)
+	}
+	return nil
+}
+
 // Run runs every model's queue until ctx ends.
 func (f *Frontend) Run(ctx context.Context) {
 	for _, q := range f.models {

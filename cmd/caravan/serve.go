@@ -241,6 +241,8 @@ func serveBench(args []string, stdout, stderr io.Writer) error {
 	maxBatch := fs.Int("max-batch", 16, "largest batch")
 	policies := fs.String("policies", "orloj,clockwork,fifo", "policies compared")
 	noNoise := fs.Bool("no-noise", false, "measured medians only (a dedicated core), without the measured spread")
+	real := fs.Int("real", 0, "run N real Python workers behind a real front end on loopback instead of the simulator")
+	model := fs.String("model", "lstm-gen", "with -real: the model the workers run")
 	inDiv := fs.Int("in-div", 4, "trace input tokens per model input token")
 	outDiv := fs.Int("out-div", 2, "trace output tokens per generated token")
 	if err := fs.Parse(args); err != nil {
@@ -274,6 +276,20 @@ func serveBench(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("-slos: %q is not a positive duration", s)
 		}
 		c.SLOs = append(c.SLOs, d)
+	}
+	if *real > 0 {
+		wd, _ := os.Getwd()
+		script, err := serve.WorkerScript(wd)
+		if err != nil {
+			return err
+		}
+		rows, err := serve.LiveBench{Bench: c, Model: *model, Workers: *real, Script: script}.Run(context.Background())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "Real: %d Python %s workers (PyTorch, 1 thread each) behind the front end on loopback, open-loop HTTP load.\n\n", *real, *model)
+		serve.WriteBenchTable(stdout, rows)
+		return nil
 	}
 	rows, err := serve.RunBench(c)
 	if err != nil {

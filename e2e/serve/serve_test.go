@@ -240,4 +240,3 @@ func waitUntil(ctx context.Context, t *testing.T, what string, cond func() bool)
 		}
 	}
 }
-

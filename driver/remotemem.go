@@ -80,6 +80,7 @@ func (n *memshareNode) startDonor(set *memshareSettings) error {
 	d, err := donor.New(donor.Config{
 		Node: set.node, Key: set.key, SlabSize: set.slabSize,
 		Capacity: n.budget.capacity, Logger: n.logger, Registry: n.reg,
+		TLS: set.serverTLS, RequireTLS: set.serverTLS != nil,
 	})
 	if err != nil {
 		return fmt.Errorf("memshare: %w", err)
@@ -133,7 +134,8 @@ func (n *memshareNode) attach(ctx context.Context, taskID, owner string, req rem
 	tr := newTrackingRegisterer(prometheus.WrapRegistererWith(prometheus.Labels{"task": owner}, reg))
 	vol, err := consumer.Open(ctx, consumer.Config{
 		ID: owner, Size: req.Bytes, DataShards: set.dataShards, ParityShards: set.parityShards,
-		SlabSize: set.slabSize, Donors: view, Key: set.key, Logger: n.logger.With("task", owner), Registry: tr,
+		SlabSize: set.slabSize, Donors: view, Key: set.key, TLS: set.clientTLS,
+		Logger: n.logger.With("task", owner), Registry: tr,
 	})
 	if err != nil {
 		tr.unregisterAll()

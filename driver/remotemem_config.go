@@ -1,6 +1,8 @@
 package driver
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -20,6 +22,7 @@ import (
 //	  nbd_addr = "0.0.0.0:10809"   # serve donated slabs ("" = lend nothing)
 //	  api_addr = "0.0.0.0:10810"
 //	  donor { node = "a" nbd_addr = "10.0.0.1:10809" api_addr = "10.0.0.1:10810" }
+//	  tls_cert = "..."  tls_key = "..."  tls_ca = "..."   # optional
 //	}
 type MemshareConfig struct {
 	Key          string          `codec:"key"`
@@ -32,6 +35,12 @@ type MemshareConfig struct {
 	DataShards   int64           `codec:"data_shards"`
 	ParityShards int64           `codec:"parity_shards"`
 	Donors       []MemshareDonor `codec:"donor"`
+	// TLS: this node's certificate and key (for its donor server) and the
+	// CA that signed every donor's certificate (for its consumers). With
+	// all three set, donors require TLS and consumers use it.
+	TLSCert string `codec:"tls_cert"`
+	TLSKey  string `codec:"tls_key"`
+	TLSCA   string `codec:"tls_ca"`
 }
 
 // MemshareDonor is one entry of the static donor view (until gossip).
@@ -51,6 +60,9 @@ var memshareSpec = hclspec.NewBlock("memshare", false, hclspec.NewObject(map[str
 	"headroom":      hclspec.NewAttr("headroom", "string", false),
 	"data_shards":   hclspec.NewAttr("data_shards", "number", false),
 	"parity_shards": hclspec.NewAttr("parity_shards", "number", false),
+	"tls_cert":      hclspec.NewAttr("tls_cert", "string", false),
+	"tls_key":       hclspec.NewAttr("tls_key", "string", false),
+	"tls_ca":        hclspec.NewAttr("tls_ca", "string", false),
 	"donor": hclspec.NewBlockList("donor", hclspec.NewObject(map[string]*hclspec.Spec{
 		"node":     hclspec.NewAttr("node", "string", true),
 		"nbd_addr": hclspec.NewAttr("nbd_addr", "string", true),
@@ -69,6 +81,8 @@ type memshareSettings struct {
 	dataShards   int
 	parityShards int
 	donors       []memshare.DonorInfo
+	serverTLS    *tls.Config // nil: plain
+	clientTLS    *tls.Config
 }
 
 // settings validates the block; every error names its field.
@@ -122,6 +136,9 @@ func (m *MemshareConfig) settings() (*memshareSettings, error) {
 	if r := s.parityShards; r < 1 || r > 8 {
 		add("parity_shards: %d must be from 1 to 8", r)
 	}
+	if err := m.loadTLS(s); err != nil {
+		add("%v", err)
+	}
 	for i, d := range m.Donors {
 		s.donors = append(s.donors, memshare.DonorInfo{Node: d.Node, NBDAddr: d.NBDAddr, APIAddr: d.APIAddr})
 		if d.Node == "" || d.NBDAddr == "" || d.APIAddr == "" {
@@ -129,6 +146,31 @@ func (m *MemshareConfig) settings() (*memshareSettings, error) {
 		}
 	}
 	return s, errors.Join(errs...)
+}
+
+// loadTLS reads the certificate, key and CA when configured.
+func (m *MemshareConfig) loadTLS(s *memshareSettings) error {
+	if m.TLSCert == "" && m.TLSKey == "" && m.TLSCA == "" {
+		return nil
+	}
+	if m.TLSCert == "" || m.TLSKey == "" || m.TLSCA == "" {
+		return errors.New("tls_cert, tls_key and tls_ca: set all three, or none")
+	}
+	cert, err := tls.LoadX509KeyPair(m.TLSCert, m.TLSKey)
+	if err != nil {
+		return fmt.Errorf("tls_cert/tls_key: %v", err)
+	}
+	pem, err := os.ReadFile(m.TLSCA)
+	if err != nil {
+		return fmt.Errorf("tls_ca: %v", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return fmt.Errorf("tls_ca: %s holds no PEM certificate", m.TLSCA)
+	}
+	s.serverTLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	s.clientTLS = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	return nil
 }
 
 func (m *MemshareConfig) readKey() ([]byte, error) {

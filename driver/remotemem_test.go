@@ -2,7 +2,16 @@ package driver
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,12 +23,18 @@ import (
 
 const testMemshareKey = "driver-test-memshare-key"
 
-// startTestDonors runs n donors on loopback with 1 MiB slabs.
-func startTestDonors(t *testing.T, n int) []MemshareDonor {
+// startTestDonors runs n donors on loopback with 1 MiB slabs (TLS-only
+// when srvTLS is given).
+func startTestDonors(t *testing.T, n int, srvTLS ...*tls.Config) []MemshareDonor {
 	t.Helper()
 	var out []MemshareDonor
+	var tc *tls.Config
+	if len(srvTLS) > 0 {
+		tc = srvTLS[0]
+	}
 	for i := range n {
-		d, err := donor.New(donor.Config{Node: "donor" + string(rune('a'+i)), Key: []byte(testMemshareKey), SlabSize: 1 << 20, CapacityBytes: 16 << 20})
+		d, err := donor.New(donor.Config{Node: "donor" + string(rune('a'+i)), Key: []byte(testMemshareKey), SlabSize: 1 << 20, CapacityBytes: 16 << 20,
+			TLS: tc, RequireTLS: tc != nil})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,6 +83,24 @@ func TestRemoteMemory_TooFewDonors(t *testing.T) {
 func TestRemoteMemory_TaskAttaches(t *testing.T) {
 	donors := startTestDonors(t, 3)
 	td := newTestDriver(t, memshareConfig(t, donors))
+	attachAndCheck(t, td, donors, nil)
+}
+
+// The same with TLS-only donors and the plugin's tls_cert/tls_key/tls_ca.
+func TestRemoteMemory_TLS(t *testing.T) {
+	dir := t.TempDir()
+	srv := writeTestCert(t, dir)
+	donors := startTestDonors(t, 3, srv)
+	conf := memshareConfig(t, donors)
+	conf.Memshare.TLSCert, conf.Memshare.TLSKey, conf.Memshare.TLSCA = dir+"/cert.pem", dir+"/key.pem", dir+"/cert.pem"
+	td := newTestDriver(t, conf)
+	rootPool := x509.NewCertPool()
+	caPEM, _ := os.ReadFile(dir + "/cert.pem")
+	rootPool.AppendCertsFromPEM(caPEM)
+	attachAndCheck(t, td, donors, &tls.Config{RootCAs: rootPool})
+}
+
+func attachAndCheck(t *testing.T, td *testDriver, donors []MemshareDonor, cliTLS *tls.Config) {
 	script := `echo NBDSIZE=$(nbdinfo --size "$CARAVAN_REMOTE_MEMORY_URI" 2>&1); env; echo END_OF_ENV`
 	task := td.newTask(t, "rm", script, TaskConfig{RemoteMemory: "4MiB"})
 	if _, _, err := td.StartTask(task); err != nil {
@@ -84,7 +117,7 @@ func TestRemoteMemory_TaskAttaches(t *testing.T) {
 	if res := td.waitExit(t, task.ID); res.ExitCode != 0 {
 		t.Fatalf("task exit %+v", res)
 	}
-	api := memshare.NewAPIClient(donors[0].APIAddr, []byte(testMemshareKey), nil)
+	api := memshare.NewAPIClient(donors[0].APIAddr, []byte(testMemshareKey), cliTLS)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		st, err := api.Status(context.Background())
@@ -124,12 +157,14 @@ func TestDonorBudget(t *testing.T) {
 
 func TestMemshareConfigErrorsNameFields(t *testing.T) {
 	cases := map[string]MemshareConfig{
-		"memshare.key":           {Key: "short"},
-		"memshare.nbd_addr":      {Key: testMemshareKey, NBDAddr: "127.0.0.1:0"},
-		"memshare.data_shards":   {Key: testMemshareKey, DataShards: 3},
-		"memshare.parity_shards": {Key: testMemshareKey, ParityShards: 12},
-		"memshare.slab_size":     {Key: testMemshareKey, SlabSize: "lots"},
-		"memshare.donor[0]":      {Key: testMemshareKey, Donors: []MemshareDonor{{Node: "a"}}},
+		"memshare.key":              {Key: "short"},
+		"memshare.nbd_addr":         {Key: testMemshareKey, NBDAddr: "127.0.0.1:0"},
+		"memshare.data_shards":      {Key: testMemshareKey, DataShards: 3},
+		"memshare.parity_shards":    {Key: testMemshareKey, ParityShards: 12},
+		"memshare.slab_size":        {Key: testMemshareKey, SlabSize: "lots"},
+		"memshare.donor[0]":         {Key: testMemshareKey, Donors: []MemshareDonor{{Node: "a"}}},
+		"memshare.tls_cert":         {Key: testMemshareKey, TLSCert: "/nonexistent.pem"},
+		"memshare.tls_cert/tls_key": {Key: testMemshareKey, TLSCert: "/x.pem", TLSKey: "/x.key", TLSCA: "/x.ca"},
 	}
 	for field, c := range cases {
 		if _, err := c.settings(); err == nil || !strings.Contains(err.Error(), field) {
@@ -144,4 +179,29 @@ func TestReservedBytesPrefersMemoryMax(t *testing.T) {
 	if got := reservedBytes(cfg); got != 512<<20 {
 		t.Fatalf("got %d", got)
 	}
+}
+
+// writeTestCert writes a self-signed certificate for 127.0.0.1 (its own CA)
+// to dir/cert.pem and dir/key.pem and returns a server config with it.
+func writeTestCert(t *testing.T, dir string) *tls.Config {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "memshare-test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, IsCA: true, BasicConstraintsValid: true,
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := x509.MarshalECPrivateKey(key)
+	os.WriteFile(dir+"/cert.pem", pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(dir+"/key.pem", pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
 }

@@ -19,6 +19,7 @@ var commands = map[string]command{
 	"scheduler": {"run the live scheduler against a Nomad cluster (NOMAD_ADDR, NOMAD_TOKEN)", runScheduler},
 	"queue":     {"show the live scheduler's queue: rank, attained service, why each job waits", runQueue},
 	"nodes":     {"show the gossip view: each node's memory, donatable memory, GPUs in use, slowest and fastest link", runNodes},
+	"nodesim":   {"run many simulated Nomad clients with caravan GPUs in this process (scale tests)", runNodesim},
 	"colocate":  {"Horus co-location: predictor error on measured pairs, and a co-location benchmark", runColocate},
 	"aggsvc":    {"run the shared gradient-aggregation service (Consul: caravan-aggsvc); `aggsvc token` prints tokens", runAggsvc},
 	"tune":      {"hyperparameter tuning with Fluid water-filling: run, status, sim", runTune},

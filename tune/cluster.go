@@ -20,6 +20,8 @@ type Cluster interface {
 	Dispatch(ctx context.Context, job string, meta map[string]string, idPrefix, token string) (string, error)
 	// State is the child job's newest allocation's state.
 	State(ctx context.Context, child string) (RunState, error)
+	// Reason says why a failed child failed (its last task events).
+	Reason(ctx context.Context, child string) string
 	// Progress reads the task's progress file in the child's newest
 	// allocation.
 	Progress(ctx context.Context, child, task string) ([]byte, error)

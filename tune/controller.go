@@ -179,8 +179,9 @@ func (ct *Controller) follow(ctx context.Context, tr *Trial, run *Run) (bool, er
 		}
 		return true, t.Report(tr.ID, v)
 	case RunFailed:
-		ct.cfg.Logger.Warn("trial job failed", "trial", tr.ID, "job", run.Job)
-		return true, t.Fail(tr.ID, "job "+run.Job+" failed")
+		why := ct.c.Reason(ctx, run.Job)
+		ct.cfg.Logger.Warn("trial job failed", "trial", tr.ID, "job", run.Job, "reason", why)
+		return true, t.Fail(tr.ID, "job failed: "+why)
 	}
 	return false, nil
 }

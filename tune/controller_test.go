@@ -88,6 +88,8 @@ func abs(x float64) float64 {
 	return x
 }
 
+func (f *fakeCluster) Reason(context.Context, string) string { return "" }
+
 func (f *fakeCluster) Stop(_ context.Context, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -6,6 +6,9 @@ package tune
 // it is idempotent when nothing changed.
 func (t *Tuner) Next() []Action {
 	var out []Action
+	if t.Spec.Algorithm == AlgBOHB {
+		return t.nextBOHB(out)
+	}
 	for b := range t.Brackets {
 		if t.Brackets[b].Sync {
 			out = t.nextSync(b, out)

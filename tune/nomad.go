@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/hashicorp/nomad/api"
 )
@@ -148,4 +149,28 @@ func (n *NomadCluster) List(ctx context.Context, prefix string) ([]string, error
 func isNotFound(err error) bool {
 	var ue api.UnexpectedResponseError
 	return errors.As(err, &ue) && ue.StatusCode() == 404
+}
+
+// Reason renders the newest allocation's last task events.
+func (n *NomadCluster) Reason(ctx context.Context, child string) string {
+	a, err := n.newest(ctx, child)
+	if err != nil || a == nil {
+		return "no allocation"
+	}
+	var out []string
+	for task, ts := range a.TaskStates {
+		evs := ts.Events
+		if len(evs) > 3 {
+			evs = evs[len(evs)-3:]
+		}
+		for _, e := range evs {
+			msg := e.DisplayMessage
+			if msg == "" {
+				msg = e.Type
+			}
+			out = append(out, task+": "+msg)
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, "; ")
 }

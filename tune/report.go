@@ -93,7 +93,7 @@ func WriteMarkdown(w io.Writer, modes []fluid.Mode, rows []CompareRow) {
 		cells = append(cells, fmt.Sprintf("**%.2f×**", up), sameBest(first, end))
 		fmt.Fprintln(w, "| "+strings.Join(cells, " | ")+" |")
 	}
-	for _, alg := range []string{AlgSHA, AlgASHA, AlgHyperband, AlgRandom} {
+	for _, alg := range []string{AlgSHA, AlgASHA, AlgHyperband, AlgBOHB, AlgRandom} {
 		if v := geo[alg]; len(v) > 0 {
 			fmt.Fprintf(w, "\n%s: geometric-mean speed-up of %s over %s %.2f× over %d rows\n", alg, last, modes[0], geomean(v), len(v))
 		}

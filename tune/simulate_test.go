@@ -78,3 +78,24 @@ func TestSimulatedAlgorithmsFinish(t *testing.T) {
 		}
 	}
 }
+
+// TestSimulatedBOHBSameBest: BOHB's brackets run in order and its model
+// sees only results, so the plan cannot change what it finds.
+func TestSimulatedBOHBSameBest(t *testing.T) {
+	ws := loadWorkloads(t)
+	for _, g := range []int{2, 8} {
+		base, err := Simulate(ws, SimConfig{GPUs: g, Algorithm: AlgBOHB, Mode: fluid.WholeGPU})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fl, err := Simulate(ws, SimConfig{GPUs: g, Algorithm: AlgBOHB, Mode: fluid.WaterFill})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for m, b := range base.Best {
+			if fl.Best[m] != b {
+				t.Errorf("%s on %d GPUs: best %v vs %v", m, g, b, fl.Best[m])
+			}
+		}
+	}
+}

@@ -18,7 +18,7 @@ const (
 )
 
 // Algorithms lists the valid algorithm names.
-var Algorithms = []string{AlgRandom, AlgGrid, AlgSHA, AlgASHA, AlgHyperband}
+var Algorithms = []string{AlgRandom, AlgGrid, AlgSHA, AlgASHA, AlgHyperband, AlgBOHB}
 
 // Parameter types of a search space.
 const (
@@ -131,7 +131,7 @@ func (s *Spec) setDefaults() {
 	if s.Algorithm == AlgGrid {
 		s.Sampler = "grid"
 	}
-	if s.Sampler == "grid" && s.Trials == 0 && s.Algorithm != AlgHyperband {
+	if s.Sampler == "grid" && s.Trials == 0 && s.Algorithm != AlgHyperband && s.Algorithm != AlgBOHB {
 		s.Trials = gridSize(s.Params)
 	}
 	if s.Budget.Unit == "" {
@@ -175,7 +175,7 @@ func (s *Spec) Validate() error {
 		return bad("sampler", "%q must be \"random\" or \"grid\"", s.Sampler)
 	case s.Trials < 0:
 		return bad("trials", "must be ≥ 0, got %d", s.Trials)
-	case s.Trials == 0 && s.Algorithm != AlgGrid && s.Algorithm != AlgHyperband:
+	case s.Trials == 0 && s.Algorithm != AlgGrid && s.Algorithm != AlgHyperband && s.Algorithm != AlgBOHB:
 		return bad("trials", "algorithm %q needs trials > 0", s.Algorithm)
 	case s.Parallel < 0:
 		return bad("parallel", "must be ≥ 0, got %d", s.Parallel)

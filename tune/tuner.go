@@ -79,7 +79,10 @@ type Bracket struct {
 	Rungs int     `json:"rungs"`
 	Sync  bool    `json:"sync"`
 	First int     `json:"first"` // ID of its first trial
-	Rung  int     `json:"rung"`  // synchronous brackets: the current rung
+	// Started says the bracket's trials exist (BOHB draws them when the
+	// bracket starts; every other algorithm at once).
+	Started bool `json:"started"`
+	Rung    int  `json:"rung"` // synchronous brackets: the current rung
 }
 
 // Action is what the controller must do now: run a trial until its
@@ -120,13 +123,18 @@ func NewTuner(s Spec) (*Tuner, error) {
 		t.add(Bracket{N: s.Trials, R0: b.Max, Rungs: 1})
 	case AlgSHA, AlgASHA:
 		t.add(Bracket{N: s.Trials, R0: b.Max / math.Pow(eta, float64(top)), Rungs: top + 1, Sync: s.Algorithm == AlgSHA})
-	case AlgHyperband:
+	case AlgHyperband, AlgBOHB:
 		if n := hyperbandTrials(top, eta); n > maxTrials {
 			return nil, fmt.Errorf("tune %q: budget: hyperband brackets from budget.min to budget.max need %.0f trials, more than %d", s.Name, n, maxTrials)
 		}
 		for k := top; k >= 0; k-- {
 			n := int(math.Ceil(float64(top+1) / float64(k+1) * math.Pow(eta, float64(k))))
-			t.add(Bracket{N: n, R0: b.Max / math.Pow(eta, float64(k)), Rungs: k + 1, Sync: true})
+			br := Bracket{N: n, R0: b.Max / math.Pow(eta, float64(k)), Rungs: k + 1, Sync: true}
+			if s.Algorithm == AlgBOHB {
+				t.Brackets = append(t.Brackets, br) // trials drawn when it starts
+				continue
+			}
+			t.add(br)
 		}
 	}
 	return t, nil
@@ -142,7 +150,7 @@ func hyperbandTrials(top int, eta float64) float64 {
 }
 
 func (t *Tuner) add(b Bracket) {
-	b.First = len(t.Trials)
+	b.First, b.Started = len(t.Trials), true
 	bi := len(t.Brackets)
 	t.Brackets = append(t.Brackets, b)
 	for i := 0; i < b.N; i++ {
@@ -206,6 +214,11 @@ func (t *Tuner) running(id int) (*Trial, error) {
 
 // Finished reports whether no trial runs or can still be run.
 func (t *Tuner) Finished() bool {
+	for _, b := range t.Brackets {
+		if !b.Started {
+			return false
+		}
+	}
 	for i := range t.Trials {
 		switch t.Trials[i].Status {
 		case Pending, Running, Paused:

@@ -46,7 +46,7 @@ func tuneSim(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	dir := fs.String("profiles", "../shared/traces/model-profiles", "model-profiles directory (validation-*.csv and placements.csv per model)")
 	gpus := fs.String("gpus", "2,4,8,16", "cluster sizes, comma-separated")
-	algs := fs.String("algorithms", "sha,asha", "tuning algorithms: sha, asha, hyperband, random")
+	algs := fs.String("algorithms", "sha,asha,bohb", "tuning algorithms: sha, asha, hyperband, bohb, random")
 	models := fs.String("models", "", "only these models, comma-separated (default: every profiled model)")
 	if err := fs.Parse(args); err != nil {
 		return err

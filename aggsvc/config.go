@@ -27,6 +27,8 @@ type Config struct {
 	MaxJobs int
 	// StepTimeout fails a partition that not every worker has pushed in time.
 	StepTimeout time.Duration
+	// JobIdleTimeout unregisters a job that has had no connection this long.
+	JobIdleTimeout time.Duration
 	// HandshakeTimeout bounds the wait for a connection's first frame.
 	HandshakeTimeout time.Duration
 	// WriteTimeout bounds writing one frame to a slow reader.
@@ -46,6 +48,7 @@ func DefaultConfig() Config {
 		MaxJobBytes:      512 << 20,
 		MaxJobs:          256,
 		StepTimeout:      30 * time.Second,
+		JobIdleTimeout:   5 * time.Minute,
 		HandshakeTimeout: 10 * time.Second,
 		WriteTimeout:     30 * time.Second,
 	}
@@ -73,6 +76,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.StepTimeout <= 0 {
 		c.StepTimeout = d.StepTimeout
+	}
+	if c.JobIdleTimeout <= 0 {
+		c.JobIdleTimeout = d.JobIdleTimeout
 	}
 	if c.HandshakeTimeout <= 0 {
 		c.HandshakeTimeout = d.HandshakeTimeout

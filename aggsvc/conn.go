@@ -90,7 +90,7 @@ func (c *conn) readLoop() {
 		if err != nil && !errors.Is(err, io.EOF) {
 			why = err.Error()
 		}
-		c.s.workerLost(c.job, c.rank, why)
+		c.s.detach(c.job, c.rank, why)
 	}
 }
 
@@ -163,6 +163,7 @@ func (c *conn) hello(body []byte) error {
 		return c.reject("conflict", CodeConflict, fmt.Errorf("hello: %w", err))
 	}
 	c.job, c.rank = j, m.Rank
+	j.attach(m.Rank)
 	c.send(frameOK)
 	return nil
 }

@@ -95,6 +95,29 @@ func TestWorkerKilledMidStep(t *testing.T) {
 			t.Fatalf("want worker-lost naming rank 2, got %v", err)
 		}
 	}
+	// Later steps fail at once while rank 2 stays away...
+	for _, err := range allReduce(2, 0, 1) {
+		if serverCode(err) != CodeWorkerLost || !strings.Contains(err.Error(), "has not reconnected") {
+			t.Fatalf("want fast worker-lost, got %v", err)
+		}
+	}
+	// ...and work again once it is back.
+	cs[2] = dialWorker(t, addr, "kill", 2, 3, nil)
+	for _, err := range allReduce(3, 0, 1, 2) {
+		if err != nil {
+			t.Fatalf("after rank 2 reconnected: %v", err)
+		}
+	}
+}
+
+// TestIdleJobUnregistered: a job whose workers all left is dropped after
+// JobIdleTimeout, so abandoned jobs cannot fill MaxJobs.
+func TestIdleJobUnregistered(t *testing.T) {
+	s := startServer(t, func(c *Config) { c.JobIdleTimeout = 50 * time.Millisecond })
+	c := dialWorker(t, []string{s.Addr().String()}, "idle", 0, 1, nil)
+	waitFor(t, func() bool { return s.Load().Jobs == 1 })
+	c.Close()
+	waitFor(t, func() bool { return s.Load().Jobs == 0 })
 }
 
 // TestStalledWorkerTimesOut: a connected rank that never pushes fails the

@@ -37,18 +37,78 @@ type job struct {
 	weight  int
 	q       *jobQueue
 
-	mu    sync.Mutex
-	slots map[slotKey]*slot
-	mem   int64 // accumulators plus queued push payloads
-	gone  bool
+	mu        sync.Mutex
+	slots     map[slotKey]*slot
+	mem       int64 // accumulators plus queued push payloads
+	gone      bool
+	rankConns []int          // open connections per rank
+	lost      map[int]string // ranks whose last connection closed, and why
+	conns     int            // open connections of the job
+	idle      *time.Timer    // unregisters the job when no worker is left
 }
 
 func (s *Server) newJob(name string, workers, weight int) *job {
 	return &job{
 		name: name, workers: workers, weight: weight,
 		q:     s.sched.newQueue(name, weight),
-		slots: map[slotKey]*slot{},
+		slots: map[slotKey]*slot{}, rankConns: make([]int, workers), lost: map[int]string{},
 	}
+}
+
+// attach counts a worker connection of rank.
+func (j *job) attach(rank uint32) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.rankConns[rank]++
+	j.conns++
+	delete(j.lost, int(rank))
+	if j.idle != nil {
+		j.idle.Stop()
+		j.idle = nil
+	}
+}
+
+// detach forgets a connection; the rank is lost when it was its last, and
+// the job is unregistered after JobIdleTimeout without any connection.
+func (s *Server) detach(j *job, rank uint32, why string) {
+	j.mu.Lock()
+	j.rankConns[rank]--
+	j.conns--
+	lost := j.rankConns[rank] == 0
+	if lost {
+		j.lost[int(rank)] = why
+	}
+	if j.conns == 0 && !j.gone {
+		j.idle = time.AfterFunc(s.cfg.JobIdleTimeout, func() { s.reapIdle(j) })
+	}
+	j.mu.Unlock()
+	if lost {
+		s.workerLost(j, rank, why)
+	}
+}
+
+func (s *Server) reapIdle(j *job) {
+	j.mu.Lock()
+	idle := j.conns == 0 && !j.gone
+	j.mu.Unlock()
+	s.mu.Lock()
+	current := s.jobs[j.name] == j
+	s.mu.Unlock()
+	if idle && current {
+		s.log.Info("unregistering idle job", "job", j.name, "idle", s.cfg.JobIdleTimeout)
+		s.Unregister(j.name)
+	}
+}
+
+// lostRank names a disconnected rank that has not pushed sl (nil: a slot
+// not yet created), or returns -1.
+func (j *job) lostRank(sl *slot) (int, string) {
+	for r, why := range j.lost {
+		if sl == nil || !sl.pushed[r] {
+			return r, why
+		}
+	}
+	return -1, ""
 }
 
 // admit records rank's push in its slot (creating the slot on first push)
@@ -65,6 +125,10 @@ func (s *Server) admit(j *job, c *conn, p pushMsg) (*slot, *errorMsg) {
 		return fail(CodeJobGone, "job %q was unregistered", j.name)
 	}
 	sl := j.slots[k]
+	if r, why := j.lostRank(sl); r >= 0 {
+		return fail(CodeWorkerLost, "job %q step %d partition %d: rank %d disconnected (%s) and has not reconnected",
+			j.name, p.Step, p.Partition, r, why)
+	}
 	need := int64(len(p.Data))
 	if sl == nil {
 		need += int64(n) * 4

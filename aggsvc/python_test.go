@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,7 +70,8 @@ func runDDP(t testing.TB, env []string, args ...string) DDPResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	init := "file://" + filepath.Join(t.TempDir(), "ddp-init")
+	// TCPStore rendezvous on a free loopback port: FileStore teardown can hang.
+	init := "tcp://" + freeLoopback(t)
 	outs := make([]bytes.Buffer, 2)
 	errs := make([]error, 2)
 	var wg sync.WaitGroup
@@ -81,7 +83,7 @@ func runDDP(t testing.TB, env []string, args ...string) DDPResult {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		timer := time.AfterFunc(3*time.Minute, func() { cmd.Process.Kill() })
+		timer := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
 		wg.Go(func() { errs[r] = cmd.Wait(); timer.Stop() })
 	}
 	wg.Wait()
@@ -127,4 +129,13 @@ print(" ".join(r.addrs[r.pick("default/j", s, p)] for s in range(20) for p in ra
 	if got := strings.TrimSpace(string(out)); got != strings.Join(want, " ") {
 		t.Fatalf("python ring:\n%s\ngo ring:\n%s", got, strings.Join(want, " "))
 	}
+}
+
+func freeLoopback(t testing.TB) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }

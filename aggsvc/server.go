@@ -180,6 +180,7 @@ func (s *Server) Unregister(name string) bool {
 	s.sched.dropQueue(j.q)
 	s.drop(j)
 	s.m.steps.DeletePartialMatch(map[string]string{"job": name})
+	s.m.jobCPU.DeleteLabelValues(name)
 	s.log.Info("job unregistered", "job", name)
 	return true
 }

@@ -146,8 +146,12 @@ class Client:
 
     @classmethod
     def from_env(cls, rank, workers, **kw):
-        """Addresses, job and token from the caravan driver's environment."""
+        """Addresses, job and token from the caravan driver's environment;
+        with $CARAVAN_AGGREGATOR_CA (a PEM file) the connections use TLS."""
         addrs = [a for a in os.environ.get("CARAVAN_AGGREGATOR_ADDRS", "").split(",") if a]
+        ca = os.environ.get("CARAVAN_AGGREGATOR_CA")
+        if ca and "ssl_context" not in kw:
+            kw["ssl_context"] = ssl.create_default_context(cafile=ca)
         return cls(addrs, os.environ.get("CARAVAN_AGGREGATOR_JOB", ""),
                    os.environ.get("CARAVAN_AGGREGATOR_TOKEN", ""), rank, workers, **kw)
 

@@ -311,6 +311,7 @@ func (e *engine) decide() error {
 	e.events++
 	// the engine never reads Waiting: policies may skip the reasons
 	snap := &policy.Snapshot{Now: e.now, Cluster: e.led.snapshotCluster(), Jobs: e.snapJobs, SkipReasons: true, SubmitOrdered: true}
+	snap.Cluster.Links = e.led.cluster.Links // a topology (nil: none)
 	d := e.pol.Decide(snap)
 	started, err := e.apply(d)
 	if err != nil {

@@ -24,7 +24,7 @@ func (e *engine) placementSpeed(j *simJob) float64 {
 	shape := e.shapeOf(slots)
 	ref := profile.Consolidated(want, e.perNode)
 	if len(slots) == want {
-		sp := m.StepTime(ref) / m.StepTime(shape)
+		sp := m.StepTime(ref) / e.stepTime(m, shape, slots)
 		if j.spec.NoSpeedup {
 			sp = min(sp, 1)
 		}

@@ -1,13 +1,16 @@
 package consumer
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func needTools(t *testing.T, names ...string) {
@@ -90,4 +93,46 @@ func hexSum(s [32]byte) string {
 		b[2*i], b[2*i+1] = hx[c>>4], hx[c&15]
 	}
 	return string(b)
+}
+
+// nbdcopy writes through the endpoint while r donors die: it succeeds
+// (every write acknowledged), and qemu-img reads back exactly its data.
+func TestInteropKillDonorsDuringNbdcopy(t *testing.T) {
+	needTools(t, "nbdcopy", "qemu-img")
+	c := startCluster(t, 9, 32<<20)
+	v := openVolume(t, c, Config{Size: 32 << 20})
+	ep, err := Serve(v, "", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ep.Close()
+	dir := t.TempDir()
+	src, back := filepath.Join(dir, "src"), filepath.Join(dir, "back")
+	data := randBytes(rand.New(rand.NewPCG(21, 22)), int(v.Size()))
+	os.WriteFile(src, data, 0o600)
+	// Small requests, one at a time, so the copy is still running when
+	// the donors die.
+	cmd := exec.Command("nbdcopy", "--request-size=65536", "--requests=1", "--connections=1", src, ep.URI())
+	out := &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "nbdcopy to start writing", func() bool {
+		b := make([]byte, BlockSize)
+		return v.ReadAt(b, 0) == nil && !bytes.Equal(b, make([]byte, BlockSize))
+	})
+	running := cmd.Process.Signal(syscall.Signal(0)) == nil
+	for _, n := range v.nodesOf(0)[:2] { // r = 2
+		c.donors[c.donorOn(n)].Close()
+	}
+	t.Logf("nbdcopy still running when the donors died: %v", running)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("nbdcopy failed with only r donors gone: %v\n%s", err, out)
+	}
+	run(t, "qemu-img", "convert", "-f", "raw", "-O", "raw", ep.URI(), back)
+	got, _ := os.ReadFile(back)
+	if sha256.Sum256(got) != sha256.Sum256(data) {
+		t.Fatal("data read back differs from what nbdcopy wrote while donors died")
+	}
 }

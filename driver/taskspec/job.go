@@ -100,9 +100,11 @@ func texts(key string, v any) ([]string, error) {
 	case []any:
 		out := make([]string, len(xs))
 		for i, x := range xs {
-			s, ok := x.(string)
-			if !ok {
-				return nil, fmt.Errorf("%s[%d]: want a string, got %v", key, i, x)
+			// HCL turns "${var.n}" of a number variable into a number;
+			// the driver's list(string) takes it as its text, so do we.
+			s, err := text(fmt.Sprintf("%s[%d]", key, i), x)
+			if err != nil {
+				return nil, err
 			}
 			out[i] = s
 		}

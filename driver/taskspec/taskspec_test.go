@@ -35,7 +35,7 @@ func TestFromJobAndParseAgree(t *testing.T) {
 		{`{"command":"x","gpu_fractoin":0.5}`, "gpu_fractoin: not a caravan config key"},
 		{`{"command":"x","gpu_fraction":0.5,"gpu_memory":"NaN"}`, `gpu_memory: "NaN" is not a size`},
 		{`{"command":"x","gpu_fraction":0.5,"gpu_memory":true}`, "gpu_memory = true: want a string or a number"},
-		{`{"command":"x","args":["a",1]}`, "args[1]: want a string"},
+		{`{"command":"x","args":["a",{}]}`, "args[1]: want a string or a number"},
 		{`{"command":"x","gpus":1.5}`, `gpus: "1.5" must be a whole number`},
 	}
 	for _, c := range cases {
@@ -52,13 +52,13 @@ func TestFromJobAndParseAgree(t *testing.T) {
 		}
 	}
 	var m map[string]any
-	json.Unmarshal([]byte(`{"command":"x","gpu_fraction":"0.5","gpu_memory":"2g","args":["a"]}`), &m)
+	json.Unmarshal([]byte(`{"command":"x","gpu_fraction":"0.5","gpu_memory":"2g","args":["a",2]}`), &m)
 	cfg, err := FromJob(m)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req, err := cfg.Parse()
-	if err != nil || req.Fraction != 0.5 || req.MemMiB != 1908 || req.None() {
+	if err != nil || req.Fraction != 0.5 || req.MemMiB != 1908 || req.None() || cfg.Args[1] != "2" {
 		t.Fatalf("string fraction: %+v %v", req, err)
 	}
 }

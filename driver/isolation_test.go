@@ -39,6 +39,7 @@ probe READ_ROOT 'ls /root'
 probe READ_HOST 'cat ` + secret + `'
 probe SEE_OTHER_ALLOC 'ls ` + other.AllocDir + `'
 echo "PROCS=$(ls /proc | grep -c '^[0-9][0-9]*$')"
+probe PID1_IS_SELF 'grep -q probe /proc/1/cmdline'
 probe WRITE_USR 'touch /usr/caravan-probe'
 probe WRITE_ETC 'touch /etc/caravan-probe'
 probe WRITE_BIN 'touch /bin/caravan-probe'
@@ -57,15 +58,15 @@ echo END_OF_ENV`
 		"UID": nobody.Uid, "READ_ROOT": "no", "READ_HOST": "no", "SEE_OTHER_ALLOC": "no",
 		"WRITE_USR": "no", "WRITE_ETC": "no", "WRITE_BIN": "no",
 		"WRITE_CKPT": "yes", "WRITE_ALLOC": "yes", "WRITE_LOCAL": "yes", "WRITE_TMP": "yes",
-		"NVIDIA_NODES": "no",
+		"NVIDIA_NODES": "no", "PID1_IS_SELF": "yes",
 	}
 	for k, v := range want {
 		if env[k] != v {
 			t.Errorf("%s = %q, want %q", k, env[k], v)
 		}
 	}
-	// Private PID namespace: the shell, ls and grep at most.
-	if n, err := strconv.Atoi(env["PROCS"]); err != nil || n < 1 || n > 3 {
+	// Private PID namespace: the shell, the $(...) subshell, ls and grep.
+	if n, err := strconv.Atoi(env["PROCS"]); err != nil || n < 1 || n > 4 {
 		t.Errorf("task sees %s processes, want its own few (private PID namespace)", env["PROCS"])
 	}
 }

@@ -70,9 +70,18 @@ func accumulate(acc []float32, data []byte, t DType, first bool) {
 			addF32(acc, f32s(data))
 		}
 	case Float16:
-		addHalf(acc, u16s(data), &f16Table, first)
+		accHalf(acc, u16s(data), false, first)
 	case BFloat16:
-		addBF16(acc, u16s(data), first)
+		accHalf(acc, u16s(data), true, first)
+	}
+}
+
+// accHalfGo is the portable half-precision fold and the SIMD kernels' tail.
+func accHalfGo(acc []float32, src []uint16, bf16, first bool) {
+	if bf16 {
+		addBF16(acc, src, first)
+	} else {
+		addHalf(acc, src, &f16Table, first)
 	}
 }
 

@@ -61,3 +61,78 @@ TEXT ·xgetbv0(SB), NOSPLIT, $0-4
 	XGETBV
 	MOVL AX, eax+0(FP)
 	RET
+
+// func accF16F16C(dst *float32, src *uint16, n int, first bool) int
+// Converts 8 halfs per instruction (F16C) and stores or adds them.
+TEXT ·accF16F16C(SB), NOSPLIT, $0-40
+	MOVQ    dst+0(FP), DI
+	MOVQ    src+8(FP), SI
+	MOVQ    n+16(FP), CX
+	MOVBLZX first+24(FP), AX
+	TESTL   AX, AX
+	JNZ     f16conv
+
+f16add:
+	CMPQ      CX, $8
+	JL        f16done
+	VCVTPH2PS (SI), Y1
+	VADDPS    (DI), Y1, Y1
+	VMOVUPS   Y1, (DI)
+	ADDQ      $16, SI
+	ADDQ      $32, DI
+	SUBQ      $8, CX
+	JMP       f16add
+
+f16conv:
+	CMPQ      CX, $8
+	JL        f16done
+	VCVTPH2PS (SI), Y1
+	VMOVUPS   Y1, (DI)
+	ADDQ      $16, SI
+	ADDQ      $32, DI
+	SUBQ      $8, CX
+	JMP       f16conv
+
+f16done:
+	VZEROUPPER
+	MOVQ CX, ret+32(FP)
+	RET
+
+// func accBF16AVX2(dst *float32, src *uint16, n int, first bool) int
+// Widens 8 bfloat16s to float32 (zero-extend, shift left 16) and stores or
+// adds them.
+TEXT ·accBF16AVX2(SB), NOSPLIT, $0-40
+	MOVQ    dst+0(FP), DI
+	MOVQ    src+8(FP), SI
+	MOVQ    n+16(FP), CX
+	MOVBLZX first+24(FP), AX
+	TESTL   AX, AX
+	JNZ     bfconv
+
+bfadd:
+	CMPQ      CX, $8
+	JL        bfdone
+	VPMOVZXWD (SI), Y1
+	VPSLLD    $16, Y1, Y1
+	VADDPS    (DI), Y1, Y1
+	VMOVUPS   Y1, (DI)
+	ADDQ      $16, SI
+	ADDQ      $32, DI
+	SUBQ      $8, CX
+	JMP       bfadd
+
+bfconv:
+	CMPQ      CX, $8
+	JL        bfdone
+	VPMOVZXWD (SI), Y1
+	VPSLLD    $16, Y1, Y1
+	VMOVUPS   Y1, (DI)
+	ADDQ      $16, SI
+	ADDQ      $32, DI
+	SUBQ      $8, CX
+	JMP       bfconv
+
+bfdone:
+	VZEROUPPER
+	MOVQ CX, ret+32(FP)
+	RET

@@ -164,3 +164,31 @@ func checkAdd(t *testing.T, n int) {
 		}
 	}
 }
+
+// TestAccHalfMatchesScalar checks the SIMD half-precision folds against the
+// portable ones: every float16 bit pattern, every tail length, copy and add.
+func TestAccHalfMatchesScalar(t *testing.T) {
+	all := make([]uint16, 1<<16)
+	for i := range all {
+		all[i] = uint16(i)
+	}
+	for _, bf16 := range []bool{false, true} {
+		for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 100, 1 << 16} {
+			src := all[:n]
+			for _, first := range []bool{true, false} {
+				got, want := make([]float32, n), make([]float32, n)
+				for i := range got {
+					got[i], want[i] = 1.5, 1.5
+				}
+				accHalf(got, src, bf16, first)
+				accHalfGo(want, src, bf16, first)
+				for i := range got {
+					g, w := got[i], want[i]
+					if g != w && (g == g || w == w) { // NaN == NaN here
+						t.Fatalf("bf16=%v n=%d first=%v elem %d (%#04x): simd %v, scalar %v", bf16, n, first, i, src[i], g, w)
+					}
+				}
+			}
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Replay sends reqs open-loop to a front end at url (each at its At offset
@@ -95,7 +96,9 @@ type LiveBench struct {
 	Model   string
 	Workers int
 	Script  string
-	Token   string
+	// Seed gives the front end the measured profile before the run; without
+	// it every policy learns its distributions online from the run itself.
+	Seed bool
 }
 
 // Run starts the workers once and runs each (SLO, speedup, policy).
@@ -139,8 +142,10 @@ func (lb LiveBench) one(ctx context.Context, policy string, ws []Worker, reqs []
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if err := f.Seed(lb.Model, lb.Bench.Profile); err != nil {
-		return SimResult{}, err
+	if lb.Seed {
+		if err := f.Seed(lb.Model, lb.Bench.Profile); err != nil {
+			return SimResult{}, err
+		}
 	}
 	go f.Run(ctx)
 	f.SetWorkers(lb.Model, ws)
@@ -151,5 +156,10 @@ func (lb LiveBench) one(ctx context.Context, policy string, ws []Worker, reqs []
 	go f.Serve(ctx, ln)
 	r := Replay(ctx, "http://"+ln.Addr().String(), "bench", lb.Model, reqs, len(reqs)/10)
 	r.Policy = policy
+	var m dto.Metric
+	if h, ok := f.m.batchSize.WithLabelValues(lb.Model).(prometheus.Metric); ok && h.Write(&m) == nil && m.GetHistogram().GetSampleCount() > 0 {
+		r.Batches = int(m.GetHistogram().GetSampleCount())
+		r.MeanBatch = m.GetHistogram().GetSampleSum() / float64(r.Batches)
+	}
 	return r, nil
 }

@@ -243,6 +243,7 @@ func serveBench(args []string, stdout, stderr io.Writer) error {
 	noNoise := fs.Bool("no-noise", false, "measured medians only (a dedicated core), without the measured spread")
 	real := fs.Int("real", 0, "run N real Python workers behind a real front end on loopback instead of the simulator")
 	model := fs.String("model", "lstm-gen", "with -real: the model the workers run")
+	seed := fs.Bool("seed", false, "with -real: seed the front end's distributions with -profile (default: learn online)")
 	inDiv := fs.Int("in-div", 4, "trace input tokens per model input token")
 	outDiv := fs.Int("out-div", 2, "trace output tokens per generated token")
 	if err := fs.Parse(args); err != nil {
@@ -283,7 +284,7 @@ func serveBench(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		rows, err := serve.LiveBench{Bench: c, Model: *model, Workers: *real, Script: script}.Run(context.Background())
+		rows, err := serve.LiveBench{Bench: c, Model: *model, Workers: *real, Script: script, Seed: *seed}.Run(context.Background())
 		if err != nil {
 			return err
 		}

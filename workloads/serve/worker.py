@@ -79,7 +79,12 @@ def make_handler(model_name, model, token):
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            self.wfile.write(data)
+            try:
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                # The front end gave up on this batch (its deadlines passed);
+                # it has already answered the clients.
+                self.close_connection = True
 
         def do_GET(self):
             if self.path == "/healthz":

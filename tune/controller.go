@@ -22,6 +22,8 @@ type ControllerConfig struct {
 	// Out receives the live table and the result (nil = discard).
 	Out    io.Writer
 	Logger hclog.Logger
+	// MaxFailures is how many failed polls in a row end Run (default 60).
+	MaxFailures int
 }
 
 // Run is one dispatch of a trial: its Nomad child job for one rung.
@@ -64,6 +66,9 @@ func NewController(ctx context.Context, c Cluster, spec Spec, cfg ControllerConf
 	if cfg.Out == nil {
 		cfg.Out = io.Discard
 	}
+	if cfg.MaxFailures <= 0 {
+		cfg.MaxFailures = 60
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
@@ -101,10 +106,24 @@ func (ct *Controller) State() *State { return ct.st }
 func (ct *Controller) Run(ctx context.Context) (Trial, error) {
 	tick := time.NewTicker(ct.cfg.Poll)
 	defer tick.Stop()
+	failures := 0
 	for {
 		done, err := ct.Step(ctx)
-		if err != nil {
-			return Trial{}, err
+		switch {
+		case errors.Is(err, ErrStateTaken) || ctx.Err() != nil:
+			return Trial{}, errors.Join(err, ctx.Err())
+		case err != nil:
+			// Nomad unreachable or a leader election: the state on
+			// Nomad is whole, so retry rather than abandon the search.
+			if failures++; failures >= ct.cfg.MaxFailures {
+				return Trial{}, fmt.Errorf("%d polls in a row failed, last: %w", failures, err)
+			}
+			ct.cfg.Logger.Warn("poll failed; retrying", "error", err, "failures", failures)
+			if err := ct.reload(ctx); err != nil {
+				ct.cfg.Logger.Warn("reload failed", "error", err)
+			}
+		default:
+			failures = 0
 		}
 		ct.show()
 		if done {
@@ -133,8 +152,9 @@ func (ct *Controller) Step(ctx context.Context) (bool, error) {
 			continue // decided but not dispatched yet: dispatch below
 		}
 		ch, err := ct.follow(ctx, tr, run)
-		if err != nil {
-			return false, err
+		if err != nil { // this trial is read again next poll
+			ct.cfg.Logger.Warn("could not read trial", "trial", tr.ID, "job", run.Job, "error", err)
+			continue
 		}
 		changed = changed || ch
 	}
@@ -259,6 +279,27 @@ func (ct *Controller) save(ctx context.Context) error {
 
 // Tuner is the controller's algorithm state.
 func (ct *Controller) Tuner() *Tuner { return ct.st.Tuner }
+
+// reload replaces the in-memory state with the saved one after a failed
+// poll, which may have changed the tuner without saving it.
+func (ct *Controller) reload(ctx context.Context) error {
+	raw, idx, err := ct.c.Load(ctx, ct.path)
+	if err != nil {
+		return err
+	}
+	if idx != ct.index {
+		return ErrStateTaken
+	}
+	st := &State{}
+	if err := json.Unmarshal(raw, st); err != nil || st.Tuner == nil {
+		return fmt.Errorf("saved state %s is not a tuning state: %v", ct.path, err)
+	}
+	if st.Runs == nil {
+		st.Runs = map[int]*Run{}
+	}
+	ct.st = st
+	return nil
+}
 
 // LoadState reads a tuning job's saved state.
 func LoadState(ctx context.Context, c Cluster, name string) (*State, error) {

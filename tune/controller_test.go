@@ -3,11 +3,13 @@ package tune
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // fakeCluster is an in-memory Nomad: a child job completes after `polls`
@@ -22,6 +24,9 @@ type fakeCluster struct {
 	dispatch int
 	stopped  []string
 	noMetric bool
+	// flaky fails every n-th State call with a transient error (0 = never).
+	flaky, calls int
+	failSave     bool
 }
 
 type fakeJob struct {
@@ -51,6 +56,9 @@ func (f *fakeCluster) Dispatch(_ context.Context, job string, meta map[string]st
 func (f *fakeCluster) State(_ context.Context, id string) (RunState, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.calls++; f.flaky > 0 && f.calls%f.flaky == 0 {
+		return "", errors.New("connection refused")
+	}
 	j := f.jobs[id]
 	if j.state == RunFailed {
 		return RunFailed, nil
@@ -106,6 +114,9 @@ func (f *fakeCluster) Load(_ context.Context, path string) ([]byte, uint64, erro
 func (f *fakeCluster) Save(_ context.Context, path string, data []byte, index uint64) (uint64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.failSave {
+		return 0, errors.New("connection refused")
+	}
 	if f.index[path] != index {
 		return 0, ErrStateTaken
 	}
@@ -233,5 +244,39 @@ func TestControllerMetricMissing(t *testing.T) {
 	}
 	if _, err := ct.finish(context.Background()); err == nil {
 		t.Fatal("no best expected")
+	}
+}
+
+// TestControllerRetriesTransientErrors: a Nomad that fails every third
+// status read still gets the search to the same end, nothing dispatched
+// twice.
+func TestControllerRetriesTransientErrors(t *testing.T) {
+	f := newFake(2)
+	f.flaky = 3
+	ct, err := NewController(context.Background(), f, liveSpec(), ControllerConfig{Poll: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	best, err := ct.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.dispatch != 13 || best.Status != Done {
+		t.Fatalf("%d dispatches, best %+v", f.dispatch, best)
+	}
+}
+
+// TestControllerGivesUp: a Nomad that takes no writes ends Run after
+// MaxFailures polls with the last error.
+func TestControllerGivesUp(t *testing.T) {
+	f := newFake(2)
+	ct, _ := NewController(context.Background(), f, liveSpec(), ControllerConfig{Poll: time.Millisecond, MaxFailures: 3})
+	f.failSave = true
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := ct.Run(ctx); err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("got %v", err)
 	}
 }

@@ -11,8 +11,14 @@ import (
 	"github.com/hashicorp/nomad/api"
 )
 
-// stateItem is the Variable item holding a tuning state.
-const stateItem = "state"
+// stateItem is the Variable item holding a tuning state; a state larger
+// than plainLimit is stored gzipped and base64-encoded under gzItem, since
+// Nomad caps a Variable at 64 KiB and a big search's JSON compresses ~5×.
+const (
+	stateItem  = "state"
+	gzItem     = "state.gz"
+	plainLimit = 48 << 10
+)
 
 // maxProgress bounds how much of a progress file is read.
 const maxProgress = 8 << 20
@@ -116,12 +122,27 @@ func (n *NomadCluster) Load(ctx context.Context, path string) ([]byte, uint64, e
 	if v == nil {
 		return nil, 0, nil
 	}
+	if z := v.Items[gzItem]; z != "" {
+		b, err := gunzip(z)
+		if err != nil {
+			return nil, 0, fmt.Errorf("read %s: %s: %w", path, gzItem, err)
+		}
+		return b, v.ModifyIndex, nil
+	}
 	return []byte(v.Items[stateItem]), v.ModifyIndex, nil
 }
 
 // Save writes a Variable with check-and-set on index.
 func (n *NomadCluster) Save(ctx context.Context, path string, data []byte, index uint64) (uint64, error) {
-	v := &api.Variable{Namespace: n.Namespace, Path: path, Items: api.VariableItems{stateItem: string(data)}, ModifyIndex: index}
+	items := api.VariableItems{stateItem: string(data)}
+	if len(data) > plainLimit {
+		z, err := gzipBase64(data)
+		if err != nil {
+			return 0, err
+		}
+		items = api.VariableItems{gzItem: z}
+	}
+	v := &api.Variable{Namespace: n.Namespace, Path: path, Items: items, ModifyIndex: index}
 	out, _, err := n.API.Variables().CheckedUpdate(v, n.w(ctx))
 	var cas api.ErrCASConflict
 	if errors.As(err, &cas) {

@@ -1,0 +1,34 @@
+package tune
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// TestBigStateCompresses: a 4,000-trial state is far over Nomad's 64 KiB
+// Variable limit as JSON and fits once gzipped; it round-trips.
+func TestBigStateCompresses(t *testing.T) {
+	s := spec(AlgASHA, 4000, 1, 81)
+	s.Params = append(s.Params, Param{Name: "lr", Type: ParamLogUniform, Min: 1e-5, Max: 1})
+	tu := newTuner(t, s)
+	tu.Next()
+	raw, err := json.Marshal(&State{Tuner: tu})
+	if err != nil {
+		t.Fatal(err)
+	}
+	z, err := gzipBase64(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) <= 64<<10 || len(z) > 64<<10 {
+		t.Fatalf("json %d bytes, compressed %d", len(raw), len(z))
+	}
+	back, err := gunzip(z)
+	if err != nil || !bytes.Equal(back, raw) {
+		t.Fatalf("round trip: %v", err)
+	}
+	if _, err := gunzip("not base64!"); err == nil {
+		t.Fatal("garbage accepted")
+	}
+}

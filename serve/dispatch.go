@@ -40,6 +40,11 @@ type workerState struct {
 	listed   bool // in the latest discovery set
 }
 
+type workerSet struct {
+	ws  []Worker
+	ack chan struct{}
+}
+
 type batchDone struct {
 	w       *workerState
 	batch   []*pending
@@ -60,7 +65,7 @@ type modelQueue struct {
 	log     hclog.Logger
 	in      chan *pending
 	done    chan batchDone
-	setW    chan []Worker
+	setW    chan workerSet
 	queue   []*pending
 	workers map[string]*workerState
 	// tick is how often hopeless requests are looked for between events.
@@ -83,7 +88,8 @@ func (q *modelQueue) run(ctx context.Context) {
 		case bd := <-q.done:
 			q.finishBatch(bd)
 		case ws := <-q.setW:
-			q.setWorkers(ws)
+			q.setWorkers(ws.ws)
+			close(ws.ack)
 		case <-t.C:
 		}
 		q.schedule(ctx)

@@ -71,6 +71,8 @@ type Frontend struct {
 	m      *metrics
 	models map[string]*modelQueue
 	seq    atomic.Uint64
+	// stopped is closed when Run returns.
+	stopped chan struct{}
 }
 
 // New validates cfg and builds a front end; Run starts its queues.
@@ -78,7 +80,7 @@ func New(cfg Config) (*Frontend, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	f := &Frontend{cfg: cfg, m: newMetrics(cfg.Registry), models: map[string]*modelQueue{}}
+	f := &Frontend{cfg: cfg, m: newMetrics(cfg.Registry), models: map[string]*modelQueue{}, stopped: make(chan struct{})}
 	for name, mc := range cfg.Models {
 		mc = mc.withDefaults()
 		pol, err := NewPolicy(cfg.Policy, mc.Policy)
@@ -87,7 +89,7 @@ func New(cfg Config) (*Frontend, error) {
 		}
 		f.models[name] = &modelQueue{
 			name: name, cfg: mc, policy: pol, dists: NewDists(0), m: f.m, log: cfg.Logger,
-			in: make(chan *pending, mc.MaxQueue), done: make(chan batchDone, 64), setW: make(chan []Worker, 1),
+			in: make(chan *pending, mc.MaxQueue), done: make(chan batchDone, 64), setW: make(chan workerSet),
 			workers: map[string]*workerState{}, tick: cfg.Tick, cooldown: retryCooldown,
 		}
 		f.m.attainment(cfg.Registry, name)
@@ -114,6 +116,7 @@ func (f *Frontend) Run(ctx context.Context) {
 		go q.run(ctx)
 	}
 	<-ctx.Done()
+	close(f.stopped)
 }
 
 // Models lists the served model names, sorted.
@@ -126,19 +129,21 @@ func (f *Frontend) Models() []string {
 	return out
 }
 
-// SetWorkers replaces the model's worker set (discovery calls this).
+// SetWorkers replaces the model's worker set (discovery calls this). It
+// returns once the model's queue applies it, so call it after Run started.
 func (f *Frontend) SetWorkers(model string, ws []Worker) error {
 	q, ok := f.models[model]
 	if !ok {
 		return fmt.Errorf("serve: unknown model %q", model)
 	}
-	// Keep only the newest set if the queue has not taken the last one.
+	ack := make(chan struct{})
 	select {
-	case <-q.setW:
-	default:
+	case q.setW <- workerSet{ws: ws, ack: ack}:
+		<-ack
+		return nil
+	case <-f.stopped:
+		return errors.New("serve: front end stopped")
 	}
-	q.setW <- ws
-	return nil
 }
 
 // Handler serves the API: POST /v1/models/{model}/infer, GET /metrics

@@ -37,7 +37,8 @@ type agentConfig struct {
 // (driver.DefaultChrootEnv; a driver test keeps the two in step). Setting
 // chroot_env replaces the default, so the cluster spells it out to add
 // the workloads folder.
-var driverChroot = []string{"/bin", "/etc", "/lib", "/lib32", "/lib64", "/sbin", "/usr", "/run/resolvconf", "/run/systemd/resolve"}
+var driverChroot = []string{"/bin", "/etc", "/lib", "/lib32", "/lib64", "/sbin", "/usr", "/run/resolvconf", "/run/systemd/resolve",
+	"/opt/caravan/workloads"}
 
 // chrootEnv renders chroot_env with the workloads folder, or "" without one.
 func (c agentConfig) chrootEnv() string {

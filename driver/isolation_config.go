@@ -50,7 +50,8 @@ type IsolationConfig struct {
 // which on Debian/Ubuntu holds /usr/bin/python3, the Python packages in
 // /usr/lib/python3/dist-packages (python3-torch, numpy, sklearn), BLAS
 // through /etc/alternatives, CA certificates and the NVIDIA userspace
-// libraries a distribution package installs under /usr/lib.
+// libraries a distribution package installs under /usr/lib; plus
+// /opt/caravan/workloads, where Caravan's jobspecs expect their code.
 var DefaultChrootEnv = map[string]string{
 	"/bin":                 "/bin",
 	"/etc":                 "/etc",
@@ -61,6 +62,8 @@ var DefaultChrootEnv = map[string]string{
 	"/usr":                 "/usr",
 	"/run/resolvconf":      "/run/resolvconf",
 	"/run/systemd/resolve": "/run/systemd/resolve",
+
+	"/opt/caravan/workloads": "/opt/caravan/workloads",
 }
 
 // defaultCheckpointRetention keeps an idle checkpoint for a week.

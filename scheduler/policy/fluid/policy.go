@@ -2,6 +2,7 @@ package fluid
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -19,11 +20,19 @@ import (
 type Policy struct {
 	cfg   Config
 	inner policy.Policy
+	// fits caches each trial's speed fit while its step times stand still:
+	// NNLS per trial per decision was a third of a decision.
+	fits, nextFits map[string]fit
+}
+
+type fit struct {
+	obs   map[int]policy.Seconds
+	speed optimus.Speed
 }
 
 // New wraps inner (the ordering and placement of ordinary jobs).
 func New(cfg Config, inner policy.Policy) *Policy {
-	return &Policy{cfg: cfg.withDefaults(), inner: inner}
+	return &Policy{cfg: cfg.withDefaults(), inner: inner, fits: map[string]fit{}, nextFits: map[string]fit{}}
 }
 
 // Name is "fluid+<placement>", with the mode for a baseline, e.g.
@@ -72,7 +81,19 @@ func (p *Policy) Decide(s *policy.Snapshot) policy.Decision {
 	for _, g := range order {
 		p.decideGroup(&d, groups[g], shares[g])
 	}
+	p.fits, p.nextFits = p.nextFits, p.fits // keep only trials still active
+	clear(p.nextFits)
 	return d
+}
+
+// speedOf is Optimus' fit of the job's step times, cached.
+func (p *Policy) speedOf(j *policy.Job) optimus.Speed {
+	f, ok := p.fits[j.ID]
+	if !ok || !maps.Equal(f.obs, j.StepTimes) {
+		f = fit{obs: maps.Clone(j.StepTimes), speed: optimus.FitSpeed(j.StepTimes)}
+	}
+	p.nextFits[j.ID] = f
+	return f.speed
 }
 
 // GroupOf is a job's tuning group: Job.Group, else, for a Nomad job
@@ -246,7 +267,7 @@ func (p *Policy) decideGroup(d *policy.Decision, trials []*policy.Job, gpus []fr
 		where[g.key] = i
 	}
 	for i, j := range trials {
-		in[i] = TrialOf(j)
+		in[i] = trialOf(j, p.speedOf(j))
 		if j.State == policy.Running {
 			for _, sl := range j.Placement.Slots {
 				if k, ok := where[gpuKey{sl.Node, sl.GPU}]; ok {
@@ -283,12 +304,14 @@ func (p *Policy) decideGroup(d *policy.Decision, trials []*policy.Job, gpus []fr
 // utilisation, Optimus speed fit from observed step times, the steps its
 // tuner says it has left, and its worker
 // cap (MaxWorkers if elastic, else its gang size).
-func TrialOf(j *policy.Job) Trial {
+func TrialOf(j *policy.Job) Trial { return trialOf(j, optimus.FitSpeed(j.StepTimes)) }
+
+func trialOf(j *policy.Job, speed optimus.Speed) Trial {
 	capW := j.MaxWorkers
 	if capW <= 0 { // not elastic: its gang size is fixed
 		capW = max(1, j.Workers)
 	}
-	return Trial{ID: j.ID, MemMiB: j.MemMiB, Util: j.Util, Speed: optimus.FitSpeed(j.StepTimes), Observed: j.StepTimes, Remaining: j.StepsLeft, MaxWorkers: capW}
+	return Trial{ID: j.ID, MemMiB: j.MemMiB, Util: j.Util, Speed: speed, Observed: j.StepTimes, Remaining: j.StepsLeft, MaxWorkers: capW}
 }
 
 func minMem(gpus []freeGPU) int64 {

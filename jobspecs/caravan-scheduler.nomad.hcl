@@ -2,13 +2,23 @@
 # holds the Nomad Variables lock caravan/scheduler/lock), the other stands by
 # and takes over within lock TTL + delay if the leader dies.
 #
+# The API (GET /v1/queue, /metrics) takes a bearer token, so it is served
+# over TLS: the token never crosses the network in clear text.
+#
 # Before the first run:
-#   1. the API bearer token, readable by this job's workload identity:
-#        nomad var put nomad/jobs/caravan-scheduler api_token=$(uuidgen)
+#   1. the API token and a TLS certificate and key (PEM) for the scheduler's
+#      address, readable by this job's workload identity (the same CA signs
+#      what `caravan queue -ca-cert` trusts; Nomad's own CA may be used):
+#        nomad var put nomad/jobs/caravan-scheduler api_token=$(uuidgen) \
+#          tls_cert=@scheduler.pem tls_key=@scheduler-key.pem
+#      (-var tls=false serves plain HTTP: only on a trusted network.)
 #   2. with ACLs on, the scheduler's policy on the job's identity:
 #        nomad acl policy apply -namespace default -job caravan-scheduler \
 #          caravan-scheduler scheduler/live/acl-policy.hcl
 #   nomad job run -var caravan=$PWD/bin/caravan jobspecs/caravan-scheduler.nomad.hcl
+# Then, with an address:port that `nomad service info caravan-scheduler`
+# prints (a standby answers too, saying it does not lead):
+#   caravan queue -addr 10.0.0.5:27493 -ca-cert ca.pem
 variable "caravan" {
   type        = string
   default     = "/usr/local/bin/caravan"
@@ -23,6 +33,12 @@ variable "policy" {
 variable "quantum" {
   type    = string
   default = "10s"
+}
+
+variable "tls" {
+  type        = bool
+  default     = true
+  description = "Serve the API over HTTPS with tls_cert/tls_key from the job's Variable."
 }
 
 job "caravan-scheduler" {
@@ -54,8 +70,9 @@ job "caravan-scheduler" {
 
       config {
         command = var.caravan
-        args = ["scheduler", "-policy", var.policy, "-quantum", var.quantum,
-        "-listen", "${NOMAD_ADDR_api}"]
+        args = concat(["scheduler", "-policy", var.policy, "-quantum", var.quantum,
+          "-listen", "${NOMAD_ADDR_api}"],
+        var.tls ? ["-tls-cert", "${NOMAD_SECRETS_DIR}/api.pem", "-tls-key", "${NOMAD_SECRETS_DIR}/api-key.pem"] : [])
       }
 
       # NOMAD_TOKEN from the workload identity; the Task API socket is the
@@ -76,6 +93,17 @@ job "caravan-scheduler" {
         env         = true
       }
 
+      dynamic "template" {
+        for_each = var.tls ? { "api.pem" = "tls_cert", "api-key.pem" = "tls_key" } : {}
+        content {
+          data        = "{{ with nomadVar \"nomad/jobs/caravan-scheduler\" }}{{ .${template.value} }}{{ end }}"
+          destination = "secrets/${template.key}"
+          perms       = "0600"
+        }
+      }
+
+      # SIGTERM: the leader releases its lock at once, so the standby
+      # takes over without waiting out the lock's TTL.
       kill_timeout = "10s"
 
       resources {

@@ -1,8 +1,15 @@
 # A job for the caravan scheduler: submitted into the caravan-queue node pool,
-# where Nomad holds it until the scheduler admits it (pinned to the node and
-# GPU its policy chose). `nomad job status sched-train` shows the reason it
-# waits in the meta key caravan.reason; `caravan queue` shows the whole queue.
-# Each group is one worker of the gang; all are admitted together.
+# where Nomad holds it (`nomad job status` shows it pending) until the
+# scheduler admits it, pinned to the node and GPU its policy chose.
+# `caravan queue` shows why it waits, its rank and its service.
+# Each worker group is one worker of the gang; all are admitted together.
+# Three ways to write an N-worker gang, all the same to the scheduler:
+#   - one group per worker (below);
+#   - one group with count = N (split at admission into groups
+#     "<group>-0" … "<group>-N-1");
+#   - dynamic "group" { for_each = range(N) ... } over one template.
+# Every worker gets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT
+# (as torchrun gives them), so a PyTorch DDP script needs no glue.
 #   nomad job run -var workloads=$PWD/workloads jobspecs/sched-train.nomad.hcl
 variable "workloads" {
   type    = string

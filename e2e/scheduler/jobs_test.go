@@ -21,6 +21,10 @@ type work struct {
 	Meta     map[string]string
 	// Garbage makes the task write a malformed progress line first.
 	Garbage bool
+	// Exit, when not 0, makes the task exit with this code at once.
+	Exit int
+	// Extra is raw HCL put inside the job block (e.g. a constraint).
+	Extra string
 }
 
 func (w work) hcl() string {
@@ -37,11 +41,15 @@ func (w work) hcl() string {
 		}
 		b.WriteString("  }\n")
 	}
+	b.WriteString(w.Extra)
 	command := "/usr/bin/python3"
 	args := fmt.Sprintf(`"%s/workloads/sched_work.py", "--seconds", "%g", "--tag", "%s"`, repo, w.Seconds, w.Tag)
 	if w.Garbage {
 		command = "/bin/sh"
 		args = fmt.Sprintf(`"-c", "echo '{not json' >> \"$CARAVAN_PROGRESS_FILE\"; exec /usr/bin/python3 %s/workloads/sched_work.py --seconds %g --tag '%s'"`, repo, w.Seconds, w.Tag)
+	}
+	if w.Exit != 0 {
+		command, args = "/bin/sh", fmt.Sprintf(`"-c", "exit %d"`, w.Exit)
 	}
 	ask := "gpus = 1"
 	if w.Fraction > 0 {

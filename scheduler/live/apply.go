@@ -56,7 +56,7 @@ func (s *Scheduler) start(e *entry, p policy.Placement, w *world, l *gpuBook, no
 	if !l.fits(ts) {
 		return "waiting for preempted jobs to checkpoint and release their GPUs"
 	}
-	if err := s.admit(e, ts, now); err != nil {
+	if err := s.admit(e, ts, w.nodes, now); err != nil {
 		if errors.Is(err, errConflict) {
 			return "job changed while being admitted; re-deciding"
 		}
@@ -67,8 +67,8 @@ func (s *Scheduler) start(e *entry, p policy.Placement, w *world, l *gpuBook, no
 }
 
 // admit rewrites the job into its real pool, pinned to ts, with CAS.
-func (s *Scheduler) admit(e *entry, ts []target, now time.Time) error {
-	s.metrics.admitAttempts.Add(1)
+func (s *Scheduler) admit(e *entry, ts []target, nodes map[string]*nodeInfo, now time.Time) error {
+	s.metrics.admitAttempts.Inc()
 	job, err := s.readJob(e.stub.ID, e.stub.JobModifyIndex)
 	if err == nil && s.cfg.AdmitDelay > 0 {
 		time.Sleep(s.cfg.AdmitDelay)
@@ -78,7 +78,7 @@ func (s *Scheduler) admit(e *entry, ts []target, now time.Time) error {
 		if pool == "" {
 			pool = s.cfg.Pool
 		}
-		admitJob(job, pool, ts, now)
+		admitJob(job, pool, ts, rendezvousFor(e.stub.ID, e.rec.Admissions, ts, nodes, s.cfg.RendezvousAddr), now)
 		_, err = s.register(job, e.stub.JobModifyIndex)
 	}
 	if err != nil {
@@ -88,8 +88,8 @@ func (s *Scheduler) admit(e *entry, ts []target, now time.Time) error {
 	r := e.rec
 	r.Admissions++
 	r.LastStart, r.QueuedSince, r.Placement = unix(now), 0, encodePlacement(ts)
-	s.metrics.admissions.Add(1)
-	s.metrics.waitSeconds.observe(unix(now) - r.Submit)
+	s.metrics.admissions.Inc()
+	observe(s.metrics.waitSeconds, unix(now)-r.Submit)
 	s.record(e.stub.ID, "admit", encodePlacement(ts), now)
 	s.log.Info("admitted", "job", e.stub.ID, "placement", r.Placement)
 	return nil
@@ -112,7 +112,7 @@ func (s *Scheduler) preempt(e *entry, reason string, now time.Time) {
 	r.QueuedSince = unix(now)
 	r.pause()
 	e.phase = phaseRunning // still holds its GPUs this round
-	s.metrics.preemptions.Add(1)
+	s.metrics.preemptions.Inc()
 	s.record(e.stub.ID, "preempt", reason, now)
 	s.log.Info("preempted", "job", e.stub.ID, "reason", reason)
 	if n, err := s.stopAllocs(e.stub.ID); err != nil {
@@ -139,13 +139,13 @@ func (s *Scheduler) repair(e *entry) {
 // fail logs and records a failed action; conflicts are counted apart.
 func (s *Scheduler) fail(e *entry, action string, err error, now time.Time) {
 	if errors.Is(err, errConflict) {
-		s.metrics.conflicts.Add(1)
+		s.metrics.conflicts.Inc()
 		s.record(e.stub.ID, "conflict", action+": "+err.Error(), now)
 		s.log.Info("job changed under the scheduler; re-reading", "job", e.stub.ID, "action", action)
 		s.poke()
 		return
 	}
-	s.metrics.errors.Add(1)
+	s.metrics.errors.Inc()
 	s.record(e.stub.ID, "error", fmt.Sprintf("%s: %v", action, err), now)
 	s.log.Warn("action failed", "job", e.stub.ID, "action", action, "error", err)
 }

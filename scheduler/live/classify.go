@@ -142,7 +142,7 @@ func (s *Scheduler) placementOf(e *entry, where, text string) []target {
 		return ts
 	}
 	e.badPlacement = fmt.Sprintf("unreadable placement in %s: %v", where, err)
-	s.metrics.badPlacements.Add(1)
+	s.metrics.badPlacements.Inc()
 	if s.badLogged[e.stub.ID] != text {
 		s.badLogged[e.stub.ID] = text
 		s.log.Warn("unreadable placement; its GPUs are not in the scheduler's book", "job", e.stub.ID, "from", where, "error", err)

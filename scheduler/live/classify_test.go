@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/nomad/api"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 func TestPhaseAndHoldingsFromNomad(t *testing.T) {
@@ -52,8 +54,8 @@ func TestCorruptPlacementIsCountedAndShown(t *testing.T) {
 		rec: &record{}, allocs: jobAllocs{running: 1}}
 	s.account(e, 10, nil)
 	s.account(e, 11, nil)
-	if s.metrics.badPlacements.Load() != 2 || e.badPlacement == "" || s.badLogged["r"] != "a=n1/x/G/1/0" {
-		t.Fatalf("bad placements %d, entry %q", s.metrics.badPlacements.Load(), e.badPlacement)
+	if counterValue(s.metrics.badPlacements) != 2 || e.badPlacement == "" || s.badLogged["r"] != "a=n1/x/G/1/0" {
+		t.Fatalf("bad placements %v, entry %q", counterValue(s.metrics.badPlacements), e.badPlacement)
 	}
 	v := buildView("p", []*entry{e}, nil, nil, time.Unix(11, 0))
 	if !strings.Contains(v.Jobs[0].Placement, "unreadable placement in caravan.placement") {
@@ -116,4 +118,12 @@ func TestRunsStartFreshAndServiceCountsToTheRealEnd(t *testing.T) {
 	if r := es[0].rec; r.Attained != 0 || r.CreateIndex != 9 || r.Submit != 400 {
 		t.Fatalf("re-created job kept the old record: %+v", r)
 	}
+}
+
+func counterValue(c prometheus.Counter) float64 {
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		return -1
+	}
+	return m.GetCounter().GetValue()
 }

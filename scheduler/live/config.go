@@ -32,7 +32,9 @@ type Config struct {
 	StatePath string
 	LockPath  string
 	// LockTTL (≥ 10s, Nomad's minimum) and LockDelay govern take-over
-	// after the leader dies: a standby takes over within TTL + delay.
+	// after the leader dies without releasing the lock: Nomad's servers
+	// expire a lock 2 × TTL after its last renewal (renewed every 0.7 ×
+	// TTL), so a standby takes over 1.3–2 × TTL + delay after a kill -9.
 	LockTTL   time.Duration
 	LockDelay time.Duration
 	// Listen is the address of the HTTP API (/v1/queue, /metrics).
@@ -42,6 +44,10 @@ type Config struct {
 	// TLSCertFile and TLSKeyFile (PEM) make the HTTP API serve HTTPS;
 	// both or neither.
 	TLSCertFile, TLSKeyFile string
+	// RendezvousAddr is where a gang's rank 0 is reached (MASTER_ADDR): a
+	// node attribute or meta key as in constraints, or a literal address
+	// (127.0.0.1 for a one-host dev cluster).
+	RendezvousAddr string
 	// KeepDecisions bounds the decision log kept in state.
 	KeepDecisions int
 	// AdmitDelay pauses between reading a job and writing its admission.
@@ -62,9 +68,10 @@ func DefaultConfig() Config {
 		ProgressInterval: 5 * time.Second,
 		StatePath:        "caravan/scheduler/state",
 		LockPath:         "caravan/scheduler/lock",
-		LockTTL:          15 * time.Second,
-		LockDelay:        5 * time.Second,
+		LockTTL:          10 * time.Second,
+		LockDelay:        1 * time.Second,
 		Listen:           "127.0.0.1:4780",
+		RendezvousAddr:   "${attr.unique.network.ip-address}",
 		KeepDecisions:    100,
 	}
 }
@@ -89,6 +96,7 @@ func (c Config) withDefaults() Config {
 	str(&c.StatePath, d.StatePath)
 	str(&c.LockPath, d.LockPath)
 	str(&c.Listen, d.Listen)
+	str(&c.RendezvousAddr, d.RendezvousAddr)
 	dur(&c.Quantum, d.Quantum)
 	dur(&c.Debounce, d.Debounce)
 	dur(&c.ProgressInterval, d.ProgressInterval)

@@ -19,12 +19,14 @@
 //
 // # Gang unit
 //
-// A worker is a task group with count = 1 holding exactly one caravan task
-// that asks for a GPU (gpus = 1 or gpu_fraction). A job's gang is all its
-// worker groups; they are admitted together in one job rewrite, so Nomad
-// places all of them or, if the policy has not chosen, none. Groups without a
-// GPU ask ride along into the real pool unpinned. All workers of a gang must
-// ask for the same share (policy.Job has one per-worker shape).
+// A worker is a task group holding exactly one caravan task that asks for
+// a GPU (gpus = 1 or gpu_fraction); a group with count = N is N workers,
+// split into N groups at admission. A job's gang is all its workers; they
+// are admitted together in one job rewrite, so Nomad places all of them
+// or, if the policy has not chosen, none. Each learns its rank and the
+// gang's rendezvous (torchrun's variables). Groups without a GPU ask ride
+// along into the real pool unpinned. All workers of a gang must ask for
+// the same share (policy.Job has one per-worker shape).
 //
 // # Reading order
 //
@@ -33,19 +35,24 @@
 //	Serve (serve.go)        HTTP API beside Run
 //	Run   (leader.go)       campaign for the lock; lead: loop on events and quanta
 //	round (round.go)        one pass of the stages below
-//	  observe  (observe.go)   list jobs, allocations, nodes from Nomad
-//	  classify (classify.go)  each job's phase; accrue service (state.go)
-//	  snapshot (snapshot.go)  the policy's view; GPUs committed (gpubook.go)
-//	  decide   (round.go)     policy.Decide once; the Decision carries the ranking
-//	  apply    (apply.go)     preempt, then admit what really fits
-//	  rewrite  (rewrite.go)   the job edits admit and preempt write (nomadops.go: CAS)
+//	  observe  (observe.go)   list jobs, allocations, pools, nodes from Nomad
+//	  classify (classify.go)  each job's phase and outcome (outcome.go);
+//	                          accrue service (state.go); group jobs by the
+//	                          nodes they may use (class.go, eligible.go)
+//	  per class of jobs:
+//	    snapshot (snapshot.go)  the policy's view; GPUs committed (gpubook.go)
+//	    decide   (round.go)     policy.Decide once; the Decision carries the ranking
+//	    apply    (apply.go)     preempt, then admit what really fits
+//	    rewrite  (rewrite.go)   the job edits admit and preempt write, with the
+//	                            gang's rendezvous (rendezvous.go); CAS in nomadops.go
 //	  save     (round.go)     state to the Variable (store.go)
 //
-// Beside the round: gang.go reads a job's workers, placement.go maps the
-// policy's slots onto them, nodes.go reads GPU fingerprints, view.go and
-// http.go serve the queue, progress_poll.go reads progress files in the
-// background and progress_parse.go parses them, client.go is the queue
-// client.
+// Beside the round: gang.go reads a job's workers (validating task configs
+// with driver/taskspec), placement.go maps the policy's slots onto them,
+// nodes.go reads GPU fingerprints, view.go and http.go serve the queue,
+// metrics.go the Prometheus series, progress_poll.go reads progress files
+// in the background and progress_parse.go parses them, client.go is the
+// queue client.
 //
 // # State
 //

@@ -91,7 +91,7 @@ func workersFit(job *api.Job, g gang, n *nodeInfo) bool {
 		byGroup[deref(tg.Name)] = tg
 	}
 	for _, w := range g.Workers {
-		tg := byGroup[w.Group]
+		tg := byGroup[w.source()]
 		if tg == nil || !constraintsHold(tg.Constraints, n) {
 			return false
 		}

@@ -8,11 +8,25 @@ import (
 	"github.com/hashicorp/nomad/api"
 )
 
-// worker is one gang member: a task group with one GPU task.
+// worker is one gang member: a task group with one GPU task. A group with
+// count = N is N workers: the admission splits it into groups named
+// "<group>-0" … "<group>-N-1" of count 1 (From names the original).
 type worker struct {
 	Group string
 	Task  string
+	From  string
 }
+
+// source is the worker's group in the job as submitted.
+func (w worker) source() string {
+	if w.From != "" {
+		return w.From
+	}
+	return w.Group
+}
+
+// maxCount bounds count = N in a worker group.
+const maxCount = 256
 
 // gang is a job's GPU demand as the policy sees it.
 type gang struct {
@@ -24,6 +38,10 @@ type gang struct {
 // parseGang reads a job's workers. Errors say what to change in the jobspec.
 func parseGang(job *api.Job) (gang, error) {
 	var g gang
+	names := map[string]bool{}
+	for _, tg := range job.TaskGroups {
+		names[deref(tg.Name)] = true
+	}
 	for _, tg := range job.TaskGroups {
 		w, frac, mem, ok, err := parseWorker(tg)
 		if err != nil {
@@ -33,9 +51,17 @@ func parseGang(job *api.Job) (gang, error) {
 			continue
 		}
 		if len(g.Workers) > 0 && (frac != g.Fraction || mem != g.MemMiB) {
-			return gang{}, fmt.Errorf("group %q asks for a different GPU share than group %q: all workers of a gang must ask for the same", w.Group, g.Workers[0].Group)
+			return gang{}, fmt.Errorf("group %q asks for a different GPU share than group %q: all workers of a gang must ask for the same", w.Group, g.Workers[0].source())
 		}
-		g.Workers = append(g.Workers, w)
+		count := 1
+		if tg.Count != nil {
+			count = *tg.Count
+		}
+		ws, err := replicas(w, count, names)
+		if err != nil {
+			return gang{}, err
+		}
+		g.Workers = append(g.Workers, ws...)
 		g.Fraction, g.MemMiB = frac, mem
 	}
 	if len(g.Workers) == 0 {
@@ -60,10 +86,27 @@ func parseWorker(tg *api.TaskGroup) (w worker, frac float64, mem int64, ok bool,
 		}
 		w, frac, mem, ok = worker{Group: name, Task: t.Name}, f, m, true
 	}
-	if ok && tg.Count != nil && *tg.Count != 1 {
-		return w, 0, 0, false, fmt.Errorf("group %q has count = %d: a worker group must have count = 1 (use one group per worker)", name, *tg.Count)
-	}
 	return w, frac, mem, ok, nil
+}
+
+// replicas is a worker group's workers: itself for count = 1, else count
+// workers in groups "<group>-<i>", whose names must be free.
+func replicas(w worker, count int, names map[string]bool) ([]worker, error) {
+	switch {
+	case count == 1:
+		return []worker{w}, nil
+	case count < 1 || count > maxCount:
+		return nil, fmt.Errorf("group %q has count = %d: a worker group's count must be from 1 to %d", w.Group, count, maxCount)
+	}
+	out := make([]worker, count)
+	for i := range out {
+		name := fmt.Sprintf("%s-%d", w.Group, i)
+		if names[name] {
+			return nil, fmt.Errorf("group %q has count = %d, and the group %q its worker %d would become already exists: rename one", w.Group, count, name, i)
+		}
+		out[i] = worker{Group: name, Task: w.Task, From: w.Group}
+	}
+	return out, nil
 }
 
 // taskAsk reads a caravan task's GPU ask with the driver's own validation

@@ -25,7 +25,8 @@ func testJob(id string, cfgs ...map[string]any) *api.Job {
 }
 
 func TestParseGangReadsWorkersAndShare(t *testing.T) {
-	frac := map[string]any{"command": "x", "gpu_fraction": 0.5, "gpu_memory": "8GiB"}
+	// args as HCL sends "${var.seconds}" of a number variable: a number.
+	frac := map[string]any{"command": "x", "args": []any{"--seconds", 2.0}, "gpu_fraction": 0.5, "gpu_memory": "8GiB"}
 	g, err := parseGang(testJob("j", frac, frac, nil))
 	if err != nil {
 		t.Fatal(err)
@@ -48,12 +49,16 @@ func TestParseGangReadsWorkersAndShare(t *testing.T) {
 }
 
 func TestParseGangRejectsWhatItCannotPin(t *testing.T) {
-	two := testJob("c", map[string]any{"command": "x", "gpus": 1.0})
-	two.TaskGroups[0].Count = ptr(2)
+	zero := testJob("c", map[string]any{"command": "x", "gpus": 1.0})
+	zero.TaskGroups[0].Count = ptr(0)
+	clash := testJob("c2", map[string]any{"command": "x", "gpus": 1.0}, map[string]any{"command": "x", "gpus": 1.0})
+	clash.TaskGroups[0].Count = ptr(2)
+	clash.TaskGroups[1].Name = ptr("w0-1")
 	cases := map[string]*api.Job{
-		"no worker":     testJob("a", nil),
-		"uses one GPU":  testJob("b", map[string]any{"command": "x", "gpus": 2.0}),
-		"count = 2":     two,
+		"no worker":    testJob("a", nil),
+		"uses one GPU": testJob("b", map[string]any{"command": "x", "gpus": 2.0}),
+		"count = 0":    zero,
+		`"w0-1" its worker 1 would become already exists`: clash,
 		"different GPU": testJob("d", map[string]any{"command": "x", "gpus": 1.0}, map[string]any{"command": "x", "gpu_fraction": 0.5}),
 		`gpu_fraction: "1.5" must be a number greater than 0 and at most 1`: testJob("e", map[string]any{"command": "x", "gpu_fraction": 1.5}),
 		`gpu_memory: "lots" is not a size`:                                  testJob("f", map[string]any{"command": "x", "gpu_fraction": 0.5, "gpu_memory": "lots"}),

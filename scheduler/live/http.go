@@ -53,6 +53,5 @@ func (s *Scheduler) handleMetrics(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "only GET", http.StatusMethodNotAllowed)
 		return
 	}
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-	s.metrics.write(w, s.view.Load(), s.leader.Load())
+	s.metrics.handler().ServeHTTP(w, r)
 }

@@ -125,7 +125,7 @@ func (s *Scheduler) loop(ctx context.Context) error {
 			if errors.Is(err, errStateTaken) {
 				return err
 			}
-			s.metrics.errors.Add(1)
+			s.metrics.errors.Inc()
 			s.log.Warn("scheduling round failed; retrying", "error", err)
 			s.poke()
 			sleep(ctx, time.Second)

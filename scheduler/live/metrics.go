@@ -1,92 +1,87 @@
 package live
 
 import (
-	"fmt"
-	"io"
 	"math"
-	"sync"
-	"sync/atomic"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// metrics are the scheduler's Prometheus series, rendered by hand in the
-// text exposition format (the client library is not a dependency here).
+// metrics are the scheduler's Prometheus series, in one registry per
+// scheduler (GET /metrics).
 type metrics struct {
-	rounds, admissions, preemptions atomic.Int64
-	admitAttempts, conflicts        atomic.Int64
-	errors                          atomic.Int64
-	progressPoints, progressBad     atomic.Int64
-	badPlacements                   atomic.Int64
-	roundSeconds, waitSeconds       summary
+	reg                                        *prometheus.Registry
+	rounds, admissions, preemptions            prometheus.Counter
+	admitAttempts, conflicts, errors           prometheus.Counter
+	progressPoints, progressBad, badPlacements prometheus.Counter
+	roundSeconds, waitSeconds                  prometheus.Histogram
 }
 
-func newMetrics() *metrics { return &metrics{} }
-
-// summary is a Prometheus summary without quantiles: sum and count.
-type summary struct {
-	mu         sync.Mutex
-	sum        float64
-	count      int64
-	maxSeen    float64
-	hasMaxSeen bool
+// newMetrics registers every series; the gauges read the latest round's
+// view and the leader flag when scraped.
+func newMetrics(view func() *QueueView, leader func() bool) *metrics {
+	reg := prometheus.NewRegistry()
+	counter := func(name, help string) prometheus.Counter {
+		c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+		reg.MustRegister(c)
+		return c
+	}
+	histogram := func(name, help string, buckets []float64) prometheus.Histogram {
+		h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets})
+		reg.MustRegister(h)
+		return h
+	}
+	gauge := func(name, help string, f func() float64) {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f))
+	}
+	m := &metrics{
+		reg:            reg,
+		rounds:         counter("caravan_scheduler_rounds_total", "Scheduling rounds run."),
+		admissions:     counter("caravan_scheduler_admissions_total", "Jobs admitted into a real node pool."),
+		admitAttempts:  counter("caravan_scheduler_admit_attempts_total", "Admissions started (read of the job done)."),
+		preemptions:    counter("caravan_scheduler_preemptions_total", "Jobs preempted back to the queue."),
+		conflicts:      counter("caravan_scheduler_cas_conflicts_total", "Rewrites refused because the job changed (check-and-set)."),
+		errors:         counter("caravan_scheduler_errors_total", "Failed Nomad operations."),
+		progressPoints: counter("caravan_scheduler_progress_points_total", "Progress lines read from running tasks."),
+		progressBad:    counter("caravan_scheduler_progress_bad_lines_total", "Malformed progress lines skipped."),
+		badPlacements:  counter("caravan_scheduler_bad_placements_total", "Stored placements (job meta or state) that could not be read."),
+		roundSeconds: histogram("caravan_scheduler_round_seconds", "Duration of a scheduling round.",
+			prometheus.ExponentialBuckets(0.001, 2, 16)),
+		waitSeconds: histogram("caravan_scheduler_admission_wait_seconds", "Time from submission to admission.",
+			prometheus.ExponentialBuckets(0.5, 2, 18)),
+	}
+	gauge("caravan_scheduler_leader", "1 if this instance holds the scheduler lock.", func() float64 {
+		if leader() {
+			return 1
+		}
+		return 0
+	})
+	gauge("caravan_scheduler_queued_jobs", "Jobs waiting in the queue pool.", func() float64 { return countState(view(), "queued") })
+	gauge("caravan_scheduler_running_jobs", "Jobs admitted and not finished.", func() float64 { return countState(view(), "running") })
+	return m
 }
 
-func (s *summary) observe(v float64) {
-	if math.IsNaN(v) || v < 0 {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.sum += v
-	s.count++
-	if !s.hasMaxSeen || v > s.maxSeen {
-		s.maxSeen, s.hasMaxSeen = v, true
+// observe records a duration, ignoring what cannot be one.
+func observe(h prometheus.Histogram, v float64) {
+	if !math.IsNaN(v) && v >= 0 {
+		h.Observe(v)
 	}
 }
 
-func (s *summary) read() (sum float64, count int64, maxSeen float64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.sum, s.count, s.maxSeen
-}
-
-// write renders every series; v gives the gauges of the latest round.
-func (m *metrics) write(w io.Writer, v *QueueView, leader bool) {
-	counter := func(name, help string, n int64) {
-		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s counter\n%s %d\n", name, help, name, name, n)
+func countState(v *QueueView, state string) float64 {
+	n := 0.0
+	if v == nil {
+		return n
 	}
-	gauge := func(name, help string, x float64) {
-		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s gauge\n%s %g\n", name, help, name, name, x)
-	}
-	sum := func(name, help string, s *summary) {
-		total, n, mx := s.read()
-		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s summary\n%s_sum %g\n%s_count %d\n", name, help, name, name, total, name, n)
-		gauge(name+"_max", "Largest observation of "+name+".", mx)
-	}
-	counter("caravan_scheduler_rounds_total", "Scheduling rounds run.", m.rounds.Load())
-	counter("caravan_scheduler_admissions_total", "Jobs admitted into a real node pool.", m.admissions.Load())
-	counter("caravan_scheduler_admit_attempts_total", "Admissions started (read of the job done).", m.admitAttempts.Load())
-	counter("caravan_scheduler_preemptions_total", "Jobs preempted back to the queue.", m.preemptions.Load())
-	counter("caravan_scheduler_cas_conflicts_total", "Rewrites refused because the job changed (check-and-set).", m.conflicts.Load())
-	counter("caravan_scheduler_errors_total", "Failed Nomad operations.", m.errors.Load())
-	counter("caravan_scheduler_progress_points_total", "Progress lines read from running tasks.", m.progressPoints.Load())
-	counter("caravan_scheduler_bad_placements_total", "Stored placements (job meta or state) that could not be read.", m.badPlacements.Load())
-	counter("caravan_scheduler_progress_bad_lines_total", "Malformed progress lines skipped.", m.progressBad.Load())
-	sum("caravan_scheduler_round_seconds", "Duration of a scheduling round.", &m.roundSeconds)
-	sum("caravan_scheduler_admission_wait_seconds", "Time from first sight to admission.", &m.waitSeconds)
-	b := 0.0
-	if leader {
-		b = 1
-	}
-	gauge("caravan_scheduler_leader", "1 if this instance holds the scheduler lock.", b)
-	var queued, running float64
 	for _, j := range v.Jobs {
-		switch j.State {
-		case "queued":
-			queued++
-		case "running":
-			running++
+		if j.State == state {
+			n++
 		}
 	}
-	gauge("caravan_scheduler_queued_jobs", "Jobs waiting in the queue pool.", queued)
-	gauge("caravan_scheduler_running_jobs", "Jobs admitted and not finished.", running)
+	return n
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }

@@ -20,6 +20,9 @@ type jobStub struct {
 	CreateIndex    uint64 // a purged and re-created job has a new one
 	SubmitTime     int64  // Unix ns of the latest version
 	Meta           map[string]string
+	// ParameterizedJob marks a template: it never runs itself, only the
+	// jobs dispatched from it (e.g. `caravan tune` trials) do.
+	ParameterizedJob bool
 }
 
 // world is one consistent-enough read of the cluster.
@@ -78,7 +81,7 @@ func (s *Scheduler) observePools(w *world) error {
 // managed: jobs in the queue pool or admitted by caravan; no other job is
 // ever touched.
 func (s *Scheduler) managed(j *jobStub) bool {
-	if j.Type != "batch" && j.Type != "service" {
+	if j.Type != "batch" && j.Type != "service" || j.ParameterizedJob {
 		return false
 	}
 	return j.NodePool == s.cfg.QueuePool || j.Meta[MetaAdmitted] != ""

@@ -229,10 +229,10 @@ func (s *Scheduler) consume(p *progress, t progressTarget, cur progress, b []byt
 	p.partial, p.skipping = append([]byte(nil), rest...), skip
 	if bad > 0 {
 		p.bad += bad
-		s.metrics.progressBad.Add(int64(bad))
+		s.metrics.progressBad.Add(float64(bad))
 		s.log.Warn("skipped malformed progress lines", "job", t.job, "alloc", t.alloc, "task", t.task, "lines", bad)
 	}
-	s.metrics.progressPoints.Add(int64(len(pts)))
+	s.metrics.progressPoints.Add(float64(len(pts)))
 	p.add(pts, now, t.workers)
 }
 

@@ -135,8 +135,8 @@ func TestConsumeAcrossReads(t *testing.T) {
 	if fmt.Sprint(steps) != "[1 2 4 5]" || p.bad != 1 {
 		t.Fatalf("steps %v bad %d, want [1 2 4 5] and the overlong line counted once", steps, p.bad)
 	}
-	if got := s.metrics.progressBad.Load(); got != 1 {
-		t.Fatalf("bad-lines metric %d", got)
+	if got := counterValue(s.metrics.progressBad); got != 1 {
+		t.Fatalf("bad-lines metric %v", got)
 	}
 }
 

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -8,10 +9,12 @@ import (
 	"github.com/hashicorp/nomad/api"
 )
 
-// admitJob rewrites job in place to run exactly at targets in pool. The
-// caller registers it with check-and-set.
-func admitJob(job *api.Job, pool string, ts []target, now time.Time) {
+// admitJob rewrites job in place to run exactly at targets in pool, every
+// worker told its rank and the gang's rendezvous rv. The caller registers
+// it with check-and-set.
+func admitJob(job *api.Job, pool string, ts []target, rv rendezvous, now time.Time) {
 	job.NodePool = &pool
+	splitGroups(job, ts)
 	byGroup := map[string]target{}
 	for _, t := range ts {
 		byGroup[t.Worker.Group] = t
@@ -26,6 +29,7 @@ func admitJob(job *api.Job, pool string, ts []target, now time.Time) {
 		for _, task := range tg.Tasks {
 			if task.Name == t.Worker.Task {
 				pinTask(task, t)
+				rv.tell(task, rankOf(ts, t.Worker.Group), len(ts))
 			}
 		}
 	}
@@ -59,6 +63,7 @@ func requeueJob(job *api.Job, queuePool, reason string) {
 			if task.Driver == "caravan" && task.Config != nil {
 				delete(task.Config, "gpu_uuids")
 			}
+			forgetGangEnv(task)
 		}
 	}
 	n, _ := strconv.Atoi(job.Meta[MetaPreemptions])
@@ -84,4 +89,58 @@ func setMeta(job *api.Job, k, v string) {
 		job.Meta = map[string]string{}
 	}
 	job.Meta[k] = v
+}
+
+// splitGroups replaces each worker group of count N by its N workers'
+// groups of count 1 (see replicas), so each can be pinned on its own.
+func splitGroups(job *api.Job, ts []target) {
+	split := map[string][]string{}
+	for _, t := range ts {
+		if t.Worker.From != "" {
+			split[t.Worker.From] = append(split[t.Worker.From], t.Worker.Group)
+		}
+	}
+	if len(split) == 0 {
+		return
+	}
+	var out []*api.TaskGroup
+	for _, tg := range job.TaskGroups {
+		names, ok := split[deref(tg.Name)]
+		if !ok {
+			out = append(out, tg)
+			continue
+		}
+		for _, name := range names {
+			c := copyGroup(tg)
+			c.Name, c.Count = &name, ptrTo(1)
+			out = append(out, c)
+		}
+	}
+	job.TaskGroups = out
+}
+
+// copyGroup deep-copies a group through its JSON form, as Nomad's API
+// carries it.
+func copyGroup(tg *api.TaskGroup) *api.TaskGroup {
+	b, err := json.Marshal(tg)
+	if err != nil {
+		panic(fmt.Sprintf("task group does not encode: %v", err)) // api types always do
+	}
+	var c api.TaskGroup
+	if err := json.Unmarshal(b, &c); err != nil {
+		panic(fmt.Sprintf("task group does not decode: %v", err))
+	}
+	return &c
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// rankOf is a worker's rank: its place in the gang.
+func rankOf(ts []target, group string) int {
+	for i, t := range ts {
+		if t.Worker.Group == group {
+			return i
+		}
+	}
+	return -1
 }

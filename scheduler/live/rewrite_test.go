@@ -2,10 +2,12 @@ package live
 
 import (
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
+	"github.com/hashicorp/nomad/api"
 )
 
 func testNodes() map[string]*nodeInfo {
@@ -27,7 +29,7 @@ func TestAdmitPinsEveryWorkerAndRequeueUndoesIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	admitJob(job, "gpu", ts, time.Unix(100, 0))
+	admitJob(job, "gpu", ts, rendezvous{}, time.Unix(100, 0))
 	if *job.NodePool != "gpu" || job.Meta[MetaAdmitted] == "" {
 		t.Fatalf("pool %s meta %v", *job.NodePool, job.Meta)
 	}
@@ -119,7 +121,7 @@ func TestAdmitKeepsStringWholeGPUWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	admitJob(job, "gpu", ts, time.Unix(100, 0))
+	admitJob(job, "gpu", ts, rendezvous{}, time.Unix(100, 0))
 	cfg := job.TaskGroups[0].Tasks[0].Config
 	if _, ok := cfg["gpu_fraction"]; ok {
 		t.Fatalf("whole GPU task got gpu_fraction: %v", cfg)
@@ -131,4 +133,63 @@ func TestAdmitKeepsStringWholeGPUWhole(t *testing.T) {
 
 func sortedIDs(nodes map[string]*nodeInfo) []string {
 	return (&gpuBook{nodes: nodes}).nodeIDs()
+}
+
+// count = N in a group is an N-worker gang: admission splits it into N
+// pinned groups of count 1, and every worker learns its rank, the world
+// size and rank 0's address, as torchrun would give them.
+func TestCountGroupIsAGangWithRanks(t *testing.T) {
+	job := testJob("ddp", map[string]any{"command": "x", "gpus": 1.0}, nil)
+	job.TaskGroups[0].Count = ptr(3)
+	job.TaskGroups[0].Tasks[0].Env = map[string]string{"USER_VAR": "kept"}
+	g, err := parseGang(job)
+	if err != nil || len(g.Workers) != 3 || g.Workers[2].Group != "w0-2" || g.Workers[2].From != "w0" {
+		t.Fatalf("gang %+v, %v", g, err)
+	}
+	nodes := testNodes()
+	nodes["n2"].Attrs = map[string]string{"unique.network.ip-address": "10.0.0.2"}
+	p := policy.Placement{Slots: []policy.Slot{{Node: "n2", GPU: 0, Fraction: 1}, {Node: "n1", GPU: 0, Fraction: 1}, {Node: "n1", GPU: 1, Fraction: 1}}}
+	ts, err := resolve(g, p, nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv := rendezvousFor("ddp", 0, ts, nodes, DefaultConfig().RendezvousAddr)
+	if lit := rendezvousFor("ddp", 0, ts, nodes, "127.0.0.1"); lit.Addr != "127.0.0.1" || lit.Port != rv.Port {
+		t.Fatalf("literal rendezvous %+v", lit)
+	}
+	if rv.Addr != "10.0.0.2" || rv.Port < rendezvousBase || rv.Port >= rendezvousBase+rendezvousRange {
+		t.Fatalf("rendezvous %+v", rv)
+	}
+	admitJob(job, "default", ts, rv, time.Unix(1, 0))
+	if len(job.TaskGroups) != 4 || *job.TaskGroups[0].Name != "w0-0" || *job.TaskGroups[2].Name != "w0-2" || *job.TaskGroups[3].Name != "w1" {
+		t.Fatalf("groups after split: %v", groupNames(job))
+	}
+	for i, tg := range job.TaskGroups[:3] {
+		env := tg.Tasks[0].Env
+		if *tg.Count != 1 || env["RANK"] != strconv.Itoa(i) || env["WORLD_SIZE"] != "3" || env["LOCAL_RANK"] != "0" ||
+			env["MASTER_ADDR"] != "10.0.0.2" || env["MASTER_PORT"] != strconv.Itoa(rv.Port) || env["CARAVAN_RANK"] != env["RANK"] || env["USER_VAR"] != "kept" {
+			t.Fatalf("worker %d: count %d env %v", i, *tg.Count, env)
+		}
+		if tg.Constraints[0].RTarget != ts[i].NodeID {
+			t.Fatalf("worker %d pinned to %s, want %s", i, tg.Constraints[0].RTarget, ts[i].NodeID)
+		}
+	}
+	// The split job reads back as the same gang, and requeueing forgets
+	// the rendezvous (the next admission may move rank 0).
+	again, err := parseGang(job)
+	if err != nil || len(again.Workers) != 3 || again.Workers[1].Group != "w0-1" {
+		t.Fatalf("re-read gang %+v, %v", again, err)
+	}
+	requeueJob(job, "caravan-queue", "preempted: test")
+	if env := job.TaskGroups[1].Tasks[0].Env; env["RANK"] != "" || env["MASTER_ADDR"] != "" || env["USER_VAR"] != "kept" {
+		t.Fatalf("env after requeue %v", env)
+	}
+}
+
+func groupNames(job *api.Job) []string {
+	var out []string
+	for _, tg := range job.TaskGroups {
+		out = append(out, *tg.Name)
+	}
+	return out
 }

@@ -40,8 +40,8 @@ func (s *Scheduler) round() (uint64, error) {
 	v := buildView(s.pol.Name(), es, ranking, waiting, now)
 	s.showProgress(v)
 	s.view.Store(v)
-	s.metrics.rounds.Add(1)
-	s.metrics.roundSeconds.observe(s.now().Sub(start).Seconds())
+	s.metrics.rounds.Inc()
+	observe(s.metrics.roundSeconds, s.now().Sub(start).Seconds())
 	return w.index, s.save(now)
 }
 

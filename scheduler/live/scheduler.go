@@ -74,10 +74,10 @@ func New(cfg Config, client *api.Client, log hclog.Logger) (*Scheduler, error) {
 		touched:   map[gpuKey]time.Time{},
 		badLogged: map[string]string{},
 		progress:  newProgressBook(),
-		metrics:   newMetrics(),
 		wake:      make(chan struct{}, 1),
 		now:       time.Now,
 	}
+	s.metrics = newMetrics(s.view.Load, s.leader.Load)
 	s.view.Store(&QueueView{Policy: pol.Name()})
 	return s, nil
 }

@@ -18,6 +18,7 @@ var subcommands = map[string]map[string]command{
 	"sim":      simCommands,
 	"colocate": colocateCommands,
 	"tune":     tuneCommands,
+	"serve":    serveCommands,
 }
 
 // errUnknown is returned for a command that is not in the table.
@@ -29,6 +30,15 @@ var errUnknown = errors.New("unknown command")
 func dispatch(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "help" {
 		args = append(append([]string{}, args[1:]...), "-h")
+	}
+	if len(args) > 1 && ownSubcommand(args) {
+		// A command with its own subcommand table not listed above: it
+		// answers `X sub -h` itself, which cli would answer with X's help.
+		err := commands[args[0]].run(args[1:], stdout, stderr)
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
 	}
 	var runErr error
 	c := &cli.CLI{
@@ -127,4 +137,12 @@ func helpFunc(cs map[string]cli.CommandFactory) string {
 		fmt.Fprintf(&b, "  %-12s %s\n", n, c.Synopsis())
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// ownSubcommand reports a known command, not in subcommands, called with a
+// word (not a flag) after it: a subcommand it dispatches itself.
+func ownSubcommand(args []string) bool {
+	_, known := commands[args[0]]
+	_, nested := subcommands[args[0]]
+	return known && !nested && !strings.HasPrefix(args[1], "-")
 }

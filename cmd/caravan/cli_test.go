@@ -19,6 +19,7 @@ import (
 func TestEveryCommandAnswersHelp(t *testing.T) {
 	cases := map[string]string{
 		"scheduler": "-policy", "queue": "-addr", "sim": "Subcommands", "sim run": "-trace", "sim compare": "-policies",
+		"serve": "Subcommands", "tune": "Subcommands",
 	}
 	for cmd, want := range cases {
 		words := strings.Fields(cmd)
@@ -103,5 +104,22 @@ func TestQueueTakesHostPortAndTLS(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), `"j1"`) {
 		t.Fatalf("queue JSON: %s", out.String())
+	}
+}
+
+// Every command in the table answers -h without an error (a new command
+// that starts work or fails on -h breaks this).
+func TestEveryTableCommandAnswersDashH(t *testing.T) {
+	for name := range commands {
+		var out, errb bytes.Buffer
+		if err := dispatch([]string{name, "-h"}, &out, &errb); err != nil || out.Len()+errb.Len() == 0 {
+			t.Errorf("caravan %s -h: %v (%d bytes of help)", name, err, out.Len()+errb.Len())
+		}
+		for sub := range subcommands[name] {
+			out.Reset()
+			if err := dispatch([]string{name, sub, "--help"}, &out, &errb); err != nil || out.Len() == 0 {
+				t.Errorf("caravan %s %s --help: %v", name, sub, err)
+			}
+		}
 	}
 }

@@ -92,7 +92,10 @@ func (c *Client) dialOne(ctx context.Context, addr string) (*clientConn, error) 
 	}
 	h := helloMsg{Job: c.cfg.Job, Token: []byte(c.cfg.Token), Rank: uint32(c.cfg.Rank),
 		Workers: uint32(c.cfg.Workers), Weight: uint32(c.cfg.Weight)}
-	nc.SetDeadline(time.Now().Add(c.cfg.DialTimeout))
+	if err := nc.SetDeadline(time.Now().Add(c.cfg.DialTimeout)); err != nil {
+		nc.Close()
+		return nil, err
+	}
 	if err := writeFrame(nc, frameHello, h.encode()); err != nil {
 		nc.Close()
 		return nil, err
@@ -108,7 +111,10 @@ func (c *Client) dialOne(ctx context.Context, addr string) (*clientConn, error) 
 		nc.Close()
 		return nil, err
 	}
-	nc.SetDeadline(time.Time{})
+	if err := nc.SetDeadline(time.Time{}); err != nil {
+		nc.Close()
+		return nil, err
+	}
 	cc := &clientConn{nc: nc, w: bufio.NewWriterSize(nc, 256<<10), pending: map[partKey]chan partResult{}}
 	go cc.readLoop(r)
 	return cc, nil
@@ -298,7 +304,9 @@ func Register(ctx context.Context, addr string, tlsCfg *tls.Config, adminToken, 
 		return "", err
 	}
 	defer nc.Close()
-	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	if err := nc.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		return "", err
+	}
 	m := registerMsg{AdminToken: []byte(adminToken), Job: job, Workers: uint32(workers), Weight: uint32(weight)}
 	if err := writeFrame(nc, frameRegister, m.encode()); err != nil {
 		return "", err

@@ -33,8 +33,9 @@ type conn struct {
 
 func newConn(s *Server, nc net.Conn) *conn {
 	if tc, ok := nc.(*net.TCPConn); ok {
-		tc.SetNoDelay(true)
-		tc.SetKeepAlivePeriod(15 * time.Second)
+		// Best effort: latency and dead-peer detection, not correctness.
+		_ = tc.SetNoDelay(true)
+		_ = tc.SetKeepAlivePeriod(15 * time.Second)
 	}
 	return &conn{s: s, nc: nc, out: make(chan outFrame, sendQueue), done: make(chan struct{})}
 }
@@ -64,8 +65,11 @@ func (c *conn) writeLoop() {
 		case <-c.done:
 			return
 		case f := <-c.out:
-			c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
-			if err := writeFrame(w, f.typ, f.parts...); err != nil {
+			err := c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
+			if err == nil {
+				err = writeFrame(w, f.typ, f.parts...)
+			}
+			if err != nil {
 				c.close()
 				return
 			}
@@ -83,8 +87,10 @@ func (c *conn) readLoop() {
 	defer c.s.connDone(c)
 	defer c.close()
 	r := bufio.NewReaderSize(c.nc, 256<<10)
-	c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.HandshakeTimeout))
-	err := c.serve(r)
+	err := c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.HandshakeTimeout))
+	if err == nil {
+		err = c.serve(r)
+	}
 	if c.job != nil {
 		why := "connection closed"
 		if err != nil && !errors.Is(err, io.EOF) {
@@ -110,7 +116,9 @@ func (c *conn) serve(r io.Reader) error {
 				return err
 			}
 			authed = true
-			c.nc.SetReadDeadline(time.Time{})
+			if err := c.nc.SetReadDeadline(time.Time{}); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := c.handle(f); err != nil {

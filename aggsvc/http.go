@@ -21,7 +21,7 @@ func (s *Server) Handler(metricsToken string) http.Handler {
 		metrics.ServeHTTP(w, r)
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Write([]byte("ok\n"))
+		_, _ = w.Write([]byte("ok\n"))
 	})
 	return mux
 }

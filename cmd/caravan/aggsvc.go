@@ -14,10 +14,11 @@ import (
 	"time"
 
 	"github.com/caravan-dl/caravan/aggsvc"
+	"github.com/caravan-dl/caravan/aggsvc/auth"
 	"github.com/hashicorp/go-hclog"
 )
 
-const aggsvcKeyEnv = "CARAVAN_AGGSVC_KEY"
+const aggsvcKeyEnv = auth.KeyEnv
 
 type aggsvcFlags struct {
 	cfg                      aggsvc.Config
@@ -56,7 +57,11 @@ func runAggsvc(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signalContext()
 	defer stop()
 	hs := &http.Server{Handler: srv.Handler(f.metricsToken), ReadHeaderTimeout: 10 * time.Second}
-	go hs.Serve(hln)
+	go func() {
+		if err := hs.Serve(hln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("http", "error", err)
+		}
+	}()
 	go func() { <-ctx.Done(); hs.Close(); srv.Close() }()
 	if f.consul {
 		go registerAggsvc(ctx, srv, f, ln.Addr(), hln.Addr(), log)

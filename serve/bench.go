@@ -121,8 +121,12 @@ func WriteBenchTable(w io.Writer, rows []BenchRow) {
 		if base, ok := cw[[2]float64{r.SLO.Seconds(), r.Speedup}]; ok && base > 0 && r.Policy != "clockwork" {
 			rel = fmt.Sprintf("%+.0f %%", 100*(float64(r.Met)/base-1))
 		}
-		fmt.Fprintf(w, "| %v | %.0f | %s | %.1f %% | %s | %.1f | %v | %d | %d | %.1f | %v / %v |\n",
+		dec := "–" // live runs: see caravan_serve_decision_seconds
+		if r.DecisionMean > 0 {
+			dec = fmt.Sprintf("%v / %v", r.DecisionMean.Round(time.Microsecond/10), r.DecisionP99.Round(time.Microsecond/10))
+		}
+		fmt.Fprintf(w, "| %v | %.0f | %s | %.1f %% | %s | %.1f | %v | %d | %d | %.1f | %s |\n",
 			r.SLO, r.OfferedRate, r.Policy, 100*r.Attainment, rel, r.Goodput, r.P99.Round(time.Millisecond),
-			r.Dropped, r.Late, r.MeanBatch, r.DecisionMean.Round(time.Microsecond/10), r.DecisionP99.Round(time.Microsecond/10))
+			r.Dropped, r.Late, r.MeanBatch, dec)
 	}
 }

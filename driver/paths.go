@@ -64,6 +64,9 @@ func checkpointDir(root, run string, cfg *drivers.TaskConfig) (string, error) {
 			return "", fmt.Errorf("checkpoint dir: %w", err)
 		}
 	}
+	if strings.HasSuffix(cfg.Name, finishedSuffix) || strings.Contains(cfg.Name, retiredInfix) {
+		return "", fmt.Errorf("checkpoint dir: task name %q collides with caravan's %q/%q markers", cfg.Name, finishedSuffix, retiredInfix)
+	}
 	return filepath.Join(parts...), nil
 }
 
@@ -144,11 +147,9 @@ func markFinished(dir string) error {
 	return os.WriteFile(dir+finishedSuffix, nil, 0o600)
 }
 
-// safePathPart rejects names that would escape the checkpoint root or
-// collide with caravan's own markers.
+// safePathPart rejects names that would escape the checkpoint root.
 func safePathPart(p string) error {
-	if p == "" || p == "." || p == ".." || strings.ContainsAny(p, "/\\\x00") ||
-		strings.HasSuffix(p, finishedSuffix) || strings.Contains(p, retiredInfix) {
+	if p == "" || p == "." || p == ".." || strings.ContainsAny(p, "/\\\x00") {
 		return fmt.Errorf("%q cannot be used as a directory name", p)
 	}
 	return nil

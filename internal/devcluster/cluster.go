@@ -33,6 +33,9 @@ type Options struct {
 	// argument counts client agents from 0 (e.g. a memshare block, whose
 	// listen ports differ per client).
 	PluginConfigEach func(client int) string
+	// ServerOnly runs one server-only agent and no client (Clients must be
+	// 0): for clients simulated elsewhere (internal/nodesim).
+	ServerOnly bool
 	// Consul starts a Consul dev agent first and points every Nomad agent
 	// at it (service registration, aggregator discovery).
 	Consul bool
@@ -137,7 +140,7 @@ func (c *Cluster) launch(o Options) error {
 			PluginExtra: o.PluginConfig, Workloads: workloads,
 		}
 		if i == 0 {
-			cfg.Name, cfg.Server, cfg.Client = "server", true, o.Clients == 0
+			cfg.Name, cfg.Server, cfg.Client = "server", true, o.Clients == 0 && !o.ServerOnly
 		} else {
 			cfg.Servers = []string{c.Server.RPCAddr}
 		}

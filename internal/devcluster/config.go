@@ -61,8 +61,10 @@ func (c agentConfig) render() string {
 	fmt.Fprintf(&b, "ports {\n  http = %d\n  rpc = %d\n  serf = %d\n}\n", c.HTTP, c.RPC, c.Serf)
 	fmt.Fprintf(&b, "advertise {\n  http = \"127.0.0.1\"\n  rpc = \"127.0.0.1\"\n  serf = \"127.0.0.1\"\n}\n")
 	// The fs and logs APIs build a client per call whose idle connections
-	// linger; tests poll them, so lift the per-client connection cap.
-	b.WriteString("limits {\n  http_max_conns_per_client = 0\n}\n")
+	// linger; tests poll them, so lift the per-client connection cap. Every
+	// agent here (and every simulated node of internal/nodesim) connects from
+	// 127.0.0.1, so the per-address RPC cap (100) goes too.
+	b.WriteString("limits {\n  http_max_conns_per_client = 0\n  rpc_max_conns_per_client = 0\n}\n")
 	if c.Server {
 		b.WriteString("server {\n  enabled = true\n  bootstrap_expect = 1\n}\n")
 	}

@@ -44,6 +44,9 @@ type runner struct {
 	stop    chan struct{} // closed once, when the tasks must end
 	stopped bool
 	done    chan struct{} // closed when the tasks are dead
+	// dir is never built: the fs API (which the scheduler uses to read
+	// progress files) then answers "no such file" instead of failing.
+	dir *allocdir.AllocDir
 }
 
 // newRunner is a config.AllocRunnerFactory.
@@ -55,6 +58,7 @@ func newRunner(conf *config.AllocRunnerConfig) (interfaces.AllocRunner, error) {
 		state:   &state.State{},
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
+		dir:     allocdir.NewAllocDir(conf.Logger, conf.ClientConfig.AllocDir, conf.ClientConfig.AllocMountsDir, conf.Alloc.ID),
 	}, nil
 }
 
@@ -266,7 +270,7 @@ func (r *runner) GetTaskDriverCapabilities(string) (*drivers.Capabilities, error
 }
 func (r *runner) StatsReporter() interfaces.AllocStatsReporter { return r }
 func (r *runner) Listener() *cstructs.AllocListener            { return nil }
-func (r *runner) GetAllocDir() allocdir.Interface              { return nil }
+func (r *runner) GetAllocDir() allocdir.Interface              { return r.dir }
 
 func (r *runner) GetTaskPauseState(string) (structs.TaskScheduleState, error) {
 	r.mu.Lock()

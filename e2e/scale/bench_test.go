@@ -1,0 +1,291 @@
+package scale
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/nomad/api"
+
+	"github.com/caravan-dl/caravan/e2e/harness"
+	"github.com/caravan-dl/caravan/internal/nodesim"
+)
+
+// BenchmarkScale submits the same gang mix straight to Nomad and through
+// `caravan scheduler -policy fifo`, each on a fresh server with the same
+// simulated nodes, and prints one row per mode.
+func BenchmarkScale(b *testing.B) {
+	nodes := envInt("CARAVAN_SCALE_NODES", 100)
+	jobs := envInt("CARAVAN_SCALE_JOBS", 1000)
+	gangs := mix(jobs, 1)
+	for i := 0; i < b.N; i++ {
+		direct := runMode(b, nodes, gangs, false)
+		viaCaravan := runMode(b, nodes, gangs, true)
+		fmt.Printf("\n%d nodes × 8 GPUs, %d gang jobs (%d workers)\n", nodes, jobs, workers(gangs))
+		fmt.Println(header)
+		fmt.Println(direct.row("nomad directly"))
+		fmt.Println(viaCaravan.row("caravan scheduler"))
+		fmt.Printf("ratio of placement rates (caravan ÷ nomad): %.2f\n", viaCaravan.jobsPerSec()/direct.jobsPerSec())
+		b.ReportMetric(viaCaravan.jobsPerSec(), "caravan-jobs/s")
+		b.ReportMetric(direct.jobsPerSec(), "nomad-jobs/s")
+	}
+}
+
+const header = "mode               jobs/s  workers/s  submit→running p50  p99     server CPU s  scheduler CPU s  scheduler RSS MiB"
+
+// result is one mode's measurements.
+type result struct {
+	jobs, workers       int
+	span                time.Duration // first submit → last job running
+	p50, p99            time.Duration
+	serverCPU, schedCPU float64
+	schedRSS            float64
+}
+
+func (r result) jobsPerSec() float64 { return float64(r.jobs) / r.span.Seconds() }
+
+func (r result) row(mode string) string {
+	return fmt.Sprintf("%-18s %6.1f  %9.1f  %18s  %-7s %12.1f  %15.1f  %17.0f", mode, r.jobsPerSec(),
+		float64(r.workers)/r.span.Seconds(), r.p50.Round(10*time.Millisecond), r.p99.Round(10*time.Millisecond),
+		r.serverCPU, r.schedCPU, r.schedRSS)
+}
+
+func workers(gs []gang) int {
+	n := 0
+	for _, g := range gs {
+		n += g.Workers
+	}
+	return n
+}
+
+// runMode starts a server and the simulated nodes, optionally the
+// scheduler, submits every gang and waits until each has run.
+func runMode(b *testing.B, nodes int, gangs []gang, queued bool) result {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c, err := harness.Start(ctx, harness.Options{ServerOnly: true, Ready: 3 * time.Minute})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = c.Stop(); _ = os.RemoveAll(c.Dir) }()
+	set, err := nodesim.Start(nodesim.Config{Servers: []string{c.Server.RPCAddr}, Nodes: nodes, GPUs: 8, LogLevel: hclog.Error})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = set.Shutdown(); _ = os.RemoveAll(set.Dir) }()
+	if err := waitNodes(c, nodes, 5*time.Minute); err != nil {
+		b.Fatal(err)
+	}
+	var sched *exec.Cmd
+	if queued {
+		sched = startScheduler(b, c)
+		defer stopProc(sched)
+	}
+	cpu0 := procCPU(c.Server.Pid())
+	var sched0 float64
+	if sched != nil {
+		sched0 = procCPU(sched.Process.Pid)
+	}
+	submitted := submit(b, c, gangs, queued)
+	started := track(b, c, gangs, 30*time.Minute)
+	r := summarise(gangs, submitted, started)
+	r.serverCPU = procCPU(c.Server.Pid()) - cpu0
+	if sched != nil {
+		r.schedCPU = procCPU(sched.Process.Pid) - sched0
+		r.schedRSS = procRSS(sched.Process.Pid)
+	}
+	return r
+}
+
+func waitNodes(c *harness.Cluster, n int, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for {
+		stubs, _, err := c.API.Nodes().List(nil)
+		ready := 0
+		if err == nil {
+			for _, s := range stubs {
+				if d := s.Drivers["caravan"]; s.Status == "ready" && d != nil && d.Healthy {
+					ready++
+				}
+			}
+		}
+		if ready >= n {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d simulated nodes ready (%v)", ready, n, err)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+func startScheduler(b *testing.B, c *harness.Cluster) *exec.Cmd {
+	bins, err := harness.FindBinaries()
+	if err != nil {
+		b.Fatal(err)
+	}
+	logf, err := os.Create(filepath.Join(c.Dir, "scheduler.log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(bins.Caravan, "scheduler", "-policy", "fifo", "-quantum", "2s", "-debounce", "100ms",
+		"-listen", "127.0.0.1:0", "-token", "scale", "-log-level", "info")
+	cmd.Env = append(os.Environ(), "NOMAD_ADDR="+c.Server.HTTPAddr)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	// It leads once it has created the queue pool.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		if _, _, err := c.API.NodePools().Info("caravan-queue", nil); err == nil {
+			return cmd
+		}
+		if time.Now().After(deadline) {
+			stopProc(cmd)
+			b.Fatal("the scheduler never created the caravan-queue pool; log in " + logf.Name())
+		}
+	}
+}
+
+func stopProc(cmd *exec.Cmd) {
+	_ = cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		_ = cmd.Process.Kill()
+	}
+}
+
+// submit registers every gang as fast as the API takes them, recording
+// when each register call returned.
+func submit(b *testing.B, c *harness.Cluster, gangs []gang, queued bool) map[string]time.Time {
+	at := make(map[string]time.Time, len(gangs))
+	for _, g := range gangs {
+		job, err := c.API.Jobs().ParseHCLOpts(&api.JobsParseRequest{JobHCL: g.hcl(queued), Canonicalize: true})
+		if err != nil {
+			b.Fatalf("parse %s: %v", g.ID, err)
+		}
+		t0 := time.Now()
+		if _, _, err := c.API.Jobs().Register(job, nil); err != nil {
+			b.Fatalf("register %s: %v", g.ID, err)
+		}
+		at[g.ID] = t0
+	}
+	return at
+}
+
+// track polls all allocations until every gang has had all its workers
+// started; a gang's start is its last worker's StartedAt.
+func track(b *testing.B, c *harness.Cluster, gangs []gang, within time.Duration) map[string]time.Time {
+	want := map[string]int{}
+	for _, g := range gangs {
+		want[g.ID] = g.Workers
+	}
+	started := map[string]time.Time{}
+	deadline := time.Now().Add(within)
+	for len(started) < len(gangs) {
+		if time.Now().After(deadline) {
+			b.Fatalf("%d of %d jobs started within %s", len(started), len(gangs), within)
+		}
+		time.Sleep(time.Second)
+		stubs, _, err := c.API.Allocations().List(nil)
+		if err != nil {
+			continue
+		}
+		byJob := map[string]map[string]time.Time{}
+		for _, a := range stubs {
+			ts := a.TaskStates["t"]
+			if ts == nil || ts.StartedAt.IsZero() || want[a.JobID] == 0 {
+				continue
+			}
+			if byJob[a.JobID] == nil {
+				byJob[a.JobID] = map[string]time.Time{}
+			}
+			if t, ok := byJob[a.JobID][a.TaskGroup]; !ok || ts.StartedAt.Before(t) {
+				byJob[a.JobID][a.TaskGroup] = ts.StartedAt
+			}
+		}
+		for id, groups := range byJob {
+			if _, done := started[id]; done || len(groups) < want[id] {
+				continue
+			}
+			var last time.Time
+			for _, t := range groups {
+				if t.After(last) {
+					last = t
+				}
+			}
+			started[id] = last
+		}
+	}
+	return started
+}
+
+func summarise(gangs []gang, submitted, started map[string]time.Time) result {
+	r := result{jobs: len(gangs), workers: workers(gangs)}
+	var first, last time.Time
+	lat := make([]time.Duration, 0, len(gangs))
+	for _, g := range gangs {
+		s, st := submitted[g.ID], started[g.ID]
+		if first.IsZero() || s.Before(first) {
+			first = s
+		}
+		if st.After(last) {
+			last = st
+		}
+		lat = append(lat, st.Sub(s))
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	r.span = last.Sub(first)
+	r.p50, r.p99 = lat[len(lat)/2], lat[len(lat)*99/100]
+	return r
+}
+
+// procCPU is a process's user+system CPU seconds (Linux, 100 Hz ticks).
+func procCPU(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseFloat(f[11], 64)
+	k, _ := strconv.ParseFloat(f[12], 64)
+	return (u + k) / 100
+}
+
+// procRSS is a process's peak resident memory in MiB.
+func procRSS(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			kb, _ := strconv.ParseFloat(strings.Fields(l)[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+func envInt(k string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(k)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,85 @@
+package scale
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/caravan-dl/caravan/internal/nodesim"
+)
+
+// gang is one job of the workload: workers of one GPU each, and how long
+// its simulated tasks run.
+type gang struct {
+	ID       string
+	Workers  int
+	Duration time.Duration
+}
+
+// mix draws n gangs with Philly's size law for 1–8 GPU jobs (about 70 % one
+// GPU, then 2, 4 and 8 in decreasing shares, as in the Philly trace) and
+// short simulated run times (10–60 s), seeded.
+func mix(n int, seed uint64) []gang {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	sizes := []struct {
+		workers int
+		share   float64
+	}{{1, 0.70}, {2, 0.12}, {4, 0.10}, {8, 0.08}}
+	out := make([]gang, n)
+	for i := range out {
+		r, w := rng.Float64(), 8
+		for _, s := range sizes {
+			if r < s.share {
+				w = s.workers
+				break
+			}
+			r -= s.share
+		}
+		out[i] = gang{ID: fmt.Sprintf("scale-%05d", i), Workers: w, Duration: time.Duration(10+rng.IntN(51)) * time.Second}
+	}
+	return out
+}
+
+// cpuPerGPU makes Nomad's own CPU bin packing stand for GPUs when jobs go
+// straight to Nomad (which cannot see GPU shares): a simulated node offers
+// 64,000 MHz for its 8 GPUs, a worker asks 8,000 per GPU.
+const cpuPerGPU = 8000
+
+// hcl renders the gang as a jobspec: one group per worker (Caravan's gang
+// unit), each a caravan task with one GPU; queued jobs go to caravan-queue.
+func (g gang) hcl(queued bool) string {
+	var b strings.Builder
+	pool := "default"
+	if queued {
+		pool = "caravan-queue"
+	}
+	fmt.Fprintf(&b, "job %q {\n  type = \"batch\"\n  node_pool = %q\n", g.ID, pool)
+	fmt.Fprintf(&b, "  meta = {\n    %q = %q\n  }\n", nodesim.DurationMeta, g.Duration.String())
+	for w := 0; w < g.Workers; w++ {
+		fmt.Fprintf(&b, `  group "w%d" {
+    reschedule {
+      attempts  = 0
+      unlimited = false
+    }
+    restart {
+      attempts = 0
+      mode     = "fail"
+    }
+    task "t" {
+      driver = "caravan"
+      config {
+        command = "/bin/true"
+        gpus    = 1
+      }
+      resources {
+        cpu    = %d
+        memory = 256
+      }
+    }
+  }
+`, w, cpuPerGPU)
+	}
+	b.WriteString("}\n")
+	return b.String()
+}

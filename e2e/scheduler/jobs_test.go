@@ -25,6 +25,8 @@ type work struct {
 	Exit int
 	// Extra is raw HCL put inside the job block (e.g. a constraint).
 	Extra string
+	// Ask replaces the GPU ask in the task config (default gpus = 1).
+	Ask string
 }
 
 func (w work) hcl() string {
@@ -54,6 +56,9 @@ func (w work) hcl() string {
 	ask := "gpus = 1"
 	if w.Fraction > 0 {
 		ask = fmt.Sprintf("gpu_fraction = %g", w.Fraction)
+	}
+	if w.Ask != "" {
+		ask = w.Ask
 	}
 	for i := 0; i < w.Workers; i++ {
 		fmt.Fprintf(&b, `  group "w%d" {

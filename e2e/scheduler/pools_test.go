@@ -61,3 +61,34 @@ func TestBadPoolsWaitWithAReasonAndHoldNoGPU(t *testing.T) {
 		t.Errorf("failed Nomad operations grew from %v to %v while bad pools waited", errs, now)
 	}
 }
+
+// The queue holds exactly what the driver would refuse, in the driver's
+// words naming the field, and takes what the driver takes (a string
+// gpu_fraction).
+func TestQueueAndDriverAgreeOnConfigs(t *testing.T) {
+	p := startScheduler(t, "-policy", "fifo")
+	bad := map[string]string{
+		"both":  `gpus and gpu_fraction: set one or the other`,
+		"typo":  "gpu_fractoin: not a caravan config key",
+		"nan":   `gpu_memory: "NaN" is not a size`,
+		"words": `gpu_fraction: "abc" must be a number`,
+	}
+	asks := map[string]string{
+		"both": "gpus = 1\n        gpu_fraction = 0.5", "typo": "gpu_fractoin = 0.5",
+		"nan": "gpu_fraction = 0.5\n        gpu_memory = \"NaN\"", "words": `gpu_fraction = "abc"`,
+	}
+	for id, ask := range asks {
+		submit(t, work{ID: id, Ask: ask, Seconds: 1})
+	}
+	submit(t, work{ID: "string-fraction", Ask: `gpu_fraction = "0.5"`, Seconds: 1})
+	for id, want := range bad {
+		waitFor(t, 30*time.Second, id+" explained", func() (bool, string) {
+			j := p.job(id)
+			if j == nil {
+				return false, "not in the queue"
+			}
+			return j.State == "queued" && strings.Contains(j.Reason, want), j.State + ": " + j.Reason
+		})
+	}
+	waitDone(t, "string-fraction", 1, 60*time.Second)
+}

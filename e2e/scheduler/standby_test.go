@@ -23,7 +23,9 @@ func TestStandbyTakesOverFromStoppedLeader(t *testing.T) {
 	}
 
 	leader.stop()
+	stopped := time.Now()
 	standby.waitLeader(30 * time.Second)
+	t.Logf("standby took over %.1fs after the leader's SIGTERM shutdown", time.Since(stopped).Seconds())
 	submit(t, work{ID: "after-takeover", Seconds: 1})
 	waitDone(t, "after-takeover", 1, 60*time.Second)
 	if n := standby.metric("caravan_scheduler_admissions_total"); n != 1 {

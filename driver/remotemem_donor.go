@@ -85,8 +85,9 @@ type statsSource interface {
 }
 
 // watchDonor registers a donor task and samples its memory use every
-// second until ctx ends; the task's cgroup usage (or RSS) is what it uses.
-func (n *memshareNode) watchDonor(ctx context.Context, id string, cfg *drivers.TaskConfig, limit int64, src statsSource) error {
+// second until ctx ends: the larger of the executor's stats (cgroup usage
+// or RSS) and the resident memory of the task's process tree.
+func (n *memshareNode) watchDonor(ctx context.Context, id string, cfg *drivers.TaskConfig, limit int64, pid int, src statsSource) error {
 	n.mu.Lock()
 	b := n.budget
 	n.mu.Unlock()
@@ -94,20 +95,30 @@ func (n *memshareNode) watchDonor(ctx context.Context, id string, cfg *drivers.T
 		return errNoMemshare
 	}
 	t := &donorTask{reserved: reservedBytes(cfg), limit: limit}
-	ch, err := src.Stats(ctx, time.Second)
-	if err != nil {
-		return err
+	var fromStats atomic.Int64
+	if ch, err := src.Stats(ctx, time.Second); err == nil {
+		go func() {
+			for u := range ch {
+				if u != nil && u.ResourceUsage != nil && u.ResourceUsage.MemoryStats != nil {
+					ms := u.ResourceUsage.MemoryStats
+					fromStats.Store(int64(max(ms.Usage, ms.RSS)))
+				}
+			}
+		}()
 	}
 	b.add(id, t)
 	go func() {
 		defer b.remove(id)
-		for u := range ch {
-			if u == nil || u.ResourceUsage == nil || u.ResourceUsage.MemoryStats == nil {
-				continue
-			}
-			ms := u.ResourceUsage.MemoryStats
-			t.usage.Store(int64(max(ms.Usage, ms.RSS)))
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			t.usage.Store(max(fromStats.Load(), procTreeRSS(pid)))
 			t.seen.Store(true)
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
 		}
 	}()
 	return nil

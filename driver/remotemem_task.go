@@ -63,7 +63,7 @@ func (d *Driver) lendDonorMemory(cfg *drivers.TaskConfig, tc *TaskConfig, h *tas
 		mib, _ := taskspec.ParseMiB(tc.DonateMemory) // validated by parse
 		limit = int64(mib) << 20
 	}
-	if err := d.mem.watchDonor(ctx, cfg.ID, cfg, limit, h.exec); err != nil {
+	if err := d.mem.watchDonor(ctx, cfg.ID, cfg, limit, h.pid, h.exec); err != nil {
 		// The donor task runs all the same; it just lends nothing.
 		h.logger.Warn("memory donor lends nothing", "error", err)
 		d.emit(cfg, "memory donor lends nothing: "+err.Error(), nil)

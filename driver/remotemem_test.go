@@ -205,3 +205,13 @@ func writeTestCert(t *testing.T, dir string) *tls.Config {
 	os.WriteFile(dir+"/key.pem", pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
 	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
 }
+
+func TestProcTreeRSSCountsChildren(t *testing.T) {
+	self := procTreeRSS(os.Getpid())
+	if self < 1<<20 {
+		t.Fatalf("this test process has %d bytes resident?", self)
+	}
+	if procTreeRSS(1<<30) != 0 {
+		t.Fatal("a missing process has no memory")
+	}
+}

@@ -23,6 +23,12 @@ variable "batches" {
   default = 64
 }
 
+variable "hold_seconds" {
+  type        = number
+  default     = 0
+  description = "Seconds the batches live only in remote memory before the read-back."
+}
+
 job "memshare-consumer" {
   type = "batch"
 
@@ -41,7 +47,7 @@ job "memshare-consumer" {
 
       config {
         command       = var.python
-        args          = ["${var.workloads}/memshare_spill.py", "--batches", "${var.batches}"]
+        args          = ["${var.workloads}/memshare_spill.py", "--batches", "${var.batches}", "--hold-seconds", "${var.hold_seconds}"]
         remote_memory = var.remote_memory
       }
 

@@ -29,6 +29,12 @@ variable "seconds" {
   default = 600
 }
 
+variable "grow_mib" {
+  type        = number
+  default     = 0
+  description = "On SIGUSR1 (nomad alloc signal -s SIGUSR1) take this much more memory: memshare reclaims."
+}
+
 job "memshare-donor" {
   type = "batch"
 
@@ -51,7 +57,7 @@ job "memshare-donor" {
 
       config {
         command      = var.python
-        args         = ["${var.workloads}/memshare_donor.py", "--seconds", "${var.seconds}"]
+        args         = ["${var.workloads}/memshare_donor.py", "--seconds", "${var.seconds}", "--grow-mib", "${var.grow_mib}"]
         memory_donor = true
       }
 

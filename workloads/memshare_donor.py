@@ -4,10 +4,14 @@
 It standardises scikit-learn's bundled digits into feature batches, keeps
 them (a few MiB), and stays up for --seconds: the rest of its Nomad memory
 reservation sits idle, and with `memory_donor = true` the caravan driver
-lends that idle memory to other tasks as remote memory (memshare).
+lends that idle memory to other tasks as remote memory (memshare). With
+--grow-mib it later takes that much more memory (after --grow-after
+seconds, or on SIGUSR1), as a data-prep job does when a bigger shard
+arrives: memshare then reclaims what it lent.
 """
 import argparse
 import json
+import signal
 import sys
 import time
 
@@ -19,7 +23,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--seconds", type=float, default=120)
     p.add_argument("--grow-mib", type=int, default=0, help="allocate this much more after --grow-after s (reclaim demo)")
-    p.add_argument("--grow-after", type=float, default=0)
+    p.add_argument("--grow-after", type=float, default=0, help="0: grow only on SIGUSR1")
     args = p.parse_args()
 
     x, _ = load_digits(return_X_y=True)
@@ -27,9 +31,12 @@ def main():
     batches = [x[i:i + 64].astype(np.float32) for i in range(0, len(x), 64)]
     print(json.dumps({"prepared_batches": len(batches), "bytes": int(sum(b.nbytes for b in batches))}), flush=True)
 
+    asked = []
+    signal.signal(signal.SIGUSR1, lambda *_: asked.append(True))
     start, grown = time.time(), None
     while time.time() - start < args.seconds:
-        if args.grow_mib and grown is None and time.time() - start >= args.grow_after:
+        due = asked or (args.grow_after > 0 and time.time() - start >= args.grow_after)
+        if args.grow_mib and grown is None and due:
             grown = np.ones(args.grow_mib << 18, dtype=np.float32)  # touch every page
             print(json.dumps({"grew_mib": args.grow_mib}), flush=True)
         time.sleep(0.5)

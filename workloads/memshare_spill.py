@@ -34,6 +34,7 @@ def main():
     p.add_argument("--batches", type=int, default=64)
     p.add_argument("--rows", type=int, default=512)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--hold-seconds", type=float, default=0, help="keep the batches only remotely this long before reading them back")
     args = p.parse_args()
 
     h = nbd.NBD()
@@ -53,6 +54,10 @@ def main():
         off += (len(data) + 4095) // 4096 * 4096
     h.flush()
     t1 = time.time()
+    if args.hold_seconds > 0:
+        print(json.dumps({"spilled_batches": len(sums)}), flush=True)
+        time.sleep(args.hold_seconds)
+        t1 = time.time()
     bad = 0
     for (o, n), s, m in zip(offsets, sums, means):
         data = h.pread(n, o)

@@ -68,6 +68,92 @@ func TestSpillToDonatedMemory(t *testing.T) {
 	waitReturned(t, ctx)
 }
 
+// TestDonorGrowthReclaims: while the consumer's batches live only in remote
+// memory, one donor task grows (SIGUSR1 through Nomad); its node stops
+// lending and takes its slabs back (with only two nodes there is nowhere
+// to move them, so after the grace they are freed and the consumer runs on
+// the mirror); the donor task keeps running, and every batch reads back.
+func TestDonorGrowthReclaims(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	root, err := harness.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	workloads := filepath.Join(root, "workloads")
+	if _, err := cluster.RunFile(filepath.Join(root, "jobspecs", "memshare-donor.nomad.hcl"), map[string]string{
+		"workloads": workloads, "memory": "768", "seconds": "300", "grow_mib": "600"}); err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.StopJob("memshare-donor", 30*time.Second)
+	waitLending(t, ctx)
+	if _, err := cluster.RunFile(filepath.Join(root, "jobspecs", "memshare-consumer.nomad.hcl"), map[string]string{
+		"workloads": workloads, "remote_memory": "64MiB", "batches": "48", "hold_seconds": "45"}); err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.StopJob("memshare-consumer", 30*time.Second)
+	consumer, err := cluster.WaitAlloc(ctx, "memshare-consumer", harness.TaskState("spill", "running"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for !strings.Contains(logs(consumer, "spill"), "spilled_batches") {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("consumer never spilled: %s", logs(consumer, "spill"))
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	donor, err := cluster.WaitAlloc(ctx, "memshare-donor", harness.TaskState("prep", "running"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.API.Allocations().Signal(donor, nil, "prep", "SIGUSR1"); err != nil {
+		t.Fatal(err)
+	}
+	reclaimed := waitReclaimed(t, ctx)
+	t.Logf("donor %s took its memory back: %+v", reclaimed.Node, reclaimed)
+
+	done, err := cluster.WaitAlloc(ctx, "memshare-consumer", func(a *api.Allocation) bool {
+		return a.ClientStatus == "complete" || a.ClientStatus == "failed"
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := logs(done, "spill")
+	var res spillResult
+	if err := json.Unmarshal([]byte(lastLine(out)), &res); err != nil || done.ClientStatus != "complete" || !res.Verified {
+		t.Fatalf("consumer %s after the reclaim: %+v %v\n%s", done.ClientStatus, res, err, out)
+	}
+	d, _, err := cluster.API.Allocations().Info(donor.ID, nil)
+	if err != nil || d.TaskStates["prep"].State != "running" || d.TaskStates["prep"].Failed {
+		t.Fatalf("the donor task must keep running after lending: %v %+v", err, d.TaskStates["prep"])
+	}
+}
+
+func logs(a *api.Allocation, task string) string {
+	out, _ := cluster.Logs(a, task, "stdout")
+	return out
+}
+
+// waitReclaimed polls until a donor lends nothing beyond its capacity and
+// has stopped granting.
+func waitReclaimed(t *testing.T, ctx context.Context) memshare.DonorStatus {
+	t.Helper()
+	for {
+		for _, addr := range donors {
+			st, err := memshare.NewAPIClient(addr, []byte(key), nil).Status(ctx)
+			if err == nil && !st.Accepting && st.Used <= st.Capacity && st.Capacity < 64<<20 {
+				return st
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("no donor reclaimed its memory")
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
 // waitLending polls both donors until each can lend a slab.
 func waitLending(t *testing.T, ctx context.Context) {
 	t.Helper()

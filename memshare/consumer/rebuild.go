@@ -44,14 +44,23 @@ func (v *Volume) rebuildLoop() {
 			}
 			v.cfg.Logger.Warn("rebuild failed", "stripe", j.st.idx, "slot", j.i, "error", err)
 			j.st.mu.Lock()
-			j.st.slots[j.i].queued = false
-			lost := j.st.slots[j.i].lost
+			s := &j.st.slots[j.i]
+			s.queued = false
+			s.failures++
+			lost, wait := s.lost, retryDelay(s.failures)
 			j.st.mu.Unlock()
 			if !lost {
-				time.AfterFunc(time.Second, func() { v.queue(j.st, j.i) })
+				time.AfterFunc(wait, func() { v.queue(j.st, j.i) })
 			}
 		}
 	}
+}
+
+// retryDelay backs off failed rebuilds (no donor free, say): 1 s doubling
+// to 30 s.
+func retryDelay(failures int) time.Duration {
+	d := time.Second << min(failures-1, 5)
+	return min(d, 30*time.Second)
 }
 
 // rebuild leases a replacement slab on a node the stripe does not use,
@@ -92,7 +101,7 @@ func (v *Volume) rebuild(st *stripe, i int) error {
 		return errors.New("replacement slab failed during the rebuild")
 	}
 	old := s.cur
-	s.cur, s.next, s.dead, s.queued = sh, nil, false, false
+	s.cur, s.next, s.dead, s.queued, s.failures = sh, nil, false, false, 0
 	st.mu.Unlock()
 	v.watch(st, i, sh)
 	go old.release()

@@ -54,6 +54,7 @@ type slot struct {
 	dead      bool
 	queued    bool
 	lost      bool
+	failures  int // consecutive failed rebuilds, for backoff
 }
 
 // Open leases every slab and starts the renewer and the rebuilder.

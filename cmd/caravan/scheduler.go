@@ -33,6 +33,11 @@ func runScheduler(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	stopGossip, err := startSchedulerGossip(s, log)
+	if err != nil {
+		return err
+	}
+	defer stopGossip()
 	ctx, stop := signalContext()
 	defer stop()
 	if err := s.Serve(ctx); err != nil {
@@ -73,6 +78,7 @@ func parseSchedulerFlags(args []string, out io.Writer) (live.Config, string, err
 	fs.StringVar(&cfg.LockPath, "lock-path", cfg.LockPath, "Nomad Variable used as the leader lock")
 	fs.DurationVar(&cfg.LockTTL, "lock-ttl", cfg.LockTTL, "leader lock TTL (at least 10s)")
 	fs.DurationVar(&cfg.LockDelay, "lock-delay", cfg.LockDelay, "wait after a lost lock before another instance may lead")
+	fs.DurationVar(&cfg.PlaceTimeout, "place-timeout", cfg.PlaceTimeout, "requeue an admitted job Nomad has not placed after this long (and wait as long before retrying)")
 	fs.DurationVar(&cfg.ProgressInterval, "progress-interval", cfg.ProgressInterval, "how often to read running jobs' progress files")
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "address of the HTTP API")
 	fs.StringVar(&cfg.Token, "token", "", "bearer token of the HTTP API (default $CARAVAN_SCHEDULER_TOKEN)")
@@ -81,6 +87,7 @@ func parseSchedulerFlags(args []string, out io.Writer) (live.Config, string, err
 	fs.StringVar(&cfg.TLSKeyFile, "tls-key", "", "PEM private key of -tls-cert")
 	fs.DurationVar(&cfg.AdmitDelay, "test-admit-delay", 0, testingOnly+"pause between reading and admitting a job")
 	level := fs.String("log-level", "info", "trace, debug, info, warn or error")
+	schedulerGossip.register(fs, "gossip-")
 	if err := fs.Parse(args); err != nil {
 		return cfg, "", err
 	}

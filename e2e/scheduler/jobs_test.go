@@ -27,6 +27,8 @@ type work struct {
 	Extra string
 	// Ask replaces the GPU ask in the task config (default gpus = 1).
 	Ask string
+	// MemoryMB is the task's memory ask (default 64).
+	MemoryMB int
 }
 
 func (w work) hcl() string {
@@ -81,11 +83,11 @@ func (w work) hcl() string {
       }
       resources {
         cpu    = 50
-        memory = 64
+        memory = %d
       }
     }
   }
-`, i, command, args, ask)
+`, i, command, args, ask, max(w.MemoryMB, 64))
 	}
 	b.WriteString("}\n")
 	return b.String()

@@ -92,3 +92,23 @@ func TestQueueAndDriverAgreeOnConfigs(t *testing.T) {
 	}
 	waitDone(t, "string-fraction", 1, 60*time.Second)
 }
+
+// An admitted job Nomad cannot place (it asks more memory than any node
+// has, which the scheduler does not model) returns to the queue after
+// -place-timeout with Nomad's reason, instead of showing "running" and
+// holding its GPU for ever.
+func TestUnplaceableAdmissionReturnsToTheQueue(t *testing.T) {
+	p := startScheduler(t, "-policy", "fifo", "-place-timeout", "4s")
+	submit(t, work{ID: "huge", Seconds: 1, MemoryMB: 4 << 20})
+	waitFor(t, 60*time.Second, "huge back in the queue with Nomad's reason", func() (bool, string) {
+		j := p.job("huge")
+		if j == nil {
+			return false, "not in the queue"
+		}
+		return j.State == "queued" && strings.Contains(j.Reason, "Nomad could not place it") && strings.Contains(j.Reason, "memory"),
+			j.State + ": " + j.Reason
+	})
+	if pool := *jobInfo(t, "huge").NodePool; pool != "caravan-queue" {
+		t.Fatalf("unplaced job left in pool %s", pool)
+	}
+}

@@ -57,6 +57,10 @@ func (s *Scheduler) eligible(w *world, e *entry) (nodes []string, ok bool) {
 		if e.job == nil || e.job.err != nil {
 			return nil, false
 		}
+		if why := s.placeBackoff(e.rec, unix(s.now())); why != "" {
+			e.unfit = why
+			return nil, false
+		}
 		pool, err := s.targetPool(e.stub.Meta, w.pools)
 		if err != nil {
 			e.unfit = err.Error()

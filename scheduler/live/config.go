@@ -28,6 +28,9 @@ type Config struct {
 	// ProgressInterval is how often running jobs' progress files are read
 	// (one small fs read per job; what Optimus fits its curves on).
 	ProgressInterval time.Duration
+	// PlaceTimeout is how long an admitted job may stay unplaced by Nomad
+	// before it returns to the queue, and how long it then waits.
+	PlaceTimeout time.Duration
 	// StatePath and LockPath are Nomad Variable paths.
 	StatePath string
 	LockPath  string
@@ -66,6 +69,7 @@ func DefaultConfig() Config {
 		Quantum:          10 * time.Second,
 		Debounce:         200 * time.Millisecond,
 		ProgressInterval: 5 * time.Second,
+		PlaceTimeout:     time.Minute,
 		StatePath:        "caravan/scheduler/state",
 		LockPath:         "caravan/scheduler/lock",
 		LockTTL:          10 * time.Second,
@@ -100,6 +104,7 @@ func (c Config) withDefaults() Config {
 	dur(&c.Quantum, d.Quantum)
 	dur(&c.Debounce, d.Debounce)
 	dur(&c.ProgressInterval, d.ProgressInterval)
+	dur(&c.PlaceTimeout, d.PlaceTimeout)
 	dur(&c.LockTTL, d.LockTTL)
 	dur(&c.LockDelay, d.LockDelay)
 	if c.KeepDecisions == 0 {
@@ -120,7 +125,7 @@ func (c Config) Validate() error {
 	if c.LockTTL < 10*time.Second {
 		errs = append(errs, fmt.Errorf("lock TTL %s is below Nomad's minimum of 10s", c.LockTTL))
 	}
-	if c.LockDelay < 0 || c.Debounce < 0 || c.AdmitDelay < 0 || c.ProgressInterval < 0 {
+	if c.LockDelay < 0 || c.Debounce < 0 || c.AdmitDelay < 0 || c.ProgressInterval < 0 || c.PlaceTimeout < 0 {
 		errs = append(errs, errors.New("durations must not be negative"))
 	}
 	if c.Token == "" {

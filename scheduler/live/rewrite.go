@@ -53,9 +53,18 @@ func pinTask(task *api.Task, t target) {
 	}
 }
 
-// requeueJob rewrites job in place back into the queue pool, unpinned.
-// Running allocations are not stopped by this; the caller stops them.
+// requeueJob rewrites a preempted job in place back into the queue pool,
+// unpinned. Running allocations are not stopped by this; the caller stops
+// them.
 func requeueJob(job *api.Job, queuePool, reason string) {
+	n, _ := strconv.Atoi(job.Meta[MetaPreemptions])
+	setMeta(job, MetaPreemptions, strconv.Itoa(n+1))
+	unpinJob(job, queuePool, reason)
+}
+
+// unpinJob rewrites job in place back into the queue pool, unpinned, with
+// reason in its meta.
+func unpinJob(job *api.Job, queuePool, reason string) {
 	job.NodePool = &queuePool
 	for _, tg := range job.TaskGroups {
 		tg.Constraints = withoutPin(tg.Constraints)
@@ -66,8 +75,6 @@ func requeueJob(job *api.Job, queuePool, reason string) {
 			forgetGangEnv(task)
 		}
 	}
-	n, _ := strconv.Atoi(job.Meta[MetaPreemptions])
-	setMeta(job, MetaPreemptions, strconv.Itoa(n+1))
 	setMeta(job, MetaReason, reason)
 	delete(job.Meta, MetaAdmitted)
 	delete(job.Meta, MetaPlacement)

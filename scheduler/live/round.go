@@ -21,6 +21,11 @@ func (s *Scheduler) round() (uint64, error) {
 	}
 	now := s.now()
 	es := s.classify(w, unix(now))
+	for _, e := range es {
+		if s.unplaced(e, unix(now)) {
+			s.requeueUnplaced(e, now)
+		}
+	}
 	s.progressTargets(es, w.allocs)
 	b := newGPUBook(w.nodes, es, s.touch(es, now))
 	var ranking []policy.Rank

@@ -17,6 +17,10 @@ type record struct {
 	// preempted job holds its GPUs until its allocations have stopped.
 	Placement  string  `json:"placement,omitempty"`
 	FinishedAt float64 `json:"finished_at,omitempty"`
+	// PlaceFailedAt and PlaceFailure: when and why Nomad last left the
+	// admitted job unplaced (see unplaced.go).
+	PlaceFailedAt float64 `json:"place_failed_at,omitempty"`
+	PlaceFailure  string  `json:"place_failure,omitempty"`
 	// CreateIndex is the Nomad job's, telling a purged and re-created job
 	// of the same name from this one.
 	CreateIndex uint64 `json:"create_index,omitempty"`

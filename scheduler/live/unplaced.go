@@ -1,0 +1,103 @@
+package live
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// An admitted job Nomad cannot place (a constraint the scheduler cannot
+// evaluate, CPU or memory the node lacks) would hold its GPUs in the book
+// while Nomad keeps it pending. After PlaceTimeout it goes back to the
+// queue with Nomad's reason and waits PlaceTimeout before it is tried
+// again, so a job that never fits costs two job versions per timeout, not
+// a storm.
+
+// unplaced reports whether e was admitted at least PlaceTimeout ago and
+// Nomad has not placed any of it.
+func (s *Scheduler) unplaced(e *entry, now float64) bool {
+	return e.phase == phaseRunning && e.stub.Status == "pending" && e.rec.LastStart > 0 &&
+		now-e.rec.LastStart >= s.cfg.PlaceTimeout.Seconds() &&
+		e.allocs.running+e.allocs.starting+e.allocs.draining == 0
+}
+
+// requeueUnplaced sends an unplaced job back to the queue, saying why.
+func (s *Scheduler) requeueUnplaced(e *entry, now time.Time) {
+	why := "Nomad did not place it within " + s.cfg.PlaceTimeout.String()
+	if evals, _, err := s.api.Jobs().Evaluations(e.stub.ID, &api.QueryOptions{Namespace: s.cfg.Namespace}); err == nil {
+		if f := placementFailure(evals); f != "" {
+			why = "Nomad could not place it: " + f
+		}
+	}
+	job, err := s.readJob(e.stub.ID, e.stub.JobModifyIndex)
+	if err == nil {
+		unpinJob(job, s.cfg.QueuePool, why)
+		_, err = s.register(job, e.stub.JobModifyIndex)
+	}
+	if err != nil {
+		s.fail(e, "requeue unplaced", err, now)
+		return
+	}
+	r := e.rec
+	r.pause()
+	r.QueuedSince, r.PlaceFailedAt, r.PlaceFailure = unix(now), unix(now), why
+	e.phase, e.held = phaseQueued, nil
+	s.record(e.stub.ID, "unplaced", why, now)
+	s.log.Warn("admitted job not placed by Nomad; back to the queue", "job", e.stub.ID, "reason", why)
+}
+
+// placeBackoff is why a job recently returned unplaced still waits, "" once
+// its PlaceTimeout has passed.
+func (s *Scheduler) placeBackoff(r *record, now float64) string {
+	if r.PlaceFailedAt == 0 || now-r.PlaceFailedAt >= s.cfg.PlaceTimeout.Seconds() {
+		return ""
+	}
+	return fmt.Sprintf("%s; trying again in %.0fs", r.PlaceFailure, r.PlaceFailedAt+s.cfg.PlaceTimeout.Seconds()-now)
+}
+
+// placementFailure summarises the newest evaluation's placement failure:
+// for each failed group, what filtered or exhausted the nodes.
+func placementFailure(evals []*api.Evaluation) string {
+	var newest *api.Evaluation
+	for _, ev := range evals {
+		if len(ev.FailedTGAllocs) > 0 && (newest == nil || ev.CreateIndex > newest.CreateIndex) {
+			newest = ev
+		}
+	}
+	if newest == nil {
+		return ""
+	}
+	groups := make([]string, 0, len(newest.FailedTGAllocs))
+	for g := range newest.FailedTGAllocs {
+		groups = append(groups, g)
+	}
+	sort.Strings(groups)
+	var parts []string
+	for _, g := range groups {
+		m := newest.FailedTGAllocs[g]
+		var why []string
+		for _, k := range sortedCounts(m.DimensionExhausted) {
+			why = append(why, k+" exhausted")
+		}
+		for _, k := range sortedCounts(m.ConstraintFiltered) {
+			why = append(why, "constraint "+k+" filtered")
+		}
+		if len(why) == 0 {
+			why = append(why, fmt.Sprintf("%d of %d nodes filtered", m.NodesFiltered, m.NodesEvaluated))
+		}
+		parts = append(parts, fmt.Sprintf("group %q: %s", g, strings.Join(why, ", ")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func sortedCounts(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -87,11 +87,11 @@ func TestRealPythonWorker(t *testing.T) {
 		t.Errorf("oversized max_tokens: %v", err)
 	}
 
-	// Killed: the next request fails fast with a clear status.
+	// Killed: the next request fails fast with a clear status (with its
+	// 20 s deadline, deadline_exceeded would mean it waited).
 	pw.Kill()
-	start := time.Now()
 	code, r := post(`{"input_len":4,"max_tokens":4}`)
-	if code != 503 || r.Status != OutcomeWorkerFailed || time.Since(start) > 10*time.Second {
-		t.Errorf("after kill: %d %+v after %v", code, r, time.Since(start))
+	if code != 503 || r.Status != OutcomeWorkerFailed {
+		t.Errorf("after kill: %d %+v", code, r)
 	}
 }

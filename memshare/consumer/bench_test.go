@@ -153,13 +153,14 @@ var ops = []struct {
 }
 
 // BenchmarkIO compares disk, erasure-coded remote memory (k=4, r=2 over 7
-// loopback donors) and backup mode (one remote copy + O_DIRECT file).
+// loopback donors; split and whole layouts) and backup mode (one remote
+// copy + O_DIRECT file).
 func BenchmarkIO(b *testing.B) {
-	targets := []string{"disk-odirect", "memshare-ec", "memshare-backup"}
+	targets := []string{"disk-odirect", "memshare-ec", "memshare-ec-whole", "memshare-backup"}
 	var veth *cluster
 	if os.Getenv("MEMSHARE_BENCH_VETH") != "" {
 		veth = vethDonors(b, 7)
-		targets = append(targets, "memshare-ec-veth", "memshare-backup-veth")
+		targets = append(targets, "memshare-ec-veth", "memshare-ec-whole-veth", "memshare-backup-veth")
 	}
 	for _, target := range targets {
 		for _, op := range ops {
@@ -170,6 +171,10 @@ func BenchmarkIO(b *testing.B) {
 					d = openDisk(b)
 				case "memshare-ec":
 					d, _ = openEndpoint(b, startCluster(b, 7, 64<<20), Config{Size: benchSize, RenewInterval: time.Hour})
+				case "memshare-ec-whole":
+					d, _ = openEndpoint(b, startCluster(b, 7, 64<<20), Config{Size: benchSize, Layout: LayoutWhole, RenewInterval: time.Hour})
+				case "memshare-ec-whole-veth":
+					d, _ = openEndpoint(b, veth, Config{Size: benchSize, Layout: LayoutWhole, RenewInterval: time.Hour})
 				case "memshare-backup":
 					d, _ = openEndpoint(b, startCluster(b, 2, 256<<20), Config{Size: benchSize, Mode: ModeBackup,
 						BackupPath: filepath.Join(b.TempDir(), "backup"), RenewInterval: time.Hour})

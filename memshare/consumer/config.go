@@ -22,6 +22,12 @@ const (
 	ModeBackup = "backup" // one remote copy + write-through local file
 )
 
+// Layouts.
+const (
+	LayoutSplit = "split"
+	LayoutWhole = "whole"
+)
+
 // BlockSize is the unit a stripe codes: each block is cut into k pieces.
 const BlockSize = 4096
 
@@ -44,6 +50,12 @@ type Config struct {
 	// DataShards (k) and ParityShards (r) per stripe; k must divide 4096.
 	// Backup mode uses k = 1, r = 0.
 	DataShards, ParityShards int
+	// Layout of a stripe in EC mode: LayoutSplit (default, as Hydra) cuts
+	// every 4 KiB block into k pieces on k donors; LayoutWhole keeps each
+	// block whole on one donor (parity over the blocks at the same slab
+	// offset, as RAID 6), so a small read is one donor round trip and a
+	// small write reads the row's other k-1 blocks before writing.
+	Layout string
 	// BackupPath is the local file of backup mode.
 	BackupPath string
 	// SlabSize must equal the donors' slab size.
@@ -63,7 +75,10 @@ func (c Config) withDefaults() Config {
 		c.Mode = ModeEC
 	}
 	if c.Mode == ModeBackup {
-		c.DataShards, c.ParityShards = 1, 0
+		c.DataShards, c.ParityShards, c.Layout = 1, 0, LayoutSplit
+	}
+	if c.Layout == "" {
+		c.Layout = LayoutSplit
 	}
 	if c.DataShards == 0 {
 		c.DataShards = DefaultDataShards
@@ -110,6 +125,9 @@ func (c Config) validate() error {
 		}
 	default:
 		add("mode: %q is not %q or %q", c.Mode, ModeEC, ModeBackup)
+	}
+	if c.Layout != LayoutSplit && c.Layout != LayoutWhole {
+		add("layout: %q is not %q or %q", c.Layout, LayoutSplit, LayoutWhole)
 	}
 	if c.DataShards < 1 || c.DataShards > 16 || BlockSize%c.DataShards != 0 {
 		add("data_shards: %d must divide 4096 (1, 2, 4, 8 or 16)", c.DataShards)

@@ -88,8 +88,8 @@ func (v *Volume) rebuild(st *stripe, i int) error {
 	st.mu.Lock()
 	st.slots[i].next = sh
 	st.mu.Unlock()
-	for e := uint64(0); e*extentBlocks < v.blocks; e++ {
-		if err := v.copyExtent(st, i, sh, e*extentBlocks, min((e+1)*extentBlocks, v.blocks)); err != nil {
+	for e := uint64(0); e*extentBlocks < v.rows; e++ {
+		if err := v.copyExtent(st, i, sh, e*extentBlocks, min((e+1)*extentBlocks, v.rows)); err != nil {
 			v.abortRebuild(st, i, sh, err)
 			return err
 		}

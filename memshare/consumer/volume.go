@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/caravan-dl/caravan/memshare"
@@ -23,8 +24,10 @@ var ErrLost = &nbd.Error{Errno: nbd.EIO, Msg: "remote memory lost: more slabs of
 type Volume struct {
 	cfg     Config
 	k, n    int    // data shards, total shards
-	piece   uint64 // bytes of one block in one slab
-	blocks  uint64 // blocks per stripe
+	piece   uint64 // bytes of one row in one slab (4096/k split, 4096 whole)
+	rows    uint64 // rows per slab: RS codes each row across the k+r slabs
+	blocks  uint64 // 4 KiB blocks per stripe
+	whole   bool   // LayoutWhole
 	enc     reedsolomon.Encoder
 	backup  *backupFile
 	stripes []*stripe
@@ -69,7 +72,13 @@ func Open(ctx context.Context, cfg Config) (*Volume, error) {
 		apis: map[string]*memshare.APIClient{}, rebuildQ: make(chan job, 1024),
 		m: newMetrics(cfg.Registry),
 	}
-	v.blocks = cfg.SlabSize / v.piece
+	v.rows = cfg.SlabSize / v.piece
+	v.blocks = v.rows
+	if cfg.Layout == LayoutWhole && r > 0 {
+		v.whole, v.piece = true, BlockSize
+		v.rows = cfg.SlabSize / BlockSize
+		v.blocks = v.rows * uint64(k)
+	}
 	if r > 0 {
 		enc, err := reedsolomon.New(k, r)
 		if err != nil {
@@ -103,7 +112,7 @@ func (v *Volume) place(ctx context.Context) error {
 		return fmt.Errorf("need %d donors on distinct nodes for k=%d + r=%d, the donor view has %d", v.n, v.k, v.n-v.k, nodes)
 	}
 	for i := range count {
-		st := &stripe{idx: i, slots: make([]slot, v.n), extents: make([]sync.RWMutex, (v.blocks+extentBlocks-1)/extentBlocks)}
+		st := &stripe{idx: i, slots: make([]slot, v.n), extents: make([]sync.RWMutex, (v.rows+extentBlocks-1)/extentBlocks)}
 		used := map[string]bool{}
 		for j := range v.n {
 			sh, err := v.leaseShard(ctx, used)
@@ -146,37 +155,121 @@ func (v *Volume) Trim(uint64, uint32) error { return nil }
 // ReadAt implements nbd.Export.
 func (v *Volume) ReadAt(p []byte, off uint64) error {
 	return v.each(p, off, func(st *stripe, b0, b1 uint64, head, tail uint64, part []byte) error {
-		unlock := st.lock(b0, b1, false)
-		defer unlock()
-		if head == 0 && tail == 0 {
-			return v.readBlocks(st, b0, b1, part)
-		}
-		buf := make([]byte, (b1-b0)*BlockSize)
-		if err := v.readBlocks(st, b0, b1, buf); err != nil {
-			return err
-		}
-		copy(part, buf[head:])
-		return nil
-	})
-}
-
-// WriteAt implements nbd.Export. It returns once at least k slabs of
-// every touched stripe hold the data (backup mode: the file and, unless it
-// is dead, the remote slab).
-func (v *Volume) WriteAt(p []byte, off uint64, _ bool) error {
-	return v.each(p, off, func(st *stripe, b0, b1 uint64, head, tail uint64, part []byte) error {
-		unlock := st.lock(b0, b1, true)
+		segs := v.segments(b0, b1)
+		unlock := st.lockSegs(segs, false)
 		defer unlock()
 		buf := part
 		if head != 0 || tail != 0 {
 			buf = make([]byte, (b1-b0)*BlockSize)
-			if err := v.readBlocks(st, b0, b1, buf); err != nil {
+		}
+		if err := v.readSegs(st, segs, buf); err != nil {
+			return err
+		}
+		if &buf[0] != &part[0] {
+			copy(part, buf[head:])
+		}
+		return nil
+	})
+}
+
+// WriteAt implements nbd.Export. It returns once every touched row is
+// decodable from the slabs that took the write: at least k of them, and a
+// slab that missed it is never read again.
+func (v *Volume) WriteAt(p []byte, off uint64, _ bool) error {
+	return v.each(p, off, func(st *stripe, b0, b1 uint64, head, tail uint64, part []byte) error {
+		segs := v.segments(b0, b1)
+		unlock := st.lockSegs(segs, true)
+		defer unlock()
+		buf := part
+		if head != 0 || tail != 0 {
+			buf = make([]byte, (b1-b0)*BlockSize)
+			if err := v.readSegs(st, segs, buf); err != nil {
 				return err
 			}
 			copy(buf[head:], part)
 		}
-		return v.writeBlocks(st, b0, b1, buf)
+		for _, sg := range segs {
+			data := buf[sg.boff : sg.boff+(sg.r1-sg.r0)*BlockSize]
+			var err error
+			if v.whole {
+				err = v.writeWhole(st, sg.slot, sg.r0, sg.r1, data)
+			} else {
+				err = v.writeBlocks(st, sg.r0, sg.r1, data)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
 	})
+}
+
+// seg is the part of a stripe's block range in one row range: all slots
+// (split layout, slot -1) or one slot (whole layout). boff is its offset in
+// the range's buffer.
+type seg struct {
+	slot   int
+	r0, r1 uint64
+	boff   uint64
+}
+
+// segments maps stripe blocks [b0, b1) to rows.
+func (v *Volume) segments(b0, b1 uint64) []seg {
+	if !v.whole {
+		return []seg{{slot: -1, r0: b0, r1: b1}}
+	}
+	var out []seg
+	for b := b0; b < b1; {
+		s := b / v.rows
+		end := min(b1, (s+1)*v.rows)
+		out = append(out, seg{slot: int(s), r0: b - s*v.rows, r1: end - s*v.rows, boff: (b - b0) * BlockSize})
+		b = end
+	}
+	return out
+}
+
+func (v *Volume) readSegs(st *stripe, segs []seg, buf []byte) error {
+	for _, sg := range segs {
+		out := buf[sg.boff : sg.boff+(sg.r1-sg.r0)*BlockSize]
+		var err error
+		if v.whole {
+			err = v.readWhole(st, sg.slot, sg.r0, sg.r1, out)
+		} else {
+			err = v.readBlocks(st, sg.r0, sg.r1, out)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lockSegs takes the row-extent locks of every segment, in order.
+func (st *stripe) lockSegs(segs []seg, write bool) func() {
+	var es []uint64
+	for _, sg := range segs {
+		for e := sg.r0 / extentBlocks; e <= (sg.r1-1)/extentBlocks; e++ {
+			es = append(es, e)
+		}
+	}
+	slices.Sort(es)
+	es = slices.Compact(es)
+	for _, e := range es {
+		if write {
+			st.extents[e].Lock()
+		} else {
+			st.extents[e].RLock()
+		}
+	}
+	return func() {
+		for _, e := range es {
+			if write {
+				st.extents[e].Unlock()
+			} else {
+				st.extents[e].RUnlock()
+			}
+		}
+	}
 }
 
 // each splits [off, off+len(p)) by stripe and calls fn with the stripe,

@@ -295,3 +295,18 @@ func (m *Member) joinConfigured() error {
 	}
 	return errors.Join(errs...)
 }
+
+// SyncFrom runs a push-pull with up to n other alive members (each a full
+// state exchange), so a reader that just joined does not wait for the
+// periodic push-pull to learn what its join target had not heard yet.
+func (m *Member) SyncFrom(n int) int {
+	var addrs []string
+	for _, node := range m.ml.Members() {
+		if node.Name == m.cfg.Name || len(addrs) >= n {
+			continue
+		}
+		addrs = append(addrs, net.JoinHostPort(node.Addr.String(), strconv.Itoa(int(node.Port))))
+	}
+	got, _ := m.Join(addrs)
+	return got
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/caravan-dl/caravan/gossip"
+	"github.com/caravan-dl/caravan/scheduler/live"
 	humanize "github.com/dustin/go-humanize"
 	"github.com/hashicorp/go-hclog"
 )
@@ -20,12 +21,39 @@ type gossipFlags struct {
 	join, keyFile, consulService, bind, name string
 }
 
-func (g *gossipFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&g.join, "join", "", "comma-separated gossip members host:port (default $CARAVAN_GOSSIP_JOIN)")
-	fs.StringVar(&g.keyFile, "key-file", "", "gossip keyring file, as in the plugin's encryption_key_file (default $CARAVAN_GOSSIP_KEY_FILE)")
-	fs.StringVar(&g.consulService, "consul-service", "", "find members in this Consul service, e.g. caravan-gossip (CONSUL_HTTP_ADDR)")
-	fs.StringVar(&g.bind, "bind", "0.0.0.0:0", "address:port this observer listens on")
-	fs.StringVar(&g.name, "name", "", "member name (default caravan-observer-<pid-time>)")
+// register adds the flags, each name prefixed (`caravan scheduler` uses
+// "gossip-").
+func (g *gossipFlags) register(fs *flag.FlagSet, prefix string) {
+	fs.StringVar(&g.join, prefix+"join", "", "comma-separated gossip members host:port (default $CARAVAN_GOSSIP_JOIN)")
+	fs.StringVar(&g.keyFile, prefix+"key-file", "", "gossip keyring file, as in the plugin's encryption_key_file (default $CARAVAN_GOSSIP_KEY_FILE)")
+	fs.StringVar(&g.consulService, prefix+"consul-service", "", "find gossip members in this Consul service, e.g. caravan-gossip (CONSUL_HTTP_ADDR)")
+	fs.StringVar(&g.bind, prefix+"bind", "0.0.0.0:0", "address:port the gossip observer listens on")
+	fs.StringVar(&g.name, prefix+"name", "", "gossip member name (default caravan-observer-<time>)")
+}
+
+// schedulerGossip holds `caravan scheduler`'s -gossip-* flags: the
+// scheduler joins gossip as an observer when -gossip-join or
+// -gossip-consul-service (or $CARAVAN_GOSSIP_JOIN) is given.
+var schedulerGossip gossipFlags
+
+// startSchedulerGossip joins as an observer and hands the view to the
+// scheduler's placement; without gossip flags it does nothing.
+func startSchedulerGossip(s *live.Scheduler, log hclog.Logger) (stop func(), err error) {
+	g := &schedulerGossip
+	if orEnv(g.join, "CARAVAN_GOSSIP_JOIN", "") == "" && g.consulService == "" {
+		return func() {}, nil
+	}
+	m, err := g.observe(log)
+	if err != nil {
+		return nil, fmt.Errorf("gossip: %w", err)
+	}
+	s.SetLinkSource(m)
+	log.Info("placing on links measured by gossip", "members", len(m.View().Nodes))
+	return func() {
+		s.SetLinkSource(nil)
+		_ = m.Leave(time.Second)
+		_ = m.Shutdown()
+	}, nil
 }
 
 // observe joins as an observer: a member that shares nothing.
@@ -75,7 +103,7 @@ func runNodes(args []string, stdout, stderr io.Writer) error {
 	var g gossipFlags
 	fs := flag.NewFlagSet("caravan nodes", flag.ContinueOnError)
 	setUsage(fs, stderr, "caravan nodes -join host:port -key-file FILE [flags]\n\nJoins the gossip cluster as an observer and prints each node's memory, GPU use and its slowest and fastest measured link.")
-	g.register(fs)
+	g.register(fs, "")
 	wait := fs.Duration("wait", 2*time.Second, "how long to gather gossip before printing")
 	asJSON := fs.Bool("json", false, "print the view as JSON")
 	if err := fs.Parse(args); err != nil {
@@ -89,6 +117,7 @@ func runNodes(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer m.Shutdown()
+	m.SyncFrom(16)
 	time.Sleep(*wait)
 	v := m.View()
 	_ = m.Leave(time.Second)

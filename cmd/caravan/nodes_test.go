@@ -36,6 +36,15 @@ func TestNodesPrintsTheGossipView(t *testing.T) {
 	_ = ms[1].SetResources(gossip.Resources{MemTotalBytes: 32 << 30, MemUsedBytes: 8 << 30})
 	_ = ms[0].SetSection(gossip.SectionLinks, []gossip.Link{{Peer: "gpu-b", BandwidthBps: 125e6, Samples: 1, UnixMillis: time.Now().UnixMilli()}})
 
+	// gpu-b must have heard gpu-a's records before the observer asks it.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if n, ok := ms[1].View().Node("gpu-a"); ok && len(n.Links) == 1 && n.HasRes {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("gpu-b never heard gpu-a")
+		}
+	}
 	var out, errb bytes.Buffer
 	err := runNodes([]string{"-join", ms[1].Addr(), "-key-file", keyFile, "-bind", "127.0.0.1:0", "-wait", "300ms"}, &out, &errb)
 	if err != nil {
@@ -49,4 +58,26 @@ func TestNodesPrintsTheGossipView(t *testing.T) {
 	if err := runNodes([]string{"-join", ms[1].Addr()}, &out, &errb); err == nil || !strings.Contains(err.Error(), "-key-file") {
 		t.Errorf("without a key: %v", err)
 	}
+}
+
+func TestSchedulerGossipFlags(t *testing.T) {
+	defer func() { schedulerGossip = gossipFlags{} }()
+	var w bytes.Buffer
+	if _, _, err := parseSchedulerFlags([]string{"-gossip-join", "10.0.0.1:7946", "-gossip-bind", "127.0.0.1:0"}, &w); err != nil {
+		t.Fatal(err)
+	}
+	if schedulerGossip.join != "10.0.0.1:7946" {
+		t.Fatalf("-gossip-join not parsed: %+v", schedulerGossip)
+	}
+	t.Setenv("CARAVAN_GOSSIP_KEY_FILE", "")
+	if _, err := startSchedulerGossip(nil, nil); err == nil || !strings.Contains(err.Error(), "-key-file") {
+		t.Fatalf("without a key file: %v", err)
+	}
+	schedulerGossip = gossipFlags{}
+	t.Setenv("CARAVAN_GOSSIP_JOIN", "")
+	stop, err := startSchedulerGossip(nil, nil)
+	if err != nil {
+		t.Fatalf("no gossip flags must mean no gossip: %v", err)
+	}
+	stop()
 }

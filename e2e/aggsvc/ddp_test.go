@@ -4,13 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/caravan-dl/caravan/aggsvc"
+	"github.com/caravan-dl/caravan/aggsvc/auth"
 	"github.com/caravan-dl/caravan/e2e/harness"
 	consul "github.com/hashicorp/consul/api"
 	"github.com/hashicorp/nomad/api"
@@ -46,6 +49,38 @@ func TestDDPThroughAggsvc(t *testing.T) {
 	if meta["jobs"] == "" || meta["cores"] != "2" {
 		t.Fatalf("service meta lacks the load: %v", meta)
 	}
+	// The gradients went through the Nomad-run instance: its metrics (found
+	// through the Nomad-registered metrics service) count the job's partitions.
+	metrics := scrape(t, auth.AdminToken([]byte(key)))
+	want := `aggsvc_partitions_total{job="default/train-ddp-aggsvc",result="ok"}`
+	if !strings.Contains(metrics, want) {
+		t.Fatalf("aggsvc metrics lack %s:\n%s", want, metrics)
+	}
+}
+
+// scrape reads /metrics of the instance Nomad registered as
+// caravan-aggsvc-metrics, with the bearer token.
+func scrape(t *testing.T, token string) string {
+	entries, _, err := consulClient(t).Health().Service("caravan-aggsvc-metrics", "", false, nil)
+	if err != nil || len(entries) == 0 {
+		t.Fatalf("caravan-aggsvc-metrics not in Consul: %v", err)
+	}
+	e := entries[0].Service
+	if e.Address != "127.0.0.1" {
+		t.Fatalf("metrics service at %q: the test only talks to loopback", e.Address)
+	}
+	req, _ := http.NewRequest("GET", fmt.Sprintf("http://%s:%d/metrics", e.Address, e.Port), nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %s %s", resp.Status, b)
+	}
+	return string(b)
 }
 
 func startAggsvc(t *testing.T, ctx context.Context) []string {

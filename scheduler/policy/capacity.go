@@ -51,6 +51,9 @@ type Capacity struct {
 	totalGPUs int
 	wholeFree int
 	freeSum   float64
+	// residents are the jobs on each GPU, only for placers that ask
+	// (ResidentTracker); nil otherwise.
+	residents map[gpuPos][]*Job
 }
 
 // NewCapacity indexes the free capacity of a cluster. Over-committed GPUs
@@ -97,6 +100,7 @@ func (cp *Capacity) Reset(c *Cluster) *Capacity {
 		return NewCapacity(c)
 	}
 	cp.Epoch, cp.wholeFree, cp.freeSum = 0, 0, 0
+	cp.residents = nil
 	cp.Links = c.Links
 	for i := range c.Nodes {
 		n, fn := &c.Nodes[i], &cp.Nodes[i]

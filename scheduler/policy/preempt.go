@@ -37,7 +37,7 @@ func (r *round) tryVictims(i int, d Demand) (Placement, bool) {
 		if !r.victimOK(v) {
 			continue
 		}
-		r.cap.Release(r.ranked[v].Job.Placement, r.f.util(r.ranked[v].Job))
+		r.cap.ReleaseJob(r.ranked[v].Job, r.f.util(r.ranked[v].Job))
 		victims = append(victims, v)
 		if len(victims) < batch && k > 0 && r.running[k-1] > i {
 			continue // keep releasing until the batch is complete
@@ -47,7 +47,7 @@ func (r *round) tryVictims(i int, d Demand) (Placement, bool) {
 			continue
 		}
 		if p, bad := r.f.Place.Place(j, d, r.cap); bad == "" && len(p.Slots) == d.Workers &&
-			r.cap.Commit(p, r.f.util(j)) == nil {
+			r.cap.CommitJob(j, p, r.f.util(j)) == nil {
 			r.settle(j, p, victims)
 			return p, true
 		}
@@ -71,7 +71,7 @@ func (r *round) settle(j *Job, p Placement, victims []int) {
 	}
 	for k := len(victims) - 1; k >= 0; k-- {
 		v := r.ranked[victims[k]].Job
-		if !uses(used, v.Placement) && r.cap.Commit(v.Placement, r.f.util(v)) == nil {
+		if !uses(used, v.Placement) && r.cap.CommitJob(v, v.Placement, r.f.util(v)) == nil {
 			continue
 		}
 		r.preempted[victims[k]] = true
@@ -84,7 +84,7 @@ func (r *round) settle(j *Job, p Placement, victims []int) {
 func (r *round) restore(victims []int) {
 	for k := len(victims) - 1; k >= 0; k-- {
 		v := r.ranked[victims[k]].Job
-		_ = r.cap.Commit(v.Placement, r.f.util(v))
+		_ = r.cap.CommitJob(v, v.Placement, r.f.util(v))
 	}
 }
 

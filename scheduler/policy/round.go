@@ -71,7 +71,7 @@ func queuePrefix(q int) string { return "queue " + strconv.Itoa(q) + ": " }
 
 func newRound(f *Framework, s *Snapshot) *round {
 	_, queued := f.Order.(interface{ Queues() int })
-	return &round{
+	r := &round{
 		f:          f,
 		s:          s,
 		cap:        f.capacity(&s.Cluster),
@@ -81,6 +81,10 @@ func newRound(f *Framework, s *Snapshot) *round {
 		queued:     queued,
 		preemptive: f.Order.Preemptive(),
 	}
+	if f.tracksResidents() {
+		r.cap.TrackResidents(s.Jobs)
+	}
+	return r
 }
 
 // shapeBits is a ShapeKey as plain integers: the memo is looked up once
@@ -264,7 +268,7 @@ func (r *round) tryPlace(j *Job, d Demand) (Placement, string) {
 		return Placement{}, "placer " + r.f.Place.Name() + " returned " + strconv.Itoa(len(p.Slots)) +
 			" slots for " + strconv.Itoa(d.Workers) + " workers"
 	}
-	if err := r.cap.Commit(p, r.f.util(j)); err != nil {
+	if err := r.cap.CommitJob(j, p, r.f.util(j)); err != nil {
 		return Placement{}, "placer " + r.f.Place.Name() + " chose an invalid placement: " + err.Error()
 	}
 	return p, ""

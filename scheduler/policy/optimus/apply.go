@@ -73,12 +73,12 @@ func (o *Optimus) admit(c *policy.Capacity, e *entry, dec *policy.Decision, buf 
 // grow re-places a running job at its larger target, or leaves it be.
 func (o *Optimus) grow(c *policy.Capacity, e *entry, dec *policy.Decision) {
 	u := o.util(e.job)
-	c.Release(e.job.Placement, u)
+	c.ReleaseJob(e.job, u)
 	if p, why := o.placeGang(c, e.job, e.target); why == "" {
 		dec.Starts = append(dec.Starts, policy.Start{JobID: e.job.ID, Placement: p})
 		return
 	}
-	_ = c.Commit(e.job.Placement, u) // unchanged: it keeps running as is
+	_ = c.CommitJob(e.job, e.job.Placement, u) // unchanged: it keeps running as is
 }
 
 func (o *Optimus) placeGang(c *policy.Capacity, j *policy.Job, workers int) (policy.Placement, string) {
@@ -93,7 +93,7 @@ func (o *Optimus) placeGang(c *policy.Capacity, j *policy.Job, workers int) (pol
 	if len(p.Slots) != workers {
 		return policy.Placement{}, "placer returned a partial gang"
 	}
-	if err := c.Commit(p, o.util(j)); err != nil {
+	if err := c.CommitJob(j, p, o.util(j)); err != nil {
 		return policy.Placement{}, "placer chose an invalid placement: " + err.Error()
 	}
 	return p, ""

@@ -84,6 +84,9 @@ func (o *Optimus) Decide(s *policy.Snapshot) policy.Decision {
 	queue := o.buf.admissionOrder(jobs) // allocation and placement admit in the same order
 	o.free = o.free.Reset(&s.Cluster)
 	c := o.free
+	if t, ok := o.place.(policy.ResidentTracker); ok && t.TracksResidents() {
+		c.TrackResidents(s.Jobs)
+	}
 	o.allocate(jobs, queue, c.TotalGPUs())
 	o.apply(c, jobs, queue, &dec)
 	o.forget(s)

@@ -16,6 +16,12 @@ type InterferenceConfig struct {
 	// DefaultUtilPrior and 5 pseudo-observations.
 	Prior       *[4]float64
 	PriorWeight float64
+	// Pairs, when set, replaces the utilisation threshold by a bound on
+	// pairwise slowdown: a worker joins a GPU only if it and every job
+	// there keep predicted slowdowns ≤ SlowdownBound (default
+	// DefaultSlowdownBound); the placer is then "interference-bounded".
+	Pairs         PairPredictor
+	SlowdownBound float64
 }
 
 // Interference is Horus' interference-aware packing. Whole-GPU gangs are
@@ -47,11 +53,20 @@ func NewInterference(cfg InterferenceConfig) *Interference {
 	if cfg.PriorWeight <= 0 {
 		cfg.PriorWeight = 5
 	}
+	if cfg.SlowdownBound <= 0 {
+		cfg.SlowdownBound = DefaultSlowdownBound
+	}
 	return &Interference{cfg: cfg, pred: NewUtilPredictor(prior, cfg.PriorWeight), seen: map[string]bool{}}
 }
 
-// Name is "interference-aware".
-func (*Interference) Name() string { return "interference-aware" }
+// Name is "interference-aware", or "interference-bounded" with a pair
+// predictor.
+func (i *Interference) Name() string {
+	if i.cfg.Pairs != nil {
+		return "interference-bounded"
+	}
+	return "interference-aware"
+}
 
 // Predictor exposes the utilisation model (for Observe and inspection).
 func (i *Interference) Predictor() *UtilPredictor { return i.pred }
@@ -88,6 +103,9 @@ const utilStep = 0.05
 func (i *Interference) Shape(j *policy.Job, d policy.Demand) policy.ShapeKey {
 	k := policy.DefaultShape(d)
 	k.Extra = i.PredictUtil(j)
+	if i.cfg.Pairs != nil { // jobs of one class fit or fail together
+		k.Extra += 2 * float64(i.cfg.Pairs.Class(j))
+	}
 	return k
 }
 
@@ -137,7 +155,10 @@ func (i *Interference) Place(j *policy.Job, d policy.Demand, c *policy.Capacity)
 	ov := overlay{}
 	var p policy.Placement
 	for w := 0; w < d.Workers; w++ {
-		ni, gi, ok := i.pick(c, d, u, ov, p)
+		ni, gi, ok := i.pick(j, c, d, u, ov, p)
+		if !ok && i.cfg.Pairs != nil {
+			return policy.Placement{}, i.boundText(d)
+		}
 		if !ok {
 			return policy.Placement{}, "needs " + d.String() + " at predicted utilisation " +
 				strconv.FormatFloat(u, 'f', 2, 64) + ": no GPU keeps co-located utilisation ≤ " +
@@ -158,12 +179,12 @@ func (i *Interference) Place(j *policy.Job, d policy.Demand, c *policy.Capacity)
 // more than an empty GPU, so those are scored first and the cluster's
 // empty GPUs only when none of them qualifies: at 1,000 nodes most of the
 // 8,000 GPUs a full scan looked at are skipped.
-func (i *Interference) pick(c *policy.Capacity, d policy.Demand, u float64, ov overlay, p policy.Placement) (int, int, bool) {
+func (i *Interference) pick(j *policy.Job, c *policy.Capacity, d policy.Demand, u float64, ov overlay, p policy.Placement) (int, int, bool) {
 	b := best{ni: -1}
 	if len(p.Slots) > 0 {
 		for ni := range c.Nodes {
 			if ov.touches(ni) {
-				i.score(c, d, u, ov, ni, 0, true, &b)
+				i.score(j, c, d, u, ov, ni, 0, true, &b)
 			}
 		}
 		if b.ni >= 0 {
@@ -176,7 +197,7 @@ func (i *Interference) pick(c *policy.Capacity, d policy.Demand, u float64, ov o
 			if (empties && n.WholeFree == 0) || (!empties && n.Partial == 0) || n.FreeSum+1e-9 < d.Fraction || ov.touches(ni) {
 				continue
 			}
-			i.score(c, d, u, ov, ni, 1, empties, &b)
+			i.score(j, c, d, u, ov, ni, 1, empties, &b)
 		}
 		if b.ni >= 0 {
 			return b.ni, b.gi, true
@@ -193,7 +214,7 @@ type best struct {
 
 // score offers node ni's GPUs to b: shared ones, and empty ones if
 // empties; same is 0 for the gang's own nodes.
-func (i *Interference) score(c *policy.Capacity, d policy.Demand, u float64, ov overlay, ni int, same float64, empties bool, b *best) {
+func (i *Interference) score(j *policy.Job, c *policy.Capacity, d policy.Demand, u float64, ov overlay, ni int, same float64, empties bool, b *best) {
 	n := &c.Nodes[ni]
 	touched := same == 0 // only the gang's own nodes need the overlay
 	var buf policy.FreeGPU
@@ -207,7 +228,7 @@ func (i *Interference) score(c *policy.Capacity, d policy.Demand, u float64, ov 
 		if (empty && !empties) || d.FitsOn(g) == 0 {
 			continue
 		}
-		if !empty && g.Util+u > i.cfg.Threshold+1e-9 {
+		if !empty && !i.mayShare(j, c, ni, gi, g, u, touched && ov.has(ni, gi)) {
 			continue
 		}
 		sc := [3]float64{same, b2f(empty), -(g.Util + u)}
@@ -231,4 +252,14 @@ func less3(a, b [3]float64) bool {
 		}
 	}
 	return false
+}
+
+// mayShare says whether a worker of j may join the partly used GPU g: by
+// the pairwise slowdown bound with a pair predictor, else by the summed
+// utilisation threshold. own says the gang already has a worker there.
+func (i *Interference) mayShare(j *policy.Job, c *policy.Capacity, ni, gi int, g *policy.FreeGPU, u float64, own bool) bool {
+	if i.cfg.Pairs != nil {
+		return i.pairsOK(j, c, ni, gi, own)
+	}
+	return g.Util+u <= i.cfg.Threshold+1e-9
 }

@@ -48,3 +48,9 @@ func (o overlay) touches(ni int) bool {
 	}
 	return false
 }
+
+// has reports whether the gang took anything on GPU gi of node ni.
+func (o overlay) has(ni, gi int) bool {
+	_, ok := o[[2]int{ni, gi}]
+	return ok
+}

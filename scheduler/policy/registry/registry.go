@@ -66,8 +66,11 @@ var placements = map[string]func(Config) (policy.Placer, error){
 		}
 		return place.NewNetwork(c.Network), nil
 	},
-	"interference-aware": func(c Config) (policy.Placer, error) { return place.NewInterference(c.Interference), nil },
-	"frag-aware":         func(c Config) (policy.Placer, error) { return place.NewFrag(c.Frag), nil },
+	"interference-aware": func(c Config) (policy.Placer, error) {
+		c.Interference.Pairs = nil // the bounded variant has its own name
+		return place.NewInterference(c.Interference), nil
+	},
+	"frag-aware": func(c Config) (policy.Placer, error) { return place.NewFrag(c.Frag), nil },
 	"yarn": func(c Config) (policy.Placer, error) {
 		c.Yarn.Profiled = false
 		return place.NewYarn(c.Yarn), nil
@@ -89,6 +92,9 @@ func New(name string, cfg Config) (policy.Policy, error) {
 		pname = o.placement
 	}
 	mk, ok := placements[pname]
+	if !ok {
+		mk, ok = extraPlacements[pname]
+	}
 	if !ok {
 		return nil, unknown(name)
 	}

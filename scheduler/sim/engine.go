@@ -120,6 +120,7 @@ func newSimJob(sp *Job) *simJob {
 			Workers: sp.GPUs, Fraction: sp.Fraction, MemMiB: 0,
 			MinWorkers: sp.MinWorkers, MaxWorkers: sp.MaxWorkers,
 			OracleDuration: sp.Work, QueuedSince: sp.Submit, Util: sp.Util,
+			Features: sp.Features,
 		},
 		nextMark: 0,
 	}

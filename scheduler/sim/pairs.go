@@ -14,6 +14,14 @@ type PairSlowdowns interface {
 type Colocations struct {
 	Measured int `json:"measured"` // both jobs had a measured type: the pair's measured slowdowns
 	Modelled int `json:"modelled"` // the documented model (profile.Interference)
+	// OverBound counts measured co-locations where either job ran more
+	// than the pairs' Bound slower (0 when Pairs has no bound).
+	OverBound int `json:"over_bound"`
+}
+
+// boundedPairs is PairSlowdowns with a bound co-location should keep.
+type boundedPairs interface {
+	Bound() float64
 }
 
 // pairFactor is job j's slowdown on a GPU it shares with exactly one other
@@ -47,6 +55,7 @@ func (e *engine) countColocation(a, b *simJob, measured bool) {
 	}
 	e.colocSeen[k] = true
 	if measured {
+		e.countOverBound(a, b)
 		e.res.Colocations.Measured++
 	} else {
 		e.res.Colocations.Modelled++
@@ -56,6 +65,9 @@ func (e *engine) countColocation(a, b *simJob, measured bool) {
 // GavelPairs serves Gavel's measured pairs of one GPU type to the
 // simulator, keyed by profile.GavelType's String.
 type GavelPairs struct {
+	// Limit is the slowdown bound a co-location should keep; > 0 makes
+	// runs count co-locations above it (Colocations.OverBound).
+	Limit float64
 	g     *profile.Gavel
 	gpu   string
 	types map[string]profile.GavelType
@@ -78,4 +90,20 @@ func (p *GavelPairs) Slowdowns(a, b string) (float64, float64, bool) {
 		return 0, 0, false
 	}
 	return p.g.Slowdowns(p.gpu, ta, tb)
+}
+
+// Bound is the pairs' slowdown bound (0 = none).
+func (p *GavelPairs) Bound() float64 { return p.Limit }
+
+// countOverBound counts a measured pair either of whose slowdowns breaks
+// the pairs' bound.
+func (e *engine) countOverBound(a, b *simJob) {
+	bp, ok := e.cfg.Pairs.(boundedPairs)
+	if !ok || bp.Bound() <= 0 {
+		return
+	}
+	sa, sb, ok := e.cfg.Pairs.Slowdowns(a.spec.PairType, b.spec.PairType)
+	if ok && max(sa, sb) > bp.Bound()+1e-9 {
+		e.res.Colocations.OverBound++
+	}
 }

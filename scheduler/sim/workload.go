@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/caravan-dl/caravan/scheduler/policy"
 	"github.com/caravan-dl/caravan/scheduler/profile"
 	"github.com/caravan-dl/caravan/scheduler/trace"
 )
@@ -21,6 +22,9 @@ type Job struct {
 	Util float64
 	// PairType names the job's measured type for Config.Pairs ("" = none).
 	PairType string
+	// Features are what a policy may know of the model (batch size for
+	// Gavel types; see AssignGavel).
+	Features policy.ModelFeatures
 	// MinWorkers/MaxWorkers allow elastic resizing (0 = fixed).
 	MinWorkers, MaxWorkers int
 	// NoSpeedup caps the placement effect at 1: a recorded run is the best

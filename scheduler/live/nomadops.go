@@ -25,12 +25,6 @@ func (s *Scheduler) readJob(id string, index uint64) (*api.Job, error) {
 
 // register writes job only if nobody changed it since index.
 func (s *Scheduler) register(job *api.Job, index uint64) (uint64, error) {
-	if job.Dispatched {
-		// Nomad's HTTP API drops Dispatched on register, so a job
-		// dispatched from a template (a `caravan tune` trial) would read
-		// as a new parameterized job and be refused.
-		job.ParameterizedJob = nil
-	}
 	resp, _, err := s.api.Jobs().RegisterOpts(job, &api.RegisterOptions{EnforceIndex: true, ModifyIndex: index},
 		&api.WriteOptions{Namespace: s.cfg.Namespace})
 	if err != nil {

@@ -133,7 +133,7 @@ func (n *memshareNode) attach(ctx context.Context, taskID, owner string, req rem
 	}
 	tr := newTrackingRegisterer(prometheus.WrapRegistererWith(prometheus.Labels{"task": owner}, reg))
 	vol, err := consumer.Open(ctx, consumer.Config{
-		ID: owner, Size: req.Bytes, DataShards: set.dataShards, ParityShards: set.parityShards,
+		ID: owner, Size: req.Bytes, DataShards: set.dataShards, ParityShards: set.parityShards, Layout: set.layout,
 		SlabSize: set.slabSize, Donors: view, Key: set.key, TLS: set.clientTLS,
 		Logger: n.logger.With("task", owner), Registry: tr,
 	})

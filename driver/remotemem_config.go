@@ -11,6 +11,7 @@ import (
 
 	"github.com/caravan-dl/caravan/driver/taskspec"
 	"github.com/caravan-dl/caravan/memshare"
+	"github.com/caravan-dl/caravan/memshare/consumer"
 	"github.com/hashicorp/nomad/plugins/shared/hclspec"
 )
 
@@ -34,6 +35,7 @@ type MemshareConfig struct {
 	Headroom     string          `codec:"headroom"`
 	DataShards   int64           `codec:"data_shards"`
 	ParityShards int64           `codec:"parity_shards"`
+	Layout       string          `codec:"layout"`
 	Donors       []MemshareDonor `codec:"donor"`
 	// TLS: this node's certificate and key (for its donor server) and the
 	// CA that signed every donor's certificate (for its consumers). With
@@ -60,6 +62,7 @@ var memshareSpec = hclspec.NewBlock("memshare", false, hclspec.NewObject(map[str
 	"headroom":      hclspec.NewAttr("headroom", "string", false),
 	"data_shards":   hclspec.NewAttr("data_shards", "number", false),
 	"parity_shards": hclspec.NewAttr("parity_shards", "number", false),
+	"layout":        hclspec.NewAttr("layout", "string", false),
 	"tls_cert":      hclspec.NewAttr("tls_cert", "string", false),
 	"tls_key":       hclspec.NewAttr("tls_key", "string", false),
 	"tls_ca":        hclspec.NewAttr("tls_ca", "string", false),
@@ -80,6 +83,7 @@ type memshareSettings struct {
 	headroom     int64
 	dataShards   int
 	parityShards int
+	layout       string
 	donors       []memshare.DonorInfo
 	serverTLS    *tls.Config // nil: plain
 	clientTLS    *tls.Config
@@ -135,6 +139,11 @@ func (m *MemshareConfig) settings() (*memshareSettings, error) {
 	}
 	if r := s.parityShards; r < 1 || r > 8 {
 		add("parity_shards: %d must be from 1 to 8", r)
+	}
+	switch s.layout = m.Layout; s.layout {
+	case "", consumer.LayoutSplit, consumer.LayoutWhole:
+	default:
+		add("layout: %q is not %q or %q", m.Layout, consumer.LayoutSplit, consumer.LayoutWhole)
 	}
 	if err := m.loadTLS(s); err != nil {
 		add("%v", err)

@@ -93,6 +93,7 @@ func TestRemoteMemory_TLS(t *testing.T) {
 	donors := startTestDonors(t, 3, srv)
 	conf := memshareConfig(t, donors)
 	conf.Memshare.TLSCert, conf.Memshare.TLSKey, conf.Memshare.TLSCA = dir+"/cert.pem", dir+"/key.pem", dir+"/cert.pem"
+	conf.Memshare.Layout = "whole"
 	td := newTestDriver(t, conf)
 	rootPool := x509.NewCertPool()
 	caPEM, _ := os.ReadFile(dir + "/cert.pem")

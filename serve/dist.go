@@ -146,12 +146,15 @@ func (d *Dists) Lookup(k Key) *Sample {
 		return s
 	}
 	var best *Sample
+	var bestKey Key
 	bestCost, bestUp := 0, false
 	for c, s := range d.byKey {
 		up := c.Batch >= k.Batch && c.In >= k.In && c.Out >= k.Out
 		cost := distance(c, k)
-		if best == nil || (up && !bestUp) || (up == bestUp && cost < bestCost) {
-			best, bestCost, bestUp = s, cost, up
+		better := best == nil || (up && !bestUp) ||
+			(up == bestUp && (cost < bestCost || cost == bestCost && keyLess(c, bestKey)))
+		if better { // ties go to the smaller key: map order must not decide
+			best, bestKey, bestCost, bestUp = s, c, cost, up
 		}
 	}
 	if best != nil {
@@ -178,6 +181,16 @@ func (d *Dists) ByBatch(n int) *Sample {
 		}
 	}
 	return nil
+}
+
+func keyLess(a, b Key) bool {
+	if a.Batch != b.Batch {
+		return a.Batch < b.Batch
+	}
+	if a.In != b.In {
+		return a.In < b.In
+	}
+	return a.Out < b.Out
 }
 
 // distance counts bucket steps between two keys (log2 scale).

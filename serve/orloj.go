@@ -22,19 +22,27 @@ import (
 //
 // expected requests met, less those that waiting for B would cost, per second
 // of worker time. The best positive candidate is dispatched.
-type Orloj struct{ c PolicyConfig }
+type Orloj struct {
+	c PolicyConfig
+	// scratch reused between decisions (a policy serves one model's queue)
+	live, byDeath, fit []orlojReq
+	loss               lossIndex
+}
 
 func (*Orloj) Name() string { return "orloj" }
 
 type orlojReq struct {
-	idx   int
-	pOne  float64
-	death time.Time
+	idx      int
+	pOne     float64
+	death    int64 // UnixNano; no pointers, so sorting needs no write barriers
+	deadline int64 // UnixNano
+	seq      uint64
 }
 
 func (o *Orloj) Decide(now time.Time, q []Item, d *Dists, wantBatch bool) Decision {
 	var dec Decision
-	live := make([]orlojReq, 0, len(q))
+	live := o.live[:0]
+	defer func() { o.live = live[:0] }()
 	for i := range q {
 		r, ok := o.assess(now, q[i], i, d)
 		if !ok {
@@ -58,25 +66,27 @@ func (o *Orloj) assess(now time.Time, it Item, i int, d *Dists) (orlojReq, bool)
 		return orlojReq{}, false
 	}
 	s := d.Lookup(KeyFor(1, it.In, it.Out))
+	dl := it.Deadline.UnixNano()
+	r := orlojReq{idx: i, pOne: 1, death: dl, deadline: dl, seq: it.Seq}
 	if s == nil {
-		return orlojReq{idx: i, pOne: 1, death: it.Deadline}, true
+		return r, true
 	}
-	p := s.CDF(slack)
-	if p < o.c.MinProb {
+	if r.pOne = s.CDF(slack); r.pOne < o.c.MinProb {
 		return orlojReq{}, false
 	}
-	return orlojReq{idx: i, pOne: p, death: it.Deadline.Add(-s.Quantile(o.c.MinProb))}, true
+	r.death = dl - int64(s.Quantile(o.c.MinProb))
+	return r, true
 }
 
 // best returns the queue indexes of the highest-scoring candidate batch.
 func (o *Orloj) best(now time.Time, q []Item, live []orlojReq, d *Dists) []int {
 	slices.SortFunc(live, func(a, b orlojReq) int {
-		if c := q[a.idx].Deadline.Compare(q[b.idx].Deadline); c != 0 {
+		if c := cmp.Compare(a.deadline, b.deadline); c != 0 {
 			return c
 		}
-		return cmp.Compare(q[a.idx].Seq, q[b.idx].Seq)
+		return cmp.Compare(a.seq, b.seq)
 	})
-	lost := newLossIndex(live)
+	lost := o.lossIndex(live)
 	var bestB []int
 	bestScore := 0.0
 	seen := map[Key]bool{}
@@ -97,7 +107,8 @@ func (o *Orloj) best(now time.Time, q []Item, live []orlojReq, d *Dists) []int {
 
 // fitting lists, by urgency, the live requests whose buckets fit under cap.
 func (o *Orloj) fitting(q []Item, live []orlojReq, cap Key) []orlojReq {
-	var out []orlojReq
+	out := o.fit[:0]
+	defer func() { o.fit = out[:0] }()
 	for _, r := range live {
 		it := q[r.idx]
 		if bucket(it.In) <= cap.In && bucket(it.Out) <= cap.Out {
@@ -150,11 +161,11 @@ func (o *Orloj) score(now time.Time, q []Item, members []orlojReq, lost lossInde
 	}
 	s := d.Lookup(KeyFor(len(members), maxIn, maxOut))
 	mean := max(s.Mean(), time.Microsecond)
-	end := now.Add(mean)
+	end := now.Add(mean).UnixNano()
 	met, inB := 0.0, 0.0
 	for _, r := range members {
 		met += s.CDF(q[r.idx].Deadline.Sub(now))
-		if r.death.Before(end) {
+		if r.death < end {
 			inB += r.pOne // counted in lost below, but it is served
 		}
 	}
@@ -171,22 +182,24 @@ func indexes(rs []orlojReq) []int {
 
 // lossIndex answers "how much p_alone dies before t" in O(log n).
 type lossIndex struct {
-	deaths []time.Time
+	deaths []int64
 	cum    []float64 // cum[i] = Σ pOne of deaths[:i]
 }
 
-func newLossIndex(live []orlojReq) lossIndex {
-	rs := slices.Clone(live)
-	slices.SortFunc(rs, func(a, b orlojReq) int { return a.death.Compare(b.death) })
-	li := lossIndex{deaths: make([]time.Time, len(rs)), cum: make([]float64, len(rs)+1)}
-	for i, r := range rs {
-		li.deaths[i] = r.death
-		li.cum[i+1] = li.cum[i] + r.pOne
+// lossIndex orders live by death time, reusing the policy's buffers.
+func (o *Orloj) lossIndex(live []orlojReq) lossIndex {
+	rs := append(o.byDeath[:0], live...)
+	slices.SortFunc(rs, func(a, b orlojReq) int { return cmp.Compare(a.death, b.death) })
+	li := lossIndex{deaths: o.loss.deaths[:0], cum: append(o.loss.cum[:0], 0)}
+	for _, r := range rs {
+		li.deaths = append(li.deaths, r.death)
+		li.cum = append(li.cum, li.cum[len(li.cum)-1]+r.pOne)
 	}
+	o.byDeath, o.loss = rs[:0], li
 	return li
 }
 
-func (l lossIndex) before(t time.Time) float64 {
-	i, _ := slices.BinarySearchFunc(l.deaths, t, func(a, b time.Time) int { return a.Compare(b) })
+func (l lossIndex) before(t int64) float64 {
+	i, _ := slices.BinarySearch(l.deaths, t)
 	return l.cum[i]
 }

@@ -59,7 +59,7 @@ func (d delegate) NotifyJoin(n *memberlist.Node) {
 }
 
 func (d delegate) NotifyLeave(n *memberlist.Node) {
-	d.m.log.Info("member left or died; dropping its record", "node", n.Name)
+	d.m.log.Info("member left or died; its record leaves the view", "node", n.Name)
 	d.m.store.setDead(n.Name)
 	d.m.coords.forget(n.Name)
 	d.m.metrics.members.Set(float64(d.m.numMembers()))

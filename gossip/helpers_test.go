@@ -31,6 +31,15 @@ func (s *syncBuf) String() string {
 	return s.b.String()
 }
 
+// steadyTune gossips and push-pulls often (fast tests) but keeps failure
+// detection tolerant of a loaded machine.
+func steadyTune(c *memberlist.Config) {
+	c.GossipInterval = 50 * time.Millisecond
+	c.PushPullInterval = 2 * time.Second
+	c.ProbeInterval = 500 * time.Millisecond
+	c.ProbeTimeout = 400 * time.Millisecond
+}
+
 // fastTune shortens memberlist's timers so failures are noticed in
 // about a second on loopback.
 func fastTune(c *memberlist.Config) {
@@ -49,7 +58,7 @@ func testConfig(name string, keys ...[]byte) *Config {
 	c.Keys = keys
 	c.CoordInterval = 200 * time.Millisecond
 	c.Probe.Disabled = true
-	c.Tune = fastTune
+	c.Tune = steadyTune
 	c.Logger = hclog.New(&hclog.LoggerOptions{Name: name, Level: hclog.Warn, Output: hclog.DefaultOutput})
 	return c
 }

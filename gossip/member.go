@@ -14,6 +14,10 @@ import (
 	"github.com/hashicorp/serf/coordinate"
 )
 
+// deadRecordTTL is how long a dead member's records are kept (hidden)
+// in case it was a false suspicion.
+const deadRecordTTL = 10 * time.Minute
+
 // Member is one gossip participant: a node agent that publishes its
 // record, or an observer that only reads the view.
 type Member struct {
@@ -243,7 +247,10 @@ func (m *Member) probePort() int {
 // start runs the periodic loops: coordinate publishing and probing.
 func (m *Member) start() {
 	m.wg.Add(1)
-	go m.loop(m.cfg.CoordInterval, func() { m.publishCoord(false) })
+	go m.loop(m.cfg.CoordInterval, func() {
+		m.publishCoord(false)
+		m.store.prune(time.Now(), deadRecordTTL)
+	})
 	if m.probe != nil {
 		m.wg.Add(1)
 		go m.loop(m.cfg.Probe.Interval, m.probe.round)

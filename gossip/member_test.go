@@ -74,7 +74,7 @@ func TestMembersConvergeOnOneView(t *testing.T) {
 }
 
 func TestDeadMemberLeavesTheView(t *testing.T) {
-	ms := startCluster(t, 4, nil)
+	ms := startCluster(t, 4, func(c *Config) { c.Tune = fastTune })
 	want := map[string]Resources{}
 	for i, m := range ms {
 		r := resFor(i)

@@ -9,10 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/caravan-dl/caravan/scheduler/policy"
+	"github.com/caravan-dl/caravan/scheduler/policy/place"
 	"github.com/hashicorp/go-hclog"
 )
 
@@ -22,7 +25,16 @@ import (
 
 type nsNode struct{ ns, ip, dev string }
 
-var nsRates = map[[2]int]int{{0, 1}: 50, {1, 2}: 200, {0, 2}: 1000} // Mbit/s
+// nsRates are the shaped pair rates in Mbit/s. The fast pair is 300, not
+// 1000: on the shared 2-core VM, 1 Gbit/s (and even 500 Mbit/s) through
+// veth + HTB is CPU-bound under load (834 of 1000 Mbit/s measured at load
+// average 29), which would test the CPU, not the probe. On a quiet machine
+// 1000 Mbit/s measured within 4–11 % (README).
+var nsRates = map[[2]int]int{{0, 1}: 50, {1, 2}: 200, {0, 2}: 300}
+
+// goodput is the TCP payload rate an HTB limit of mbit allows: HTB counts
+// whole Ethernet frames (1514 bytes for 1448 of payload with timestamps).
+func goodput(mbit int) float64 { return float64(mbit) * 1448 / 1514 }
 
 const helperEnv = "CARAVAN_GOSSIP_NETNS_HELPER"
 
@@ -83,11 +95,45 @@ func TestRealLinksMeasuredWithin15Percent(t *testing.T) {
 		a, b := fmt.Sprintf("ns%d", pair[0]), fmt.Sprintf("ns%d", pair[1])
 		bw, _ := v.Bandwidth(a, b)
 		got := bw * 8 / 1e6
-		t.Logf("%s↔%s: configured %d Mbit/s, measured %.1f Mbit/s (%.1f %%)", a, b, mbit, got, 100*(got/float64(mbit)-1))
-		if math.Abs(got/float64(mbit)-1) > 0.15 {
-			t.Errorf("%s↔%s measured %.1f Mbit/s, configured %d (off by more than 15 %%)", a, b, got, mbit)
+		want := goodput(mbit)
+		t.Logf("%s↔%s: configured %d Mbit/s (TCP goodput %.1f), measured %.1f Mbit/s (%+.1f %% of goodput, %+.1f %% of the rate)",
+			a, b, mbit, want, got, 100*(got/want-1), 100*(got/float64(mbit)-1))
+		if math.Abs(got/want-1) > 0.15 {
+			t.Errorf("%s↔%s measured %.1f Mbit/s, goodput of the configured %d Mbit/s is %.1f (off by more than 15 %%)", a, b, got, mbit, want)
 		}
 	}
+	// Placement on the measured links takes the fast pair.
+	if got := placeOnView(t, v); !slices.Equal(got, []string{"ns0", "ns2"}) {
+		t.Errorf("network-aware placement chose %v, want the 300 Mbit/s pair [ns0 ns2]", got)
+	}
+}
+
+// placeOnView places a 2-worker gang with network-aware placement on
+// three one-GPU nodes whose links come from the measured view.
+func placeOnView(t *testing.T, v View) []string {
+	c := policy.Cluster{Links: policy.NewLinks()}
+	for i := range 3 {
+		name := fmt.Sprintf("ns%d", i)
+		c.Nodes = append(c.Nodes, policy.Node{Name: name, Rack: "r0", GPUs: []policy.GPU{{Index: 0, MemoryMiB: 16384}}})
+		for _, l := range v.NodeLinks(name) {
+			c.Links.Set(l.A, l.B, l.BandwidthBps*8/1e9)
+		}
+	}
+	j := &policy.Job{ID: "ddp", Workers: 2, Fraction: 1, State: policy.Queued}
+	d, err := policy.DemandOf(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, why := place.NewNetwork(place.NetworkConfig{}).Place(j, d, policy.NewCapacity(&c))
+	if why != "" {
+		t.Fatal(why)
+	}
+	var nodes []string
+	for _, s := range p.Slots {
+		nodes = append(nodes, s.Node)
+	}
+	slices.Sort(nodes)
+	return nodes
 }
 
 func allPairsSampled(v View, n int) bool {
@@ -143,7 +189,8 @@ func TestNetnsHelperProcess(t *testing.T) {
 	c.Probe.Interval = 200 * time.Millisecond
 	c.Probe.Share = 0.5 // the test wants samples fast; production uses 1 %
 	c.Probe.Alpha = 0.5
-	c.Tune = fastTune
+	c.Probe.TargetDuration = 500 * time.Millisecond
+	c.Tune = steadyTune
 	c.Logger = hclog.New(&hclog.LoggerOptions{Name: c.Name, Level: hclog.Debug})
 	m, err := New(c)
 	if err != nil {

@@ -2,20 +2,22 @@ package gossip
 
 import (
 	"sync"
+	"time"
 )
 
 // store holds every known record and which members memberlist says are
-// alive. Records of members that died are dropped and tombstoned until
-// the member joins again, so a late push-pull cannot bring them back.
+// alive. A dead member's records stay (hidden from views) so a false
+// suspicion that is refuted loses nothing; prune drops them once the
+// member has been gone for a while.
 type store struct {
-	mu    sync.RWMutex
-	recs  map[string]*Record
-	alive map[string]bool
-	tomb  map[string]bool
+	mu        sync.RWMutex
+	recs      map[string]*Record
+	alive     map[string]bool
+	deadSince map[string]time.Time
 }
 
 func newStore() *store {
-	return &store{recs: map[string]*Record{}, alive: map[string]bool{}, tomb: map[string]bool{}}
+	return &store{recs: map[string]*Record{}, alive: map[string]bool{}, deadSince: map[string]time.Time{}}
 }
 
 // merge folds a record in and returns the part that was new (nil when
@@ -23,9 +25,6 @@ func newStore() *store {
 func (s *store) merge(in Record) *Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.tomb[in.Node] {
-		return nil
-	}
 	cur, ok := s.recs[in.Node]
 	if !ok {
 		cur = &Record{Node: in.Node}
@@ -46,15 +45,35 @@ func (s *store) setAlive(name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.alive[name] = true
-	delete(s.tomb, name)
+	delete(s.deadSince, name)
 }
 
 func (s *store) setDead(name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.alive, name)
-	delete(s.recs, name)
-	s.tomb[name] = true
+	s.deadSince[name] = time.Now()
+}
+
+// prune forgets the records of members dead for longer than after, and
+// of members never seen alive that long (stale push-pulls).
+func (s *store) prune(now time.Time, after time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name := range s.recs {
+		if s.alive[name] {
+			continue
+		}
+		since, ok := s.deadSince[name]
+		if !ok {
+			s.deadSince[name] = now
+			continue
+		}
+		if now.Sub(since) > after {
+			delete(s.recs, name)
+			delete(s.deadSince, name)
+		}
+	}
 }
 
 // all returns copies of every record (for push-pull).

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+	"time"
 )
 
 func sec(v uint64, d string) Section { return Section{Version: v, Data: json.RawMessage(d)} }
@@ -54,17 +55,22 @@ func TestMergeReturnsOnlyNewSections(t *testing.T) {
 	}
 }
 
-func TestDeadMemberTombstoned(t *testing.T) {
+func TestDeadMemberHiddenThenPruned(t *testing.T) {
 	s := newStore()
 	s.setAlive("a")
 	s.merge(Record{Node: "a", Sections: map[string]Section{"res": sec(1, `{}`)}})
 	s.setDead("a")
-	if s.merge(Record{Node: "a", Sections: map[string]Section{"res": sec(2, `{}`)}}) != nil {
-		t.Fatal("a late record resurrected a dead member")
+	if len(s.live()) != 0 {
+		t.Fatal("a dead member's record is still in the view")
 	}
-	s.setAlive("a")
-	if s.merge(Record{Node: "a", Sections: map[string]Section{"res": sec(3, `{}`)}}) == nil {
-		t.Fatal("a rejoined member's record was refused")
+	s.setAlive("a") // a refuted suspicion: nothing lost
+	if len(s.live()) != 1 {
+		t.Fatal("a member back from a false death lost its record")
+	}
+	s.setDead("a")
+	s.prune(time.Now().Add(time.Hour), 10*time.Minute)
+	if _, ok := s.get("a"); ok {
+		t.Fatal("a long-dead member's record was not pruned")
 	}
 }
 

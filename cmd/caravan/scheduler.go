@@ -27,7 +27,7 @@ func runScheduler(args []string, stdout, stderr io.Writer) error {
 	log := hclog.New(&hclog.LoggerOptions{Name: "caravan-scheduler", Level: hclog.LevelFromString(level), Output: stderr})
 	client, err := api.NewClient(api.DefaultConfig())
 	if err != nil {
-		return fmt.Errorf("Nomad client: %w", err)
+		return fmt.Errorf("nomad client: %w", err)
 	}
 	s, err := live.New(cfg, client, log)
 	if err != nil {

@@ -45,7 +45,9 @@ func (s *Scheduler) handleQueue(w http.ResponseWriter, r *http.Request) {
 	v := *s.view.Load()
 	v.Leader = s.leader.Load()
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(v)
+	if err := json.NewEncoder(w).Encode(v); err != nil {
+		s.log.Debug("writing the queue view", "error", err) // the client went away
+	}
 }
 
 func (s *Scheduler) handleMetrics(w http.ResponseWriter, r *http.Request) {

@@ -124,6 +124,9 @@ func (sf *scenarioFlags) report(stdout io.Writer, rs []*sim.Result) error {
 	sim.WriteTable(stdout, rs)
 	fmt.Fprintln(stdout)
 	sim.WriteBucketTable(stdout, rs)
+	if sf.workload == "gavel" {
+		writeColocTable(stdout, rs)
+	}
 	for _, r := range rs {
 		if len(r.Unfit) > 0 {
 			fmt.Fprintf(stdout, "\n%s: %d jobs could not be placed, e.g. %s (%s)\n", r.Policy, len(r.Unfit), r.Unfit[0].ID, r.Unfit[0].Reason)

@@ -26,6 +26,7 @@ type scenarioFlags struct {
 	beta        float64
 	out, plots  string
 	quiet       bool
+	gavel       gavelFlags
 }
 
 func addScenarioFlags(fs *flag.FlagSet) *scenarioFlags {
@@ -42,7 +43,7 @@ func addScenarioFlags(fs *flag.FlagSet) *scenarioFlags {
 	fs.BoolVar(&s.SkipUnfit, "skip-unfit", false, "report jobs larger than the cluster instead of failing")
 	fs.IntVar(&s.MaxJobs, "max-jobs", 0, "replay only the first N jobs (0 = all)")
 	fs.BoolVar(&s.Batch, "batch", false, "submit every job at t=0 (makespan experiments)")
-	fs.StringVar(&f.workload, "workload", "trace", "trace: durations as recorded, spread penalty from --spread-model; profiles: each job gets a seeded profiled model")
+	fs.StringVar(&f.workload, "workload", "trace", "trace: durations as recorded, spread penalty from --spread-model; profiles: each job gets a seeded profiled model; gavel: single-GPU jobs get Gavel types (see --gavel*; policies <ordering>+colocate-<exclusive|naive|predicted|oracle>)")
 	fs.StringVar(&s.SpreadModel, "spread-model", "imagenet", "profiled model whose measured spread penalty plain trace jobs get")
 	fs.StringVar(&f.profiles, "profiles", "auto", "model-profiles dir; auto = next to the trace's directory; none = placement-blind")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed for model assignment")
@@ -58,6 +59,7 @@ func addScenarioFlags(fs *flag.FlagSet) *scenarioFlags {
 	fs.StringVar(&f.out, "out", "", "directory for JSON/CSV results and plots")
 	fs.StringVar(&f.plots, "plots", "svg", "plot format: svg, png or none")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar")
+	addGavelFlags(fs, &f.gavel)
 	return f
 }
 
@@ -68,11 +70,11 @@ func (f *scenarioFlags) load(stderr io.Writer, policies []string) (sim.Scenario,
 		return sim.Scenario{}, nil, fmt.Errorf("--trace is required (e.g. tiresias:../shared/traces/tiresias/60_job.csv)")
 	}
 	switch f.workload {
-	case "trace":
+	case "trace", "gavel":
 	case "profiles":
 		s.AssignModels = true
 	default:
-		return sim.Scenario{}, nil, fmt.Errorf("--workload %q: want trace or profiles", f.workload)
+		return sim.Scenario{}, nil, fmt.Errorf("--workload %q: want trace, profiles or gavel", f.workload)
 	}
 	if f.plots != "svg" && f.plots != "png" && f.plots != "none" {
 		return sim.Scenario{}, nil, fmt.Errorf("--plots %q: want svg, png or none", f.plots)
@@ -90,6 +92,9 @@ func (f *scenarioFlags) load(stderr io.Writer, policies []string) (sim.Scenario,
 	pc, err := f.policyConfig(s.Trace, policies)
 	if err != nil {
 		return sim.Scenario{}, nil, err
+	}
+	if f.workload == "gavel" {
+		return f.gavelScenario(stderr, sc, pc, policies)
 	}
 	return sc, factory(pc), nil
 }

@@ -17,7 +17,10 @@ type GavelOptions struct {
 	// one GPU; default 0.5. A job alone on its GPU still runs at full
 	// speed (a single slot's fraction does not slow it).
 	Fraction float64
-	Seed     uint64
+	// MaxWork caps each job's run time alone, seconds (0 = no cap): a few
+	// multi-day jobs would otherwise decide every makespan.
+	MaxWork float64
+	Seed    uint64
 }
 
 // AssignGavel keeps the trace's single-GPU whole-GPU jobs (their submit
@@ -50,6 +53,9 @@ func AssignGavel(jobs []Job, opt GavelOptions) (out []Job, dropped int, err erro
 		}
 		t := types[rng.IntN(len(types))]
 		j.Fraction, j.Util = frac, 1
+		if opt.MaxWork > 0 {
+			j.Work = min(j.Work, opt.MaxWork)
+		}
 		j.Model, j.PairType = t.Model, t.String()
 		j.Features.BatchSize = float64(t.Batch)
 		j.Speed, j.MinWorkers, j.MaxWorkers = nil, 0, 0

@@ -77,3 +77,6 @@ func (*PlacementPairs) Class(j *policy.Job) uint32 {
 	h.Write([]byte(TypeOf(j).String()))
 	return h.Sum32()
 }
+
+// PlacementName names the placement after the rule: "colocate-oracle".
+func (p *PlacementPairs) PlacementName() string { return "colocate-" + string(p.Rule) }

@@ -62,6 +62,9 @@ func NewInterference(cfg InterferenceConfig) *Interference {
 // Name is "interference-aware", or "interference-bounded" with a pair
 // predictor.
 func (i *Interference) Name() string {
+	if n, ok := i.cfg.Pairs.(interface{ PlacementName() string }); ok {
+		return n.PlacementName() // a predictor may name its rule
+	}
 	if i.cfg.Pairs != nil {
 		return "interference-bounded"
 	}

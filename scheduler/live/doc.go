@@ -40,12 +40,16 @@
 //	                          accrue service (state.go); group jobs by the
 //	                          nodes they may use (class.go, eligible.go)
 //	  per class of jobs:
-//	    snapshot (snapshot.go)  the policy's view; GPUs committed (gpubook.go)
+//	    snapshot (snapshot.go)  the policy's view; GPUs committed (gpubook.go),
+//	                            links measured by gossip (gossiplinks.go)
 //	    decide   (round.go)     policy.Decide once; the Decision carries the ranking
 //	    apply    (apply.go)     preempt, then admit what really fits
 //	    rewrite  (rewrite.go)   the job edits admit and preempt write, with the
 //	                            gang's rendezvous (rendezvous.go); CAS in nomadops.go
 //	  save     (round.go)     state to the Variable (store.go)
+//
+// Before the classes, admitted jobs Nomad left unplaced go back to the
+// queue (unplaced.go).
 //
 // Beside the round: gang.go reads a job's workers (validating task configs
 // with driver/taskspec), placement.go maps the policy's slots onto them,

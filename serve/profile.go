@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -66,6 +65,9 @@ func WriteProfile(w io.Writer, pts []ProfilePoint) error {
 	return cw.Error()
 }
 
+// maxProfileMS bounds a measured latency (an hour), far below overflow.
+const maxProfileMS = 3.6e6
+
 // ReadProfile parses WriteProfile's CSV.
 func ReadProfile(r io.Reader) ([]ProfilePoint, error) {
 	cr := csv.NewReader(r)
@@ -73,6 +75,9 @@ func ReadProfile(r io.Reader) ([]ProfilePoint, error) {
 	recs, err := cr.ReadAll()
 	if err != nil {
 		return nil, fmt.Errorf("profile: %w", err)
+	}
+	if len(recs) == 0 || recs[0][0] != "batch" || recs[0][3] != "latency_ms" {
+		return nil, fmt.Errorf("profile: want the header batch,in,out,latency_ms")
 	}
 	var out []ProfilePoint
 	for i, rec := range recs[1:] {
@@ -83,8 +88,8 @@ func ReadProfile(r io.Reader) ([]ProfilePoint, error) {
 			}
 		}
 		ms, err := strconv.ParseFloat(rec[3], 64)
-		if err != nil || ms <= 0 || math.IsInf(ms, 0) {
-			return nil, fmt.Errorf("profile: line %d latency_ms: %q", i+2, rec[3])
+		if err != nil || !(ms > 0 && ms <= maxProfileMS) { // !(…) also refuses NaN
+			return nil, fmt.Errorf("profile: line %d latency_ms: %q is not in (0, %v]", i+2, rec[3], float64(maxProfileMS))
 		}
 		out = append(out, ProfilePoint{Batch: v[0], In: v[1], Out: v[2], Latency: time.Duration(ms * float64(time.Millisecond))})
 	}

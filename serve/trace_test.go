@@ -44,3 +44,38 @@ func TestLoadAzureLLMWholeTrace(t *testing.T) {
 		t.Errorf("%d requests over %v", len(reqs), reqs[len(reqs)-1].At)
 	}
 }
+
+func FuzzParseAzureLLM(f *testing.F) {
+	f.Add("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n")
+	f.Add("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.68,1,2\n2023-11-16 18:15:45.00,1,2\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		reqs, err := ParseAzureLLM(strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		for _, r := range reqs {
+			if r.At < 0 || r.In < 0 || r.Out < 0 {
+				t.Fatalf("accepted %+v", r)
+			}
+		}
+	})
+}
+
+func FuzzReadProfile(f *testing.F) {
+	f.Add("batch,in,out,latency_ms\n1,8,4,1.5\n")
+	f.Add("batch,in,out,latency_ms\n1,8,4,NaN\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		pts, err := ReadProfile(strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		for _, p := range pts {
+			if p.Latency <= 0 || p.Batch < 0 || p.In < 0 || p.Out < 0 {
+				t.Fatalf("accepted %+v", p)
+			}
+		}
+		if m, err := NewExecModel(pts); err == nil && m.Mean(1, 1, 1) <= 0 {
+			t.Fatal("non-positive latency from a valid profile")
+		}
+	})
+}

@@ -50,7 +50,9 @@ type cachedJob struct {
 	// targetLoss is the loss at which the job counts as converged
 	// (meta caravan.target_loss; 0 = none): Optimus' convergence target.
 	targetLoss float64
-	err        error
+	// batch is meta caravan.batch_size (0 = unknown).
+	batch float64
+	err   error
 }
 
 // New checks cfg and builds a scheduler talking to Nomad through client.
@@ -103,6 +105,9 @@ func (s *Scheduler) fullJob(stub *jobStub) *cachedJob {
 	c.gang, c.err = parseGang(job)
 	if c.err == nil {
 		c.targetLoss, c.err = parseTargetLoss(job.Meta[MetaTargetLoss])
+	}
+	if c.err == nil {
+		c.batch, c.err = parseBatchSize(job.Meta[MetaBatchSize])
 	}
 	s.jobs[stub.ID] = c
 	return c

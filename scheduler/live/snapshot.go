@@ -64,6 +64,7 @@ func (s *Scheduler) policyJob(e *entry) *policy.Job {
 	g := e.job.gang
 	j.Workers, j.Fraction, j.MemMiB = len(g.Workers), g.Fraction, g.MemMiB
 	j.TargetLoss = e.job.targetLoss
+	j.Features.BatchSize = e.job.batch
 	s.fillProgress(j)
 	return j
 }

@@ -1,0 +1,25 @@
+package live
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// MetaBatchSize is the per-GPU batch size of the model in MetaModel: with
+// it, interference-bounded placement knows the job's type (Gavel's model
+// names, e.g. caravan.model=ResNet-50, caravan.batch_size=64).
+const MetaBatchSize = "caravan.batch_size"
+
+// parseBatchSize reads MetaBatchSize ("" = unknown, 0).
+func parseBatchSize(v string) (float64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || !(x >= 1) || math.IsInf(x, 0) || x != math.Trunc(x) {
+		return 0, fmt.Errorf("meta %s = %q: want a positive whole number", MetaBatchSize, v)
+	}
+	return x, nil
+}

@@ -2,6 +2,8 @@ package tune
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -27,7 +29,15 @@ const maxProgress = 8 << 20
 type NomadCluster struct {
 	API       *api.Client
 	Namespace string
+	// QueuePool is the caravan scheduler's queue (default "caravan-queue").
+	// Trials of a template in it are registered as plain jobs named
+	// "<template>/trial-…", not dispatched: the scheduler admits a job by
+	// rewriting it, and Nomad refuses any update of a dispatched job.
+	QueuePool string
 }
+
+// TrialInfix joins a template's ID and a registered trial's name.
+const TrialInfix = "/trial-"
 
 func (n *NomadCluster) q(ctx context.Context) *api.QueryOptions {
 	return (&api.QueryOptions{Namespace: n.Namespace}).WithContext(ctx)
@@ -37,8 +47,23 @@ func (n *NomadCluster) w(ctx context.Context) *api.WriteOptions {
 	return (&api.WriteOptions{Namespace: n.Namespace}).WithContext(ctx)
 }
 
-// Dispatch dispatches the parameterized job with an idempotency token.
+// Dispatch dispatches the parameterized job with an idempotency token, or
+// registers a trial job from it when it sits in the queue pool.
 func (n *NomadCluster) Dispatch(ctx context.Context, job string, meta map[string]string, prefix, token string) (string, error) {
+	tmpl, _, err := n.API.Jobs().Info(job, n.q(ctx))
+	if err != nil {
+		return "", fmt.Errorf("read the trial template %s: %w", job, err)
+	}
+	if tmpl.ParameterizedJob == nil {
+		return "", fmt.Errorf("job %s is not parameterized: declare a parameterized block with the hyperparameters as meta", job)
+	}
+	queue := n.QueuePool
+	if queue == "" {
+		queue = "caravan-queue"
+	}
+	if tmpl.NodePool != nil && *tmpl.NodePool == queue {
+		return n.registerTrial(ctx, tmpl, meta, prefix, token)
+	}
 	wo := n.w(ctx)
 	wo.IdempotencyToken = token
 	resp, _, err := n.API.Jobs().DispatchOpts(&api.DispatchOptions{JobID: job, Meta: meta, IdPrefixTemplate: prefix}, wo)
@@ -194,4 +219,33 @@ func (n *NomadCluster) Reason(ctx context.Context, child string) string {
 	}
 	sort.Strings(out)
 	return strings.Join(out, "; ")
+}
+
+// registerTrial registers a copy of the template as a plain batch job with
+// the trial's meta. Its ID derives from the token, and it is created only if
+// absent, so a retried registration (after a restart) is idempotent.
+func (n *NomadCluster) registerTrial(ctx context.Context, tmpl *api.Job, meta map[string]string, prefix, token string) (string, error) {
+	sum := sha256.Sum256([]byte(token))
+	id := *tmpl.ID + TrialInfix + prefix + "-" + hex.EncodeToString(sum[:4])
+	for _, k := range tmpl.ParameterizedJob.MetaRequired {
+		if _, ok := meta[k]; !ok {
+			return "", fmt.Errorf("job %s requires meta %q, which the spec does not set", *tmpl.ID, k)
+		}
+	}
+	j := tmpl
+	j.ID, j.Name, j.ParameterizedJob, j.Status, j.Stop = &id, &id, nil, nil, nil
+	if j.Meta == nil {
+		j.Meta = map[string]string{}
+	}
+	for k, v := range meta {
+		j.Meta[k] = v
+	}
+	_, _, err := n.API.Jobs().RegisterOpts(j, &api.RegisterOptions{EnforceIndex: true, ModifyIndex: 0}, n.w(ctx))
+	if err != nil && strings.Contains(err.Error(), "conflicting job modify index") {
+		return id, nil // registered before a restart
+	}
+	if err != nil {
+		return "", err
+	}
+	return id, nil
 }

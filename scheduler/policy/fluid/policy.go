@@ -97,15 +97,17 @@ func (p *Policy) speedOf(j *policy.Job) optimus.Speed {
 }
 
 // GroupOf is a job's tuning group: Job.Group, else, for a Nomad job
-// dispatched from a parameterized job ("<parent>/dispatch-…", how
-// `caravan tune run` launches trials), the parent's ID; "" for ordinary
-// jobs.
+// dispatched from a parameterized job ("<parent>/dispatch-…") or a trial
+// `caravan tune run` registered from one for the queue ("<parent>/trial-…"),
+// the parent's ID; "" for ordinary jobs.
 func GroupOf(j *policy.Job) string {
 	if j.Group != "" {
 		return j.Group
 	}
-	if parent, _, ok := strings.Cut(j.ID, "/dispatch-"); ok && parent != "" {
-		return parent
+	for _, infix := range []string{"/dispatch-", "/trial-"} {
+		if parent, _, ok := strings.Cut(j.ID, infix); ok && parent != "" {
+			return parent
+		}
 	}
 	return ""
 }

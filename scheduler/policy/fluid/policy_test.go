@@ -158,9 +158,10 @@ func TestPolicySpreadsFewTrials(t *testing.T) {
 func TestGroupOfDispatchedJobs(t *testing.T) {
 	cases := map[string]string{
 		"tune-digits/dispatch-t3-r1-1795465268-09082ae1": "tune-digits",
-		"train":                       "",
-		"/dispatch-x":                 "",
-		"nightly/periodic-1700000000": "",
+		"tune-digits/trial-t3-r1-0a1b2c3d":               "tune-digits",
+		"train":                                          "",
+		"/dispatch-x":                                    "",
+		"nightly/periodic-1700000000":                    "",
 	}
 	for id, want := range cases {
 		if got := GroupOf(&policy.Job{ID: id}); got != want {

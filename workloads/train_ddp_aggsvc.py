@@ -13,6 +13,7 @@ Debian's /usr/bin/python3 (python3-torch).
 """
 
 import argparse
+import datetime
 import json
 import os
 import sys
@@ -38,6 +39,7 @@ def args():
     p.add_argument("--world", type=int, default=None)
     p.add_argument("--init", default=None, help="torch.distributed init_method, e.g. file:///tmp/x")
     p.add_argument("--partition-elems", type=int, default=1 << 18)
+    p.add_argument("--timeout", type=float, default=120, help="seconds for rendezvous and each collective")
     p.add_argument("--out", default=None, help="write rank 0's JSON result here too")
     return p.parse_args()
 
@@ -83,7 +85,10 @@ def main():
     rank = a.rank if a.rank is not None else int(os.environ.get("RANK", os.environ.get("NOMAD_ALLOC_INDEX", "0")))
     world = a.world if a.world is not None else int(os.environ.get("WORLD_SIZE", "1"))
     init = a.init or os.environ.get("CARAVAN_DDP_INIT")
-    dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world)
+    # Bounded: a peer that never shows up (or died) fails the run in minutes,
+    # not torch's default half hour.
+    dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=a.timeout))
     torch.set_num_threads(1)
     runs = {}
     client = None

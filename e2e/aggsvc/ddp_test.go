@@ -128,6 +128,8 @@ func runDDP(t *testing.T, ctx context.Context, vars map[string]string) ddpResult
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cluster.StopJob("train-ddp-aggsvc", 30*time.Second) })
+	// Collect both workers as they finish; the first failure ends the test
+	// with its logs, without waiting for the other worker's timeout.
 	var done []*api.Allocation
 	for len(done) < 2 {
 		a, err := cluster.WaitAlloc(ctx, "train-ddp-aggsvc", func(a *api.Allocation) bool {
@@ -136,15 +138,16 @@ func runDDP(t *testing.T, ctx context.Context, vars map[string]string) ddpResult
 		if err != nil {
 			t.Fatal(err)
 		}
+		if ts := a.TaskStates["train"]; ts == nil || ts.Failed {
+			out, _ := cluster.Logs(a, "train", "stdout")
+			errOut, _ := cluster.Logs(a, "train", "stderr")
+			t.Fatalf("worker %s failed: %s\nstdout:\n%s\nstderr:\n%s", a.Name, harness.Events(a, "train"), out, errOut)
+		}
 		done = append(done, a)
 	}
 	var res *ddpResult
 	for _, a := range done {
 		out, _ := cluster.Logs(a, "train", "stdout")
-		errOut, _ := cluster.Logs(a, "train", "stderr")
-		if ts := a.TaskStates["train"]; ts == nil || ts.Failed {
-			t.Fatalf("worker %s failed: %s\nstdout:\n%s\nstderr:\n%s", a.Name, harness.Events(a, "train"), out, errOut)
-		}
 		for _, line := range strings.Split(out, "\n") {
 			if rest, ok := strings.CutPrefix(line, "RESULT "); ok {
 				res = new(ddpResult)

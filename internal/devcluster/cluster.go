@@ -191,6 +191,15 @@ func (c *Cluster) waitReady(ctx context.Context, n int) error {
 }
 
 func (c *Cluster) ready(n int) error {
+	// A client registering before the server has a leader and an active
+	// root key is refused ("keyring has not been initialized yet").
+	if leader, err := c.API.Status().Leader(); err != nil || leader == "" {
+		return fmt.Errorf("no leader yet (%v)", err)
+	}
+	// (With ACLs on and no token yet, the keyring cannot be read: skip.)
+	if keys, _, err := c.API.Keyring().List(nil); !isForbidden(err) && (err != nil || !anyActive(keys)) {
+		return fmt.Errorf("no active root key yet (%v)", err)
+	}
 	nodes, _, err := c.API.Nodes().List(nil)
 	if err != nil {
 		return err
@@ -262,6 +271,20 @@ func (c *Cluster) StopJob(id string, wait time.Duration) (err error) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+func isForbidden(err error) bool {
+	var ue api.UnexpectedResponseError
+	return errors.As(err, &ue) && ue.StatusCode() == 403
+}
+
+func anyActive(keys []*api.RootKeyMeta) bool {
+	for _, k := range keys {
+		if k.State == api.RootKeyStateActive {
+			return true
+		}
+	}
+	return false
 }
 
 func anyRunning(allocs []*api.AllocationListStub) bool {

@@ -32,9 +32,17 @@ func main() {
 	}
 }
 
-func run(exitAfter time.Duration) error {
+func run(exitAfter time.Duration) (err error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Ctrl-C is how a user ends the demo: whatever it cut short, that is a
+	// clean exit (status 0), not a failure of `make demo`.
+	defer func() {
+		if ctx.Err() != nil && err != nil {
+			fmt.Fprintln(os.Stderr, "demo: interrupted:", err)
+			err = nil
+		}
+	}()
 	root, err := devcluster.RepoRoot()
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@ func listedJobs(rng *rand.Rand, n int) []*policy.Job {
 	for i := range js {
 		j := &policy.Job{ID: fmt.Sprintf("j%05d", i), Submit: float64(i / 3), Workers: 1, Fraction: 1}
 		j.QueuedSince = j.Submit
+		j.OracleDuration = float64(rng.IntN(5000))
 		j.Attained = []float64{0, 100, 4000, 9000}[rng.IntN(4)]
 		if rng.IntN(3) == 0 {
 			j.State = policy.Running
@@ -85,6 +86,7 @@ func evolve(rng *rand.Rand, js []*policy.Job, now float64, next *int) []*policy.
 			j.State = policy.Running
 		case r < 6 && j.State == policy.Running:
 			j.Attained += float64(rng.IntN(3000))
+			j.Executed += float64(rng.IntN(1000))
 		case r == 7:
 			j.State = policy.Finished // listed but finished
 		}
@@ -98,7 +100,7 @@ func evolve(rng *rand.Rand, js []*policy.Job, now float64, next *int) []*policy.
 }
 
 // Incremental ranking across a sequence of evolving snapshots matches a
-// fresh full sort at every step, for 2D-LAS and 2D-Gittins.
+// fresh full sort at every step, for 2D-LAS, 2D-Gittins and SRTF.
 func TestIncrementalOrderMatchesSortOverTime(t *testing.T) {
 	prior := []float64{100, 1000, 5000, 20000}
 	for seed := uint64(0); seed < 20; seed++ {
@@ -108,6 +110,7 @@ func TestIncrementalOrderMatchesSortOverTime(t *testing.T) {
 		las := mustLAS(t)
 		git, _ := NewGittins(GittinsConfig{Prior: prior})
 		var learned []float64
+		srtf := NewSRTFOracle()
 		for step := 0; step < 60; step++ {
 			now := 1e6 + float64(step)
 			s := &policy.Snapshot{Now: now, Jobs: js, SubmitOrdered: true}
@@ -118,6 +121,9 @@ func TestIncrementalOrderMatchesSortOverTime(t *testing.T) {
 			if step%7 == 3 { // the distribution learns: indexes change
 				learned = append(learned, float64(500*(step+1)))
 				git.ObserveFinished(&policy.Job{Attained: learned[len(learned)-1]})
+			}
+			if a, b := ids(srtf.Order(s)), ids(NewSRTFOracle().Order(ref)); !slices.Equal(a, b) {
+				t.Fatalf("seed %d step %d: srtf incremental %v\nsorted %v", seed, step, a, b)
 			}
 			fresh, _ := NewGittins(GittinsConfig{Prior: append(slices.Clone(prior), learned...)})
 			if a, b := ids(git.Order(s)), ids(fresh.Order(ref)); !slices.Equal(a, b) {

@@ -80,3 +80,16 @@ func (*PlacementPairs) Class(j *policy.Job) uint32 {
 
 // PlacementName names the placement after the rule: "colocate-oracle".
 func (p *PlacementPairs) PlacementName() string { return "colocate-" + string(p.Rule) }
+
+// FitPairs is the predicted rule for a live cluster of GPU type gpu: a
+// regression fitted (ridge strength by leave-one-model-out) on every
+// measured pair of that GPU, with Gavel's measurements deciding which
+// pairs fit in memory. A job of a model outside graphs never shares.
+func FitPairs(g *profile.Gavel, gpu string, graphs map[string]profile.ModelGraph) (*PlacementPairs, error) {
+	samples, _ := GavelSamples(g, gpu, graphs)
+	pred, err := FitCV(samples)
+	if err != nil {
+		return nil, err
+	}
+	return &PlacementPairs{Rule: Predicted, Gavel: g, GPU: gpu, Predictor: pred, Graphs: graphs}, nil
+}

@@ -2,7 +2,11 @@ package colocate
 
 import (
 	"math"
+	"path/filepath"
 	"testing"
+
+	"github.com/caravan-dl/caravan/internal/repo"
+	"github.com/caravan-dl/caravan/scheduler/profile"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
 	"github.com/caravan-dl/caravan/scheduler/policy/place"
@@ -62,5 +66,32 @@ func TestPlacementPairsRules(t *testing.T) {
 func TestDefaultBoundsAgree(t *testing.T) {
 	if place.DefaultSlowdownBound != DefaultBound {
 		t.Fatalf("place %.2f, colocate %.2f", place.DefaultSlowdownBound, DefaultBound)
+	}
+}
+
+// FitPairs on the real measurements fits, predicts a valid slowdown and
+// is deterministic.
+func TestFitPairsOnGavel(t *testing.T) {
+	g, err := profile.LoadGavel(filepath.Join(repo.SharedTraces(t, "gavel-throughputs"), "simulation_throughputs.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	graphs, err := profile.GavelGraphs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, err := FitPairs(g, "v100", graphs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, _ := FitPairs(g, "v100", graphs)
+	a, b := gavelJob("a", "ResNet-50", 64), gavelJob("b", "LM", 20)
+	s1, ok1 := p1.Slowdown(a, b)
+	s2, ok2 := p2.Slowdown(a, b)
+	if !ok1 || !ok2 || s1 != s2 || s1 < 1 {
+		t.Fatalf("not deterministic or invalid: %v %v / %v %v", s1, ok1, s2, ok2)
+	}
+	if p1.PlacementName() != "colocate-predicted" {
+		t.Errorf("name %q", p1.PlacementName())
 	}
 }

@@ -37,7 +37,7 @@ func listed(s *policy.Snapshot) *policy.Snapshot {
 // exactly as a full ranking of a plain snapshot, cold and in steady state.
 func TestListedSnapshotsSameDecisions(t *testing.T) {
 	for _, name := range Names() {
-		for seed := uint64(1); seed <= 20; seed++ {
+		for seed := uint64(1); seed <= 10; seed++ { // seed 7 is the big case
 			s := listed(pt.Random(seed, goldenSpec(seed)))
 			full, quiet := mustNew(t, name), mustNew(t, name)
 			for round := 0; round < 3; round++ {

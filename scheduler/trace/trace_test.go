@@ -1,11 +1,12 @@
 package trace
 
 import (
-	"github.com/caravan-dl/caravan/internal/repo"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/caravan-dl/caravan/internal/repo"
 )
 
 // tracesDir holds the whole real traces (../shared/traces); tests that check

@@ -33,9 +33,6 @@ type ModelError struct {
 	Lambda float64
 }
 
-// predictFn predicts the slowdown of a beside b.
-type predictFn func(a, b Job) float64
-
 // EvaluateLOMO holds out each model in turn: the Horus regression (its
 // ridge strength chosen without the held-out model) and the training
 // median predict that model's pairs; the β model needs no training.

@@ -100,7 +100,6 @@ func (h *runHeap) Push(v any)         { r := v.(*running); r.index = len(*h); *h
 func (h *runHeap) Pop() any           { old := *h; r := old[len(old)-1]; *h = old[:len(old)-1]; return r }
 func (h runHeap) peek() *running      { return h[0] }
 func (h *runHeap) fix(r *running)     { heap.Fix(h, r.index) }
-func (h *runHeap) remove(r *running)  { heap.Remove(h, r.index) }
 func (h *runHeap) add(r *running)     { heap.Push(h, r) }
 func (h *runHeap) popMin() *running   { return heap.Pop(h).(*running) }
 func newRunHeap() *runHeap            { h := runHeap{}; return &h }

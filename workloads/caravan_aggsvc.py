@@ -216,11 +216,18 @@ class Client:
 
 class HookState:
     """DDP hook state: the client and a bucket sequence number. Every rank
-    reduces buckets in the same order, so the number keys the same bucket."""
+    reduces buckets in the same order, so the number keys the same bucket.
 
-    def __init__(self, client):
+    With overlap=True (the default) buckets are exchanged by one background
+    thread, in order, while backward goes on computing the next buckets; the
+    socket I/O releases the GIL. DDP waits for the futures before the
+    optimizer step."""
+
+    def __init__(self, client, overlap=True):
+        import concurrent.futures
         self.client = client
         self.seq = 0
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=1) if overlap else None
 
 
 def allreduce_hook(state, bucket):
@@ -228,7 +235,17 @@ def allreduce_hook(state, bucket):
     import torch
     buf = bucket.buffer()
     state.seq += 1
-    state.client.allreduce_tensor(state.seq, buf, OP_MEAN)
     fut = torch.futures.Future()
-    fut.set_result(buf)
+    if state.pool is None:
+        state.client.allreduce_tensor(state.seq, buf, OP_MEAN)
+        fut.set_result(buf)
+        return fut
+
+    def run(seq):
+        try:
+            state.client.allreduce_tensor(seq, buf, OP_MEAN)
+            fut.set_result(buf)
+        except Exception as e:  # noqa: BLE001 - handed to DDP through the future
+            fut.set_exception(e)
+    state.pool.submit(run, state.seq)
     return fut

@@ -48,7 +48,7 @@ func addScenarioFlags(fs *flag.FlagSet) *scenarioFlags {
 	fs.StringVar(&f.profiles, "profiles", "auto", "model-profiles dir; auto = next to the trace's directory; none = placement-blind")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed for model assignment")
 	fs.BoolVar(&s.Elastic, "elastic", false, "let jobs run on 1..2× their GPUs (Optimus)")
-	fs.Float64Var(&s.Config.Quantum, "quantum", 60, "scheduling quantum, seconds")
+	fs.Float64Var(&s.Config.Quantum, "quantum", 60, "seconds between re-plans for policies that poll (Optimus, Lucid, fair, batch windows); 2D-LAS/Gittins, FIFO and SRTF wake on exact events and ignore it (see caravan sim policies)")
 	fs.Float64Var(&s.Config.RestartPenalty, "restart-penalty", 0, "seconds of work redone after each preemption")
 	fs.Float64Var(&f.beta, "interference-beta", 0.05, "per-co-runner slowdown on a shared GPU")
 	fs.BoolVar(&s.Config.Check, "check", false, "verify invariants after every event (slow)")

@@ -9,14 +9,19 @@ lends that idle memory to other tasks as remote memory (memshare). With
 seconds, or on SIGUSR1), as a data-prep job does when a bigger shard
 arrives: memshare then reclaims what it lent.
 """
-import argparse
-import json
 import signal
-import sys
-import time
 
-import numpy as np
-from sklearn.datasets import load_digits
+# Before the slow imports: SIGUSR1's default action would kill the job.
+ASKED = []
+signal.signal(signal.SIGUSR1, lambda *_: ASKED.append(True))
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+from sklearn.datasets import load_digits  # noqa: E402
 
 
 def main():
@@ -31,11 +36,9 @@ def main():
     batches = [x[i:i + 64].astype(np.float32) for i in range(0, len(x), 64)]
     print(json.dumps({"prepared_batches": len(batches), "bytes": int(sum(b.nbytes for b in batches))}), flush=True)
 
-    asked = []
-    signal.signal(signal.SIGUSR1, lambda *_: asked.append(True))
     start, grown = time.time(), None
     while time.time() - start < args.seconds:
-        due = asked or (args.grow_after > 0 and time.time() - start >= args.grow_after)
+        due = ASKED or (args.grow_after > 0 and time.time() - start >= args.grow_after)
         if args.grow_mib and grown is None and due:
             grown = np.ones(args.grow_mib << 18, dtype=np.float32)  # touch every page
             print(json.dumps({"grew_mib": args.grow_mib}), flush=True)

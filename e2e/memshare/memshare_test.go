@@ -103,14 +103,16 @@ func TestDonorGrowthReclaims(t *testing.T) {
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
-	donor, err := cluster.WaitAlloc(ctx, "memshare-donor", harness.TaskState("prep", "running"))
+	donor, err := cluster.WaitAlloc(ctx, "memshare-donor", func(a *api.Allocation) bool {
+		return harness.TaskState("prep", "running")(a) && strings.Contains(logs(a, "prep"), "prepared_batches")
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := cluster.API.Allocations().Signal(donor, nil, "prep", "SIGUSR1"); err != nil {
 		t.Fatal(err)
 	}
-	reclaimed := waitReclaimed(t, ctx)
+	reclaimed := waitReclaimed(t, ctx, donor)
 	t.Logf("donor %s took its memory back: %+v", reclaimed.Node, reclaimed)
 
 	done, err := cluster.WaitAlloc(ctx, "memshare-consumer", func(a *api.Allocation) bool {
@@ -137,18 +139,22 @@ func logs(a *api.Allocation, task string) string {
 
 // waitReclaimed polls until a donor lends nothing beyond its capacity and
 // has stopped granting.
-func waitReclaimed(t *testing.T, ctx context.Context) memshare.DonorStatus {
+func waitReclaimed(t *testing.T, ctx context.Context, donor *api.Allocation) memshare.DonorStatus {
 	t.Helper()
+	var seen []memshare.DonorStatus
 	for {
+		seen = seen[:0]
 		for _, addr := range donors {
 			st, err := memshare.NewAPIClient(addr, []byte(key), nil).Status(ctx)
 			if err == nil && !st.Accepting && st.Used <= st.Capacity && st.Capacity < 64<<20 {
 				return st
 			}
+			seen = append(seen, st)
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatal("no donor reclaimed its memory")
+			d, _, _ := cluster.API.Allocations().Info(donor.ID, nil)
+			t.Fatalf("no donor reclaimed its memory: %+v\ndonor task: %s\n%s", seen, harness.Events(d, "prep"), logs(d, "prep"))
 		case <-time.After(250 * time.Millisecond):
 		}
 	}

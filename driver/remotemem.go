@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/caravan-dl/caravan/memshare"
 	"github.com/caravan-dl/caravan/memshare/consumer"
@@ -85,11 +87,11 @@ func (n *memshareNode) startDonor(set *memshareSettings) error {
 	if err != nil {
 		return fmt.Errorf("memshare: %w", err)
 	}
-	nl, err := net.Listen("tcp", set.nbdAddr)
+	nl, err := listenRetry(set.nbdAddr)
 	if err != nil {
 		return fmt.Errorf("memshare.nbd_addr: %w", err)
 	}
-	al, err := net.Listen("tcp", set.apiAddr)
+	al, err := listenRetry(set.apiAddr)
 	if err != nil {
 		nl.Close()
 		return fmt.Errorf("memshare.api_addr: %w", err)
@@ -98,6 +100,20 @@ func (n *memshareNode) startDonor(set *memshareSettings) error {
 	n.donor = d
 	n.logger.Info("lending donor tasks' unused memory", "nbd", nl.Addr(), "api", al.Addr())
 	return nil
+}
+
+// listenRetry binds addr, waiting up to 5 s while it is in use: Nomad's
+// plugin loader runs a short-lived instance of this plugin (SetConfig
+// included) just before the real one, and its ports may linger a moment.
+func listenRetry(addr string) (net.Listener, error) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ln, err := net.Listen("tcp", addr)
+		if err == nil || !errors.Is(err, syscall.EADDRINUSE) || time.Now().After(deadline) {
+			return ln, err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func hasNode(ds []memshare.DonorInfo, node string) bool {

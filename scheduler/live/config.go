@@ -23,6 +23,10 @@ type Config struct {
 	// Quantum is how often the scheduler re-decides without any event
 	// (attained service grows with time, so LAS needs a clock).
 	Quantum time.Duration
+	// ReconcileEvery is how often the scheduler re-reads every job,
+	// allocation, pool and node instead of trusting the event stream
+	// alone: the safety net for a missed event.
+	ReconcileEvery time.Duration
 	// Debounce coalesces bursts of events into one round.
 	Debounce time.Duration
 	// ProgressInterval is how often running jobs' progress files are read
@@ -68,6 +72,7 @@ func DefaultConfig() Config {
 		Policy:           "fifo",
 		Quantum:          10 * time.Second,
 		Debounce:         200 * time.Millisecond,
+		ReconcileEvery:   time.Minute,
 		ProgressInterval: 5 * time.Second,
 		PlaceTimeout:     time.Minute,
 		StatePath:        "caravan/scheduler/state",
@@ -103,6 +108,7 @@ func (c Config) withDefaults() Config {
 	str(&c.RendezvousAddr, d.RendezvousAddr)
 	dur(&c.Quantum, d.Quantum)
 	dur(&c.Debounce, d.Debounce)
+	dur(&c.ReconcileEvery, d.ReconcileEvery)
 	dur(&c.ProgressInterval, d.ProgressInterval)
 	dur(&c.PlaceTimeout, d.PlaceTimeout)
 	dur(&c.LockTTL, d.LockTTL)
@@ -125,7 +131,8 @@ func (c Config) Validate() error {
 	if c.LockTTL < 10*time.Second {
 		errs = append(errs, fmt.Errorf("lock TTL %s is below Nomad's minimum of 10s", c.LockTTL))
 	}
-	if c.LockDelay < 0 || c.Debounce < 0 || c.AdmitDelay < 0 || c.ProgressInterval < 0 || c.PlaceTimeout < 0 {
+	if c.LockDelay < 0 || c.Debounce < 0 || c.AdmitDelay < 0 || c.ProgressInterval < 0 || c.PlaceTimeout < 0 ||
+		c.ReconcileEvery < 0 {
 		errs = append(errs, errors.New("durations must not be negative"))
 	}
 	if c.Token == "" {

@@ -93,14 +93,14 @@ func (s *Scheduler) lead(ctx context.Context) error {
 		return err
 	}
 	s.st, s.jobs, s.dirty = st, map[string]*cachedJob{}, false
+	s.mirror, s.feed = nil, newFeed()
 	s.leader.Store(true)
 	defer s.leader.Store(false)
 	s.log.Info("leading", "policy", s.pol.Name(), "jobs_in_state", len(st.Jobs))
-	index, err := s.round()
-	if err != nil {
+	if _, err := s.round(); err != nil {
 		return err
 	}
-	go s.watch(ctx, index)
+	go s.watch(ctx, s.feed, s.mirror.streamFrom())
 	go s.pollProgress(ctx)
 	return s.loop(ctx)
 }
@@ -130,36 +130,6 @@ func (s *Scheduler) loop(ctx context.Context) error {
 			s.poke()
 			sleep(ctx, time.Second)
 		}
-	}
-}
-
-// watch follows Nomad's event stream and pokes the loop on every change;
-// when the stream breaks it pokes too (the round re-reads everything) and
-// reconnects from the last index it saw.
-func (s *Scheduler) watch(ctx context.Context, index uint64) {
-	topics := map[api.Topic][]string{
-		api.TopicJob: {"*"}, api.TopicEvaluation: {"*"}, api.TopicAllocation: {"*"}, api.TopicNode: {"*"},
-	}
-	for ctx.Err() == nil {
-		ch, err := s.api.EventStream().Stream(ctx, topics, index, &api.QueryOptions{Namespace: s.cfg.Namespace})
-		if err != nil {
-			s.log.Debug("event stream unavailable", "error", err)
-			sleep(ctx, time.Second)
-			continue
-		}
-		for evs := range ch {
-			if evs.Err != nil {
-				s.log.Debug("event stream broke", "error", evs.Err)
-				break
-			}
-			if evs.IsHeartbeat() {
-				continue
-			}
-			index = evs.Index
-			s.poke()
-		}
-		s.poke()
-		sleep(ctx, 500*time.Millisecond)
 	}
 }
 

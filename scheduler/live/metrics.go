@@ -15,6 +15,7 @@ type metrics struct {
 	rounds, admissions, preemptions            prometheus.Counter
 	admitAttempts, conflicts, errors           prometheus.Counter
 	progressPoints, progressBad, badPlacements prometheus.Counter
+	eventsApplied, eventsIgnored, reconciles   prometheus.Counter
 	roundSeconds, waitSeconds                  prometheus.Histogram
 }
 
@@ -46,6 +47,9 @@ func newMetrics(view func() *QueueView, leader func() bool) *metrics {
 		progressPoints: counter("caravan_scheduler_progress_points_total", "Progress lines read from running tasks."),
 		progressBad:    counter("caravan_scheduler_progress_bad_lines_total", "Malformed progress lines skipped."),
 		badPlacements:  counter("caravan_scheduler_bad_placements_total", "Stored placements (job meta or state) that could not be read."),
+		eventsApplied:  counter("caravan_scheduler_events_applied_total", "Nomad events that changed the scheduler's mirror of the cluster."),
+		eventsIgnored:  counter("caravan_scheduler_events_ignored_total", "Nomad events ignored: duplicated, older than the mirror, or of no concern."),
+		reconciles:     counter("caravan_scheduler_full_reconciles_total", "Full reads of jobs, allocations, pools and nodes (start, broken stream, lag, period)."),
 		roundSeconds: histogram("caravan_scheduler_round_seconds", "Duration of a scheduling round.",
 			prometheus.ExponentialBuckets(0.001, 2, 16)),
 		waitSeconds: histogram("caravan_scheduler_admission_wait_seconds", "Time from submission to admission.",

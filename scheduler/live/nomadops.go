@@ -33,6 +33,7 @@ func (s *Scheduler) register(job *api.Job, index uint64) (uint64, error) {
 		}
 		return 0, err
 	}
+	s.noteWrite(resp.JobModifyIndex)
 	return resp.JobModifyIndex, nil
 }
 
@@ -48,9 +49,11 @@ func (s *Scheduler) stopAllocs(id string) (int, error) {
 		if a.DesiredStatus != "run" || !live(a) {
 			continue
 		}
-		if _, err := s.api.Allocations().Stop(&api.Allocation{ID: a.ID, Namespace: a.Namespace}, q); err != nil {
+		resp, err := s.api.Allocations().Stop(&api.Allocation{ID: a.ID, Namespace: a.Namespace}, q)
+		if err != nil {
 			return n, err
 		}
+		s.noteWrite(resp.LastIndex)
 		n++
 	}
 	return n, nil

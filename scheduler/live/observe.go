@@ -1,8 +1,7 @@
 package live
 
 import (
-	"fmt"
-	"sort"
+	"time"
 
 	"github.com/hashicorp/nomad/api"
 )
@@ -17,6 +16,7 @@ type jobStub struct {
 	NodePool       string
 	Stop           bool
 	JobModifyIndex uint64
+	ModifyIndex    uint64 // any change, status included
 	CreateIndex    uint64 // a purged and re-created job has a new one
 	SubmitTime     int64  // Unix ns of the latest version
 	Meta           map[string]string
@@ -25,58 +25,84 @@ type jobStub struct {
 	ParameterizedJob bool
 }
 
-// world is one consistent-enough read of the cluster.
+// world is one round's view of the cluster.
 type world struct {
 	nodes  map[string]*nodeInfo // usable nodes by ID
 	pools  map[string]bool      // node pools Nomad has
 	jobs   []*jobStub           // caravan's jobs, by submit time
 	allocs map[string][]*api.AllocationListStub
-	index  uint64 // Nomad index of the job list, for the event stream
+	index  uint64 // Nomad index the view is at
 }
 
-// observe reads nodes, caravan's jobs and their allocations from Nomad.
+// catchUpWait bounds how long a round waits for the events of the
+// scheduler's own last writes before it reads everything instead.
+const catchUpWait = 3 * time.Second
+
+// observe brings the mirror up to date and returns the round's view of it:
+// the events that arrived since the last round are applied, and a full
+// reconcile replaces the mirror when there is none yet, the stream broke,
+// an event could not be read, the events lag behind the scheduler's own
+// writes, or Config.ReconcileEvery has passed.
 func (s *Scheduler) observe() (*world, error) {
-	w := &world{nodes: map[string]*nodeInfo{}, allocs: map[string][]*api.AllocationListStub{}}
-	q := &api.QueryOptions{Namespace: s.cfg.Namespace}
-	var stubs []*jobStub
-	qm, err := s.api.Raw().Query("/v1/jobs?meta=true", &stubs, q)
-	if err != nil {
-		return nil, fmt.Errorf("list jobs: %w", err)
+	evs, broke := s.feed.drain()
+	full := s.mirror == nil || broke || s.now().Sub(s.reconciledAt) >= s.cfg.ReconcileEvery
+	if !full {
+		full = !s.applyEvents(evs) || !s.catchUp()
 	}
-	w.index = qm.LastIndex
-	for _, j := range stubs {
-		if s.managed(j) {
-			w.jobs = append(w.jobs, j)
+	if full {
+		m, err := s.reconcile()
+		if err != nil {
+			return nil, err
 		}
+		s.mirror, s.reconciledAt = m, s.now()
 	}
-	sort.SliceStable(w.jobs, func(a, b int) bool {
-		if w.jobs[a].SubmitTime != w.jobs[b].SubmitTime {
-			return w.jobs[a].SubmitTime < w.jobs[b].SubmitTime
-		}
-		return w.jobs[a].ID < w.jobs[b].ID
-	})
-	if err := s.observeAllocs(w, q); err != nil {
-		return nil, err
-	}
-	if err := s.observePools(w); err != nil {
-		return nil, err
-	}
-	return w, s.observeNodes(w)
+	return s.mirror.world(s.managed), nil
 }
 
-// observePools lists the node pools, so a job naming a missing one waits
-// with that reason instead of failing its admission every round.
-func (s *Scheduler) observePools(w *world) error {
-	pools, _, err := s.api.NodePools().List(nil)
-	if err != nil {
-		return fmt.Errorf("list node pools: %w", err)
+// applyEvents folds events into the mirror; false means one could not be
+// read, so the mirror may miss a change.
+func (s *Scheduler) applyEvents(evs []api.Event) bool {
+	ok := true
+	for i := range evs {
+		changed, err := s.applyEvent(s.mirror, &evs[i])
+		switch {
+		case err != nil:
+			s.log.Warn("unreadable event; reading everything afresh", "topic", evs[i].Topic, "error", err)
+			ok = false
+		case changed:
+			s.metrics.eventsApplied.Inc()
+		default:
+			s.metrics.eventsIgnored.Inc()
+		}
 	}
-	w.pools = map[string]bool{allPool: true}
-	for _, p := range pools {
-		w.pools[p.Name] = true
-	}
-	return nil
+	return ok
 }
+
+// catchUp waits until the mirror holds the scheduler's own latest write,
+// so a round never decides on a view older than its own admissions and
+// preemptions. False: the stream broke or lagged too long.
+func (s *Scheduler) catchUp() bool {
+	if s.mirror.caughtUp(s.wrote) {
+		return true
+	}
+	t := time.NewTimer(catchUpWait)
+	defer t.Stop()
+	for !s.mirror.caughtUp(s.wrote) {
+		select {
+		case <-s.feed.more:
+		case <-t.C:
+			return false
+		}
+		evs, broke := s.feed.drain()
+		if broke || !s.applyEvents(evs) {
+			return false
+		}
+	}
+	return true
+}
+
+// noteWrite records the Nomad index of a write of ours.
+func (s *Scheduler) noteWrite(index uint64) { s.wrote = max(s.wrote, index) }
 
 // managed: jobs in the queue pool or admitted by caravan; no other job is
 // ever touched.
@@ -85,51 +111,6 @@ func (s *Scheduler) managed(j *jobStub) bool {
 		return false
 	}
 	return j.NodePool == s.cfg.QueuePool || j.Meta[MetaAdmitted] != ""
-}
-
-func (s *Scheduler) observeAllocs(w *world, q *api.QueryOptions) error {
-	ids := map[string]bool{}
-	for _, j := range w.jobs {
-		ids[j.ID] = true
-	}
-	allocs, _, err := s.api.Allocations().List(q)
-	if err != nil {
-		return fmt.Errorf("list allocations: %w", err)
-	}
-	for _, a := range allocs {
-		if ids[a.JobID] {
-			w.allocs[a.JobID] = append(w.allocs[a.JobID], a)
-		}
-	}
-	return nil
-}
-
-func (s *Scheduler) observeNodes(w *world) error {
-	stubs, _, err := s.api.Nodes().List(nil)
-	if err != nil {
-		return fmt.Errorf("list nodes: %w", err)
-	}
-	for _, stub := range stubs {
-		if stub.NodePool == s.cfg.QueuePool || stub.Status != "ready" {
-			continue
-		}
-		n, _, err := s.api.Nodes().Info(stub.ID, nil)
-		if err != nil {
-			return fmt.Errorf("read node %s: %w", stub.Name, err)
-		}
-		if !usable(n) {
-			continue
-		}
-		info, err := parseNode(n)
-		if err != nil {
-			s.log.Warn("ignoring node with a bad caravan fingerprint", "error", err)
-			continue
-		}
-		if len(info.GPUs) > 0 {
-			w.nodes[info.ID] = &info
-		}
-	}
-	return nil
 }
 
 // live reports whether an allocation holds resources on its node.

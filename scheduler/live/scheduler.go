@@ -35,6 +35,14 @@ type Scheduler struct {
 	progress *progressBook
 	// badLogged is the last unreadable placement logged per job.
 	badLogged map[string]string
+	// mirror is Nomad's state as the rounds see it, fed by feed (the
+	// event stream) and replaced by a full reconcile at reconciledAt.
+	mirror       *mirror
+	feed         *feed
+	reconciledAt time.Time
+	// wrote is the Nomad index of the scheduler's newest job or
+	// allocation write; a round waits until the mirror holds it.
+	wrote uint64
 }
 
 type gpuKey struct {
@@ -77,6 +85,7 @@ func New(cfg Config, client *api.Client, log hclog.Logger) (*Scheduler, error) {
 		badLogged: map[string]string{},
 		progress:  newProgressBook(),
 		wake:      make(chan struct{}, 1),
+		feed:      newFeed(),
 		now:       time.Now,
 	}
 	s.metrics = newMetrics(s.view.Load, s.leader.Load)

@@ -1,0 +1,177 @@
+package live
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"reflect"
+	"sort"
+	"testing"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// event builds an event as the stream decodes it: the payload through JSON.
+func event(t *testing.T, topic api.Topic, typ string, index uint64, payload map[string]any) api.Event {
+	t.Helper()
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p map[string]any
+	if err := json.Unmarshal(raw, &p); err != nil {
+		t.Fatal(err)
+	}
+	return api.Event{Topic: topic, Type: typ, Index: index, Payload: p}
+}
+
+func jobEvent(t *testing.T, id, pool, status string, index uint64, deleted bool) api.Event {
+	typ := "JobRegistered"
+	if deleted {
+		typ = "JobDeregistered"
+	}
+	j := &api.Job{ID: &id, Namespace: ptr("default"), Type: ptr("batch"), Status: &status, NodePool: &pool,
+		JobModifyIndex: ptr(uint64(10)), ModifyIndex: &index, CreateIndex: ptr(uint64(10)), SubmitTime: ptr(int64(index))}
+	return event(t, api.TopicJob, typ, index, map[string]any{"Job": j, "Deleted": deleted})
+}
+
+func allocEvent(t *testing.T, id, job, client string, index uint64) api.Event {
+	a := &api.Allocation{ID: id, Namespace: "default", JobID: job, TaskGroup: "w0", NodeID: "n1",
+		DesiredStatus: "run", ClientStatus: client, CreateIndex: 12, ModifyIndex: index}
+	return event(t, api.TopicAllocation, "AllocationUpdated", index, map[string]any{"Allocation": a})
+}
+
+// history is a short cluster history: two jobs, one purged, one running
+// and finishing.
+func history(t *testing.T) []api.Event {
+	return []api.Event{
+		jobEvent(t, "a", "caravan-queue", "pending", 10, false),
+		jobEvent(t, "b", "caravan-queue", "pending", 11, false),
+		allocEvent(t, "a1", "a", "pending", 12),
+		allocEvent(t, "a1", "a", "running", 13),
+		jobEvent(t, "a", "caravan-queue", "running", 14, false),
+		jobEvent(t, "b", "caravan-queue", "pending", 15, true),
+		allocEvent(t, "a1", "a", "complete", 16),
+		jobEvent(t, "a", "caravan-queue", "dead", 17, false),
+	}
+}
+
+// summary is what a round reads of a world, comparable across runs.
+func summary(w *world) []string {
+	var out []string
+	for _, j := range w.jobs {
+		out = append(out, fmt.Sprintf("job %s %s %d", j.ID, j.Status, j.ModifyIndex))
+	}
+	for id, as := range w.allocs {
+		for _, a := range as {
+			out = append(out, fmt.Sprintf("alloc %s/%s %s %d", id, a.ID, a.ClientStatus, a.ModifyIndex))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestEventsDuplicatedAndReorderedGiveTheSameWorld(t *testing.T) {
+	s := testScheduler(t)
+	m := newMirror()
+	for _, ev := range history(t) {
+		if changed, err := s.applyEvent(m, &ev); err != nil || !changed {
+			t.Fatalf("in-order event %s@%d: changed=%v err=%v", ev.Topic, ev.Index, changed, err)
+		}
+	}
+	want := summary(m.world(s.managed))
+	if !reflect.DeepEqual(want, []string{"alloc a/a1 complete 16", "job a dead 17"}) {
+		t.Fatalf("in order: %v", want)
+	}
+	for seed := int64(0); seed < 50; seed++ {
+		evs := append(history(t), history(t)...) // every event twice
+		rand.New(rand.NewSource(seed)).Shuffle(len(evs), func(i, j int) { evs[i], evs[j] = evs[j], evs[i] })
+		m := newMirror()
+		for _, ev := range evs {
+			if _, err := s.applyEvent(m, &ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := summary(m.world(s.managed)); !reflect.DeepEqual(got, want) {
+			t.Fatalf("seed %d: %v, want %v", seed, got, want)
+		}
+		if m.index != 17 {
+			t.Fatalf("seed %d: index %d", seed, m.index)
+		}
+	}
+}
+
+func TestEventsAtOrBelowTheListsAreIgnored(t *testing.T) {
+	s := testScheduler(t)
+	m := newMirror()
+	m.listed[api.TopicJob] = 20
+	m.jobs["a"] = &jobStub{ID: "a", Type: "batch", NodePool: "caravan-queue", Status: "running", ModifyIndex: 19}
+	for _, ev := range []api.Event{
+		jobEvent(t, "a", "caravan-queue", "pending", 18, false),
+		jobEvent(t, "a", "caravan-queue", "pending", 20, true), // a purge the list already shows not
+	} {
+		if changed, _ := s.applyEvent(m, &ev); changed {
+			t.Fatalf("event at %d changed a mirror listed at 20", ev.Index)
+		}
+	}
+	if m.jobs["a"] == nil || m.jobs["a"].Status != "running" {
+		t.Fatalf("job a rolled back: %+v", m.jobs["a"])
+	}
+	ev := jobEvent(t, "a", "caravan-queue", "dead", 21, false)
+	if changed, _ := s.applyEvent(m, &ev); !changed || m.jobs["a"].Status != "dead" {
+		t.Fatalf("event after the list not applied: %+v", m.jobs["a"])
+	}
+}
+
+func TestEventsOfOtherNamespacesAndUnreadablePayloads(t *testing.T) {
+	s := testScheduler(t)
+	m := newMirror()
+	ev := jobEvent(t, "x", "caravan-queue", "pending", 5, false)
+	ev.Payload["Job"].(map[string]any)["Namespace"] = "other"
+	if changed, err := s.applyEvent(m, &ev); changed || err != nil || len(m.jobs) != 0 {
+		t.Fatalf("other namespace: changed=%v err=%v", changed, err)
+	}
+	bad := api.Event{Topic: api.TopicAllocation, Index: 6, Payload: map[string]any{"Allocation": "not an object"}}
+	if _, err := s.applyEvent(m, &bad); err == nil {
+		t.Fatal("an unreadable allocation event was accepted")
+	}
+}
+
+func nodeEvent(t *testing.T, typ string, index uint64, eligible bool) api.Event {
+	elig := "eligible"
+	if !eligible {
+		elig = "ineligible"
+	}
+	n := &api.Node{ID: "n1", Name: "node1", NodePool: "default", Status: "ready", SchedulingEligibility: elig,
+		ModifyIndex: index, Drivers: map[string]*api.DriverInfo{"caravan": {Attributes: map[string]string{
+			gpuAttr + "count": "1", gpuAttr + "0.uuid": "GPU-0", gpuAttr + "0.memory_mib": "1024"}}}}
+	return event(t, api.TopicNode, typ, index, map[string]any{"Node": n})
+}
+
+func TestNodeEventsFollowUsability(t *testing.T) {
+	s := testScheduler(t)
+	m := newMirror()
+	steps := []struct {
+		ev   api.Event
+		want bool
+	}{
+		{nodeEvent(t, "NodeRegistration", 3, true), true},
+		{nodeEvent(t, "NodeEligibility", 4, false), false},
+		{nodeEvent(t, "NodeRegistration", 3, true), false}, // a late duplicate
+		{nodeEvent(t, "NodeEligibility", 5, true), true},
+		{nodeEvent(t, "NodeDeregistration", 6, true), false},
+		{nodeEvent(t, "NodeRegistration", 5, true), false}, // older than the deregistration
+	}
+	for i, st := range steps {
+		if _, err := s.applyEvent(m, &st.ev); err != nil {
+			t.Fatal(err)
+		}
+		n := m.nodes["n1"]
+		if (n != nil) != st.want {
+			t.Fatalf("step %d (%s@%d): node usable = %v, want %v", i, st.ev.Type, st.ev.Index, n != nil, st.want)
+		}
+		if n != nil && (len(n.GPUs) != 1 || n.GPUs[0].UUID != "GPU-0") {
+			t.Fatalf("step %d: GPUs %+v", i, n.GPUs)
+		}
+	}
+}

@@ -1,0 +1,102 @@
+package live
+
+import (
+	"sort"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// mirror is the scheduler's copy of what it needs of Nomad's state: job
+// stubs, allocation stubs, usable caravan nodes and node pools. A full
+// reconcile (reconcile.go) fills it from list calls; between reconciles the
+// event stream (feed.go) updates it. Every object keeps the Nomad index of
+// its last change, so a duplicated or reordered event never rolls an
+// object back, and a deletion leaves a tombstone so an older event cannot
+// bring the object back. Only the round goroutine touches it.
+type mirror struct {
+	jobs   map[string]*jobStub
+	allocs map[string]*api.AllocationListStub
+	nodes  map[string]*nodeInfo // usable caravan GPU nodes
+	pools  map[string]bool
+	// seen is the newest index of every object kind, usable or not, and
+	// gone the tombstones: the index at which an object was deleted.
+	seen map[objKey]uint64
+	gone map[objKey]uint64
+	// listed is, per kind, the index a full reconcile read the kind at:
+	// events at or below it are already in the lists.
+	listed map[api.Topic]uint64
+	// index is the newest event index applied; fresh is the newest write
+	// of ours known to be reflected (writes made before the reconcile).
+	index, fresh uint64
+}
+
+type objKey struct {
+	kind api.Topic
+	id   string
+}
+
+func newMirror() *mirror {
+	return &mirror{jobs: map[string]*jobStub{}, allocs: map[string]*api.AllocationListStub{},
+		nodes: map[string]*nodeInfo{}, pools: map[string]bool{allPool: true},
+		seen: map[objKey]uint64{}, gone: map[objKey]uint64{}, listed: map[api.Topic]uint64{}}
+}
+
+// newer reports whether a change of the object at index is newer than
+// what the mirror holds, and records it as seen if so.
+func (m *mirror) newer(k objKey, index uint64) bool {
+	if index <= m.listed[k.kind] || index <= m.seen[k] || index <= m.gone[k] {
+		return false
+	}
+	m.seen[k] = index
+	return true
+}
+
+// remove deletes an object at index, leaving a tombstone.
+func (m *mirror) remove(k objKey, index uint64) bool {
+	if index <= m.listed[k.kind] || index <= m.seen[k] || index <= m.gone[k] {
+		return false
+	}
+	delete(m.seen, k)
+	m.gone[k] = index
+	return true
+}
+
+// caughtUp reports whether the mirror reflects every write of ours up to
+// wrote.
+func (m *mirror) caughtUp(wrote uint64) bool { return max(m.index, m.fresh) >= wrote }
+
+// world is the round's view of the mirror: managed jobs by submit time,
+// their allocations, nodes and pools.
+func (m *mirror) world(managed func(*jobStub) bool) *world {
+	w := &world{nodes: m.nodes, pools: m.pools, allocs: map[string][]*api.AllocationListStub{},
+		index: max(m.index, m.listed[api.TopicJob])}
+	ids := map[string]bool{}
+	for _, j := range m.jobs {
+		if managed(j) {
+			w.jobs = append(w.jobs, j)
+			ids[j.ID] = true
+		}
+	}
+	sort.SliceStable(w.jobs, func(a, b int) bool {
+		if w.jobs[a].SubmitTime != w.jobs[b].SubmitTime {
+			return w.jobs[a].SubmitTime < w.jobs[b].SubmitTime
+		}
+		return w.jobs[a].ID < w.jobs[b].ID
+	})
+	for _, a := range m.allocs {
+		if ids[a.JobID] {
+			w.allocs[a.JobID] = append(w.allocs[a.JobID], a)
+		}
+	}
+	// Allocations in the order Nomad lists them (create index, then ID),
+	// so what picks "the first" picks the same one as before.
+	for _, as := range w.allocs {
+		sort.Slice(as, func(i, j int) bool {
+			if as[i].CreateIndex != as[j].CreateIndex {
+				return as[i].CreateIndex < as[j].CreateIndex
+			}
+			return as[i].ID < as[j].ID
+		})
+	}
+	return w
+}

@@ -1,0 +1,127 @@
+package live
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// fakeNomad serves the four lists a full reconcile reads, at index 100.
+type fakeNomad struct {
+	mu       sync.Mutex
+	jobs     []*jobStub
+	requests atomic.Int64
+}
+
+func (f *fakeNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.requests.Add(1)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	w.Header().Set("X-Nomad-Index", "100")
+	var body any = []any{}
+	if r.URL.Path == "/v1/jobs" {
+		body = f.jobs
+	}
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+func observeScheduler(t *testing.T) (*Scheduler, *fakeNomad) {
+	t.Helper()
+	f := &fakeNomad{jobs: []*jobStub{{ID: "a", Namespace: "default", Type: "batch", NodePool: "caravan-queue", ModifyIndex: 90}}}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	c, err := api.NewClient(&api.Config{Address: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Token: "t", ReconcileEvery: time.Hour}, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, f
+}
+
+func jobIDs(w *world) []string {
+	var ids []string
+	for _, j := range w.jobs {
+		ids = append(ids, j.ID)
+	}
+	return ids
+}
+
+// A round reads Nomad only when it must: the first, after a broken stream
+// and when the period is up; otherwise it applies events and asks nothing.
+func TestObserveReadsNomadOnlyToReconcile(t *testing.T) {
+	s, f := observeScheduler(t)
+	w, err := s.observe()
+	if err != nil || len(w.jobs) != 1 {
+		t.Fatalf("first round: %v %v", jobIDs(w), err)
+	}
+	calls := f.requests.Load()
+	// A job Nomad has but whose event is missed, and an event for another.
+	f.mu.Lock()
+	f.jobs = append(f.jobs, &jobStub{ID: "missed", Namespace: "default", Type: "batch", NodePool: "caravan-queue", ModifyIndex: 101})
+	f.mu.Unlock()
+	s.feed.push([]api.Event{jobEvent(t, "b", "caravan-queue", "pending", 102, false)}, false)
+	w, err = s.observe()
+	if err != nil || f.requests.Load() != calls {
+		t.Fatalf("an incremental round made %d API calls (%v)", f.requests.Load()-calls, err)
+	}
+	if got := jobIDs(w); len(got) != 2 || got[1] != "b" {
+		t.Fatalf("after the event: %v", got)
+	}
+	if n := count(s.metrics.eventsApplied); n != 1 {
+		t.Fatalf("events applied = %v", n)
+	}
+	// The periodic reconcile heals the missed event.
+	s.reconciledAt = time.Now().Add(-2 * time.Hour)
+	if w, _ = s.observe(); len(w.jobs) != 2 || jobIDs(w)[1] != "missed" {
+		t.Fatalf("after the periodic reconcile: %v", jobIDs(w))
+	}
+	// So does a broken stream.
+	s.feed.push(nil, true)
+	before := f.requests.Load()
+	if _, err := s.observe(); err != nil || f.requests.Load() == before {
+		t.Fatalf("a broken stream did not reconcile (%v)", err)
+	}
+	if n := count(s.metrics.reconciles); n != 3 {
+		t.Fatalf("full reconciles = %v, want 3", n)
+	}
+}
+
+// A round after the scheduler's own write waits for that write's event.
+func TestObserveWaitsForItsOwnWrites(t *testing.T) {
+	s, f := observeScheduler(t)
+	if _, err := s.observe(); err != nil {
+		t.Fatal(err)
+	}
+	calls := f.requests.Load()
+	s.noteWrite(110)
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		s.feed.push([]api.Event{jobEvent(t, "a", "default", "pending", 110, false)}, false)
+	}()
+	w, err := s.observe()
+	if err != nil || f.requests.Load() != calls {
+		t.Fatalf("catching up made %d API calls (%v)", f.requests.Load()-calls, err)
+	}
+	if len(w.jobs) != 0 {
+		t.Fatalf("the admitted job (now in pool default, no admitted meta) should not be managed: %v", jobIDs(w))
+	}
+}
+
+func count(c prometheus.Counter) float64 {
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		return -1
+	}
+	return m.GetCounter().GetValue()
+}

@@ -77,7 +77,9 @@ func (d *Discovery) watch(ctx context.Context, f *Frontend, model string) {
 			ws = append(ws, workers[a])
 		}
 		d.Logger.Info("workers changed", "model", model, "workers", addrs)
-		f.SetWorkers(model, ws)
+		if err := f.SetWorkers(model, ws); err != nil {
+			return // the front end stopped
+		}
 	}
 }
 

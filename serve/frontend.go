@@ -152,7 +152,7 @@ func (f *Frontend) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/models/{model}/infer", f.auth(f.infer))
 	mux.Handle("GET /metrics", f.auth(promhttp.HandlerFor(f.cfg.Registry, promhttp.HandlerOpts{}).ServeHTTP))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	return mux
 }
 
@@ -219,7 +219,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+	_ = json.NewEncoder(w).Encode(v) // a client gone by now needs nothing
 }
 
 // Serve listens on cfg.Addr (TLS when configured) until ctx ends.
@@ -236,7 +236,7 @@ func (f *Frontend) Serve(ctx context.Context, ln net.Listener) error {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		srv.Shutdown(sctx)
+		_ = srv.Shutdown(sctx) // past the grace period connections are cut
 	}()
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err

@@ -57,9 +57,14 @@ func Measure(ctx context.Context, w Worker, model string, g ProfileGrid) ([]Prof
 // WriteProfile writes points as CSV: batch,in,out,latency_ms.
 func WriteProfile(w io.Writer, pts []ProfilePoint) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"batch", "in", "out", "latency_ms"})
+	if err := cw.Write([]string{"batch", "in", "out", "latency_ms"}); err != nil {
+		return err
+	}
 	for _, p := range pts {
-		cw.Write([]string{strconv.Itoa(p.Batch), strconv.Itoa(p.In), strconv.Itoa(p.Out), strconv.FormatFloat(float64(p.Latency.Microseconds())/1000, 'f', 3, 64)})
+		err := cw.Write([]string{strconv.Itoa(p.Batch), strconv.Itoa(p.In), strconv.Itoa(p.Out), strconv.FormatFloat(float64(p.Latency.Microseconds())/1000, 'f', 3, 64)})
+		if err != nil {
+			return err
+		}
 	}
 	cw.Flush()
 	return cw.Error()

@@ -60,7 +60,7 @@ func StartPyWorker(ctx context.Context, o PyWorkerOptions) (*PyWorker, error) {
 			}
 		}
 	}()
-	go func() { cmd.Wait(); close(w.done) }()
+	go func() { _ = cmd.Wait(); close(w.done) }() // its status is not needed
 	select {
 	case w.addr = <-addrc:
 		return w, nil
@@ -78,7 +78,7 @@ func (w *PyWorker) Addr() string { return w.addr }
 
 // Kill stops the worker at once (SIGKILL, as a crash would) and waits.
 func (w *PyWorker) Kill() {
-	syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+	_ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL) // already gone is fine
 	<-w.done
 }
 

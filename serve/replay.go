@@ -148,12 +148,14 @@ func (lb LiveBench) one(ctx context.Context, policy string, ws []Worker, reqs []
 		}
 	}
 	go f.Run(ctx)
-	f.SetWorkers(lb.Model, ws)
+	if err := f.SetWorkers(lb.Model, ws); err != nil {
+		return SimResult{}, err
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return SimResult{}, err
 	}
-	go f.Serve(ctx, ln)
+	go func() { _ = f.Serve(ctx, ln) }() // ends with ctx
 	r := Replay(ctx, "http://"+ln.Addr().String(), "bench", lb.Model, reqs, len(reqs)/10)
 	r.Policy = policy
 	var m dto.Metric

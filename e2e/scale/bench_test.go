@@ -39,7 +39,7 @@ func BenchmarkScale(b *testing.B) {
 	}
 }
 
-const header = "mode               jobs/s  workers/s  submit→running p50  p99     server CPU s  scheduler CPU s  scheduler RSS MiB"
+const header = "mode               jobs/s  workers/s  submit→running p50  p99     server CPU s  scheduler CPU s  scheduler RSS MiB  sched API calls  sched API MiB"
 
 // result is one mode's measurements.
 type result struct {
@@ -48,14 +48,16 @@ type result struct {
 	p50, p99            time.Duration
 	serverCPU, schedCPU float64
 	schedRSS            float64
+	apiCalls            int64 // the scheduler's requests to Nomad's HTTP API
+	apiBytes            int64 // bytes Nomad sent the scheduler
 }
 
 func (r result) jobsPerSec() float64 { return float64(r.jobs) / r.span.Seconds() }
 
 func (r result) row(mode string) string {
-	return fmt.Sprintf("%-18s %6.1f  %9.1f  %18s  %-7s %12.1f  %15.1f  %17.0f", mode, r.jobsPerSec(),
+	return fmt.Sprintf("%-18s %6.1f  %9.1f  %18s  %-7s %12.1f  %15.1f  %17.0f  %15d  %13.1f", mode, r.jobsPerSec(),
 		float64(r.workers)/r.span.Seconds(), r.p50.Round(10*time.Millisecond), r.p99.Round(10*time.Millisecond),
-		r.serverCPU, r.schedCPU, r.schedRSS)
+		r.serverCPU, r.schedCPU, r.schedRSS, r.apiCalls, float64(r.apiBytes)/(1<<20))
 }
 
 func workers(gs []gang) int {
@@ -86,8 +88,11 @@ func runMode(b *testing.B, nodes int, gangs []gang, queued bool) result {
 		b.Fatal(err)
 	}
 	var sched *exec.Cmd
+	var counter *apiCounter
 	if queued {
-		sched = startScheduler(b, c)
+		counter = startAPICounter(b, c.Server.HTTPAddr)
+		defer counter.close()
+		sched = startScheduler(b, c, counter.addr)
 		defer stopProc(sched)
 	}
 	cpu0 := procCPU(c.Server.Pid())
@@ -102,6 +107,7 @@ func runMode(b *testing.B, nodes int, gangs []gang, queued bool) result {
 	if sched != nil {
 		r.schedCPU = procCPU(sched.Process.Pid) - sched0
 		r.schedRSS = procRSS(sched.Process.Pid)
+		r.apiCalls, r.apiBytes = counter.requests.Load(), counter.bytes.Load()
 	}
 	return r
 }
@@ -128,7 +134,7 @@ func waitNodes(c *harness.Cluster, n int, within time.Duration) error {
 	}
 }
 
-func startScheduler(b *testing.B, c *harness.Cluster) *exec.Cmd {
+func startScheduler(b *testing.B, c *harness.Cluster, nomadAddr string) *exec.Cmd {
 	bins, err := harness.FindBinaries()
 	if err != nil {
 		b.Fatal(err)
@@ -139,7 +145,7 @@ func startScheduler(b *testing.B, c *harness.Cluster) *exec.Cmd {
 	}
 	cmd := exec.Command(bins.Caravan, "scheduler", "-policy", "fifo", "-quantum", "2s", "-debounce", "100ms",
 		"-listen", "127.0.0.1:0", "-token", "scale", "-log-level", "info")
-	cmd.Env = append(os.Environ(), "NOMAD_ADDR="+c.Server.HTTPAddr)
+	cmd.Env = append(os.Environ(), "NOMAD_ADDR="+nomadAddr)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)

@@ -37,3 +37,22 @@ func TestModelFeaturesReachSnapshot(t *testing.T) {
 		t.Fatalf("policy job: model %q, features %+v, fraction %v", j.Model, j.Features, j.Fraction)
 	}
 }
+
+// Any meta value yields a whole batch size ≥ 1 or an error naming the key.
+func FuzzParseBatchSize(f *testing.F) {
+	for _, s := range []string{"", "64", " 32 ", "0", "-1", "12.5", "NaN", "1e400", "0x10"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		x, err := parseBatchSize(v)
+		if err != nil {
+			if !strings.Contains(err.Error(), MetaBatchSize) {
+				t.Fatalf("%q: error %v does not name the key", v, err)
+			}
+			return
+		}
+		if v != "" && (x < 1 || x != float64(int64(x))) {
+			t.Fatalf("%q accepted as %v", v, x)
+		}
+	})
+}

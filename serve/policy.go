@@ -99,7 +99,10 @@ func (f *FIFO) Decide(now time.Time, q []Item, _ *Dists, wantBatch bool) Decisio
 // Clockwork keeps one latency estimate per batch size (a high quantile of
 // every batch of that size, whatever its inputs), serves earliest deadline
 // first with the largest batch whose estimate meets the earliest deadline,
-// and drops requests that cannot make it even alone.
+// and drops requests that cannot make it even alone. Like Clockwork it
+// learns only from the batches it runs: once its estimate for a batch of one
+// exceeds every request's slack it drops everything and never measures
+// again (what it assumes away: latency that is predictable per batch size).
 type Clockwork struct{ c PolicyConfig }
 
 func (*Clockwork) Name() string { return "clockwork" }

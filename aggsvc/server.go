@@ -94,9 +94,9 @@ func (s *Server) startConn(nc net.Conn) {
 		return
 	}
 	s.conns[c] = struct{}{}
+	s.wg.Add(2) // under mu: Close cannot be waiting yet
 	s.mu.Unlock()
 	s.m.conns.Inc()
-	s.wg.Add(2)
 	go func() { defer s.wg.Done(); c.writeLoop() }()
 	go func() { defer s.wg.Done(); c.readLoop() }()
 }

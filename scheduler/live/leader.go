@@ -93,7 +93,7 @@ func (s *Scheduler) lead(ctx context.Context) error {
 		return err
 	}
 	s.st, s.jobs, s.dirty = st, map[string]*cachedJob{}, false
-	s.mirror, s.feed = nil, newFeed()
+	s.mirror, s.feed, s.needFull = nil, newFeed(), true
 	s.leader.Store(true)
 	defer s.leader.Store(false)
 	s.log.Info("leading", "policy", s.pol.Name(), "jobs_in_state", len(st.Jobs))

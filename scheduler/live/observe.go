@@ -45,16 +45,18 @@ const catchUpWait = 3 * time.Second
 // writes, or Config.ReconcileEvery has passed.
 func (s *Scheduler) observe() (*world, error) {
 	evs, broke := s.feed.drain()
-	full := s.mirror == nil || broke || s.now().Sub(s.reconciledAt) >= s.cfg.ReconcileEvery
-	if !full {
-		full = !s.applyEvents(evs) || !s.catchUp()
+	// A need for a full read outlives a failed attempt (the server may
+	// be the thing that is down).
+	s.needFull = s.needFull || broke || s.mirror == nil || s.now().Sub(s.reconciledAt) >= s.cfg.ReconcileEvery
+	if !s.needFull {
+		s.needFull = !s.applyEvents(evs) || !s.catchUp()
 	}
-	if full {
+	if s.needFull {
 		m, err := s.reconcile()
 		if err != nil {
 			return nil, err
 		}
-		s.mirror, s.reconciledAt = m, s.now()
+		s.mirror, s.reconciledAt, s.needFull = m, s.now(), false
 	}
 	return s.mirror.world(s.managed), nil
 }

@@ -125,3 +125,27 @@ func count(c prometheus.Counter) float64 {
 	}
 	return m.GetCounter().GetValue()
 }
+
+// A full read that fails (Nomad down) is tried again next round, even
+// though the broken stream's mark was taken with the failed attempt.
+func TestFailedReconcileIsRetried(t *testing.T) {
+	s, f := observeScheduler(t)
+	if _, err := s.observe(); err != nil {
+		t.Fatal(err)
+	}
+	good := s.api
+	down, err := api.NewClient(&api.Config{Address: "http://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.api = down
+	s.feed.push(nil, true)
+	if _, err := s.observe(); err == nil {
+		t.Fatal("a full read against a stopped Nomad succeeded")
+	}
+	s.api = good
+	before := f.requests.Load()
+	if _, err := s.observe(); err != nil || f.requests.Load() == before {
+		t.Fatalf("the failed full read was not retried (%v)", err)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"syscall"
 	"unsafe"
 
 	"github.com/caravan-dl/caravan/memshare/nbd"
@@ -19,8 +18,8 @@ type backupFile struct {
 }
 
 func openBackup(path string, size uint64) (*backupFile, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_DIRECT, 0o600)
-	direct := err == nil
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|oDirect, 0o600)
+	direct := err == nil && oDirect != 0
 	if err != nil {
 		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600) // tmpfs has no O_DIRECT
 	}

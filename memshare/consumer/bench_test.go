@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
@@ -50,7 +49,7 @@ func openDisk(b *testing.B) blockDev {
 		dir = b.TempDir()
 	}
 	path := filepath.Join(dir, fmt.Sprintf("disk-%d.bin", rand.Uint64()))
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_DIRECT, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|oDirect, 0o600)
 	if err != nil {
 		b.Skipf("O_DIRECT file in %s: %v", dir, err)
 	}

@@ -70,6 +70,8 @@ func parseSchedulerFlags(args []string, out io.Writer) (live.Config, string, err
 	fs.StringVar(&cfg.Policy, "policy", cfg.Policy, "scheduling policy, e.g. fifo, tiresias-las, tiresias-gittins+consolidated")
 	fs.DurationVar(&cfg.Quantum, "quantum", cfg.Quantum, "re-decide at least this often")
 	fs.DurationVar(&cfg.Debounce, "debounce", cfg.Debounce, "wait this long after an event for the rest of its burst")
+	fs.DurationVar(&cfg.ReconcileEvery, "reconcile-every", cfg.ReconcileEvery,
+		"re-read every job, allocation and node this often, beside following Nomad's event stream")
 	limits := fs.String(registry.QueueLimitsFlag, "", "Tiresias queue limits in GPU-seconds, e.g. 3250,7200,18000 (default: the paper's)")
 	fs.StringVar(&cfg.Namespace, "namespace", cfg.Namespace, "Nomad namespace of the jobs")
 	fs.StringVar(&cfg.QueuePool, "queue-pool", cfg.QueuePool, "node pool users submit into")

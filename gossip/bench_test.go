@@ -21,7 +21,7 @@ import (
 //
 //	go test ./gossip -run '^$' -bench Convergence -benchtime 20x
 func BenchmarkConvergence(b *testing.B) {
-	for _, n := range []int{50, 200} {
+	for _, n := range []int{50, 100, 200} {
 		b.Run(fmt.Sprintf("members=%d", n), func(b *testing.B) { benchConvergence(b, n) })
 	}
 }

@@ -116,7 +116,7 @@ func runNodes(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer m.Shutdown()
+	defer func() { _ = m.Shutdown() }()
 	m.SyncFrom(16)
 	time.Sleep(*wait)
 	v := m.View()

@@ -42,8 +42,11 @@ def main():
     print(f"caravan-ddp rank {rank}/{world} local_rank {os.environ.get('LOCAL_RANK')} "
           f"master {os.environ['MASTER_ADDR']}:{os.environ['MASTER_PORT']} "
           f"loss {loss.item():.4f} {'in-sync' if synced else 'OUT-OF-SYNC'}", flush=True)
-    dist.destroy_process_group()
-    return 0 if synced else 1
+    dist.barrier()
+    # No destroy_process_group: rank 0 hosts the TCPStore, and a rank still
+    # tearing down after rank 0 has left can wait on it forever.
+    sys.stdout.flush()
+    os._exit(0 if synced else 1)
 
 
 if __name__ == "__main__":

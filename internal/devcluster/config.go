@@ -78,7 +78,10 @@ func (c agentConfig) render() string {
 
 func (c agentConfig) clientBlock() string {
 	var b strings.Builder
-	b.WriteString("client {\n  enabled = true\n")
+	// Allocations advertise loopback addresses: everything a local cluster
+	// (and its tests) sends stays on 127.0.0.1, never the host's own
+	// interface addresses.
+	b.WriteString("client {\n  enabled = true\n  network_interface = \"lo\"\n")
 	if len(c.Servers) > 0 {
 		fmt.Fprintf(&b, "  servers = [%q]\n", strings.Join(c.Servers, `", "`))
 	}

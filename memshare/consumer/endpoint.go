@@ -62,7 +62,11 @@ func Serve(v *Volume, socketPath string, logger hclog.Logger, reg prometheus.Reg
 		e.ln.Close()
 		return nil, err
 	}
-	go e.srv.Serve(e.ln)
+	go func() {
+		// Serve returns when Close closes the listener; the server logs
+		// per-connection failures itself.
+		_ = e.srv.Serve(e.ln)
+	}()
 	return e, nil
 }
 

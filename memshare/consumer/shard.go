@@ -50,7 +50,7 @@ func (v *Volume) leaseShard(ctx context.Context, exclude map[string]bool) (*shar
 			candidates = append(candidates, d)
 		}
 	}
-	var lastErr error = errNoDonor
+	lastErr := errNoDonor
 	for len(candidates) > 0 {
 		i := v.pickTwo(ctx, candidates)
 		d := candidates[i]

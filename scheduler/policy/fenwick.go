@@ -4,8 +4,6 @@ package policy
 // preemptable jobs ranked below i" costs O(log n) per query and update.
 type fenwick struct{ t []float64 }
 
-func newFenwick(n int) *fenwick { return &fenwick{t: make([]float64, n+1)} }
-
 func (f *fenwick) add(i int, v float64) {
 	if f == nil || i < 0 {
 		return

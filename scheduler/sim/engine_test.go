@@ -3,11 +3,12 @@ package sim
 import (
 	"bytes"
 	"fmt"
-	"github.com/caravan-dl/caravan/internal/repo"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/caravan-dl/caravan/internal/repo"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
 	"github.com/caravan-dl/caravan/scheduler/profile"

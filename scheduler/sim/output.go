@@ -53,12 +53,13 @@ func (r *Result) WriteJSON(w io.Writer) error {
 
 func num(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
 
-// WriteJobsCSV writes one row per finished job.
+// WriteJobsCSV writes one row per finished job. (A csv.Writer keeps its
+// first write error; Flush and Error report it, so writes go unchecked.)
 func (r *Result) WriteJobsCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"id", "gpus", "fraction", "model", "submit", "start", "finish", "duration", "jct", "queueing", "preemptions", "ftf"})
+	_ = cw.Write([]string{"id", "gpus", "fraction", "model", "submit", "start", "finish", "duration", "jct", "queueing", "preemptions", "ftf"})
 	for _, j := range r.Jobs {
-		cw.Write([]string{j.ID, strconv.Itoa(j.GPUs), num(j.Fraction), j.Model, num(j.Submit), num(j.Start), num(j.Finish),
+		_ = cw.Write([]string{j.ID, strconv.Itoa(j.GPUs), num(j.Fraction), j.Model, num(j.Submit), num(j.Start), num(j.Finish),
 			num(j.Duration), num(j.JCT), num(j.Queueing), strconv.Itoa(j.Preemptions), num(j.FTF)})
 	}
 	cw.Flush()
@@ -68,9 +69,9 @@ func (r *Result) WriteJobsCSV(w io.Writer) error {
 // WriteSeriesCSV writes the sampled queue length and GPU use over time.
 func (r *Result) WriteSeriesCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"t", "queued", "running", "alloc_gpus", "busy_gpus"})
+	_ = cw.Write([]string{"t", "queued", "running", "alloc_gpus", "busy_gpus"})
 	for _, s := range r.Series {
-		cw.Write([]string{num(s.T), strconv.Itoa(s.Queued), strconv.Itoa(s.Running), num(s.AllocGPUs), num(s.BusyGPUs)})
+		_ = cw.Write([]string{num(s.T), strconv.Itoa(s.Queued), strconv.Itoa(s.Running), num(s.AllocGPUs), num(s.BusyGPUs)})
 	}
 	cw.Flush()
 	return cw.Error()
@@ -79,9 +80,9 @@ func (r *Result) WriteSeriesCSV(w io.Writer) error {
 // WriteBucketsCSV writes JCT by size and duration bucket.
 func (r *Result) WriteBucketsCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"kind", "bucket", "jobs", "avg_jct", "p99_jct", "avg_queueing"})
+	_ = cw.Write([]string{"kind", "bucket", "jobs", "avg_jct", "p99_jct", "avg_queueing"})
 	for _, b := range r.Buckets {
-		cw.Write([]string{b.Kind, b.Label, strconv.Itoa(b.Jobs), num(b.AvgJCT), num(b.P99JCT), num(b.AvgQ)})
+		_ = cw.Write([]string{b.Kind, b.Label, strconv.Itoa(b.Jobs), num(b.AvgJCT), num(b.P99JCT), num(b.AvgQ)})
 	}
 	cw.Flush()
 	return cw.Error()

@@ -31,7 +31,7 @@ func TestModelAssignmentIsSeeded(t *testing.T) {
 		}
 		return s
 	}
-	if models(1) != models(1) {
+	if a, b := models(1), models(1); a != b {
 		t.Fatal("same seed, different models")
 	}
 	if models(1) == models(2) {

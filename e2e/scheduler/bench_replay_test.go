@@ -59,10 +59,10 @@ func BenchmarkTraceReplay(b *testing.B) {
 	for _, pol := range []string{"fifo", "tiresias-las"} {
 		b.Run(pol, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				live, occupied, lat := replayLive(b, tr, pol, i)
-				predicted := replaySim(b, tr, pol, nil, latencies{})
-				calibrated := replaySim(b, tr, pol, occupied, latencies{})
-				withLat := replaySim(b, tr, pol, nil, lat)
+				live, occupied, lat := replayLive(b, tr, pol, i, tiresiasLimits)
+				predicted := replaySim(b, tr, pol, replay2x8, nil, latencies{})
+				calibrated := replaySim(b, tr, pol, replay2x8, occupied, latencies{})
+				withLat := replaySim(b, tr, pol, replay2x8, nil, lat)
 				b.ReportMetric(live, "live-avg-jct-s")
 				b.ReportMetric(predicted, "sim-avg-jct-s")
 				b.ReportMetric(calibrated, "calibrated-sim-avg-jct-s")
@@ -81,8 +81,8 @@ func BenchmarkTraceReplay(b *testing.B) {
 // the mean JCT in trace seconds, and how long each job really occupied its
 // GPUs (first allocation created to last task finished, trace seconds):
 // the recorded duration plus Nomad's start and stop latencies.
-func replayLive(b *testing.B, tr *trace.Trace, pol string, iter int) (float64, map[string]float64, latencies) {
-	limits := fmt.Sprintf("%g,%g", 3250.0/replayCompress, 7200.0/replayCompress)
+func replayLive(b *testing.B, tr *trace.Trace, pol string, iter int, queueLimits []float64) (float64, map[string]float64, latencies) {
+	limits := fmt.Sprintf("%g,%g", queueLimits[0]/replayCompress, queueLimits[1]/replayCompress)
 	startScheduler(b, "-policy", pol, "-queue-limits", limits,
 		"-quantum", time.Duration(float64(60*time.Second)/replayCompress).String(), "-log-level", "info")
 	begin := time.Now()
@@ -124,6 +124,19 @@ func replayLive(b *testing.B, tr *trace.Trace, pol string, iter int) (float64, m
 	writeJCTs(b, pol, ids, jcts)
 	return mean(jcts), occupied, measureLatencies(b, pol, ids, submitted)
 }
+
+// replayShape is the simulated cluster (nodes × GPUs) and the Tiresias
+// queue limits (trace GPU·s) a replay is compared on.
+type replayShape struct {
+	nodes, gpus int
+	limits      []float64
+}
+
+// tiresiasLimits are 2D-LAS's default queue limits (trace GPU·s).
+var tiresiasLimits = []float64{3250, 7200}
+
+// replay2x8 is the Tiresias replay's cluster; its simulator keeps the default queues.
+var replay2x8 = replayShape{nodes: 2, gpus: 8}
 
 // latencies are Nomad's per-start and per-stop overheads, trace seconds.
 type latencies struct{ start, stop float64 }
@@ -248,8 +261,8 @@ func median(xs []float64) float64 {
 // occupied, each job's duration is what it really occupied live, which
 // separates Nomad's per-job latencies from the scheduler's decisions.
 // With lat, the simulator models those start and stop latencies instead.
-func replaySim(b *testing.B, tr *trace.Trace, pol string, occupied map[string]float64, lat latencies) float64 {
-	c, err := sim.Homogeneous(2, 8, 0)
+func replaySim(b *testing.B, tr *trace.Trace, pol string, shape replayShape, occupied map[string]float64, lat latencies) float64 {
+	c, err := sim.Homogeneous(shape.nodes, shape.gpus, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -263,7 +276,9 @@ func replaySim(b *testing.B, tr *trace.Trace, pol string, occupied map[string]fl
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, err := registry.New(pol, registry.Config{})
+	rc := registry.Config{}
+	rc.SetQueueLimits(shape.limits)
+	p, err := registry.New(pol, rc)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -47,6 +47,13 @@ func (s *Scheduler) apply(w *world, es []*entry, l *gpuBook, dec policy.Decision
 
 // start admits one job if its placement fits; otherwise it says why not.
 func (s *Scheduler) start(e *entry, p policy.Placement, w *world, l *gpuBook, now time.Time) string {
+	if e.allocs.running+e.allocs.starting+e.allocs.draining > 0 {
+		// A preempted run still checkpointing (or a stray allocation
+		// repair stops): resuming now would read a stale checkpoint, and
+		// the old allocation's GPUs would be forgotten once the job runs
+		// again under its new placement.
+		return "waiting for its previous allocations to stop"
+	}
 	prev := s.placementOf(e, "state", e.rec.Placement)
 	ts, err := resolve(e.job.gang, keepCheckpoints(e.job.gang, p, prev), w.nodes)
 	if err != nil {

@@ -33,9 +33,13 @@
 // One scheduling round is a pipeline, one file per stage:
 //
 //	Serve (serve.go)        HTTP API beside Run
-//	Run   (leader.go)       campaign for the lock; lead: loop on events and quanta
+//	Run   (leader.go)       campaign for the lock; lead: loop on events and quanta;
+//	                        feed.go follows the event stream beside the loop
 //	round (round.go)        one pass of the stages below
-//	  observe  (observe.go)   list jobs, allocations, pools, nodes from Nomad
+//	  observe  (observe.go)   bring the mirror of Nomad's jobs, allocations,
+//	                          pools and nodes (mirror.go) up to date: apply
+//	                          the events feed.go received (events.go), or
+//	                          read everything afresh (reconcile.go)
 //	  classify (classify.go)  each job's phase and outcome (outcome.go);
 //	                          accrue service (state.go); group jobs by the
 //	                          nodes they may use (class.go, eligible.go)

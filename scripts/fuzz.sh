@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every Go fuzz target in the module for a short, bounded time each
-# (FUZZTIME, default 5s), one target at a time as `go test -fuzz` requires.
+# (FUZZTIME, default 3s), one target at a time as `go test -fuzz` requires.
 # The checked-in seed corpora (testdata/fuzz/<Target>/) also run as plain
 # tests in `make unit`; this adds fresh coverage-guided inputs on top.
 # New crashers are written to testdata/fuzz/ by the Go tool: commit them
@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
-FUZZTIME=${FUZZTIME:-5s}
+FUZZTIME=${FUZZTIME:-3s}
 status=0
 while IFS= read -r line; do
   file=${line%%:*}

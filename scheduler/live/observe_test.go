@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caravan-dl/caravan/scheduler/policy"
 	"github.com/hashicorp/nomad/api"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -147,5 +148,17 @@ func TestFailedReconcileIsRetried(t *testing.T) {
 	before := f.requests.Load()
 	if _, err := s.observe(); err != nil || f.requests.Load() == before {
 		t.Fatalf("the failed full read was not retried (%v)", err)
+	}
+}
+
+// A queued job whose previous allocations still run or drain is not
+// admitted (nor read from Nomad) until they stopped.
+func TestNoAdmissionWhilePreviousAllocationsLive(t *testing.T) {
+	s := testScheduler(t)
+	for _, a := range []jobAllocs{{running: 1}, {starting: 1}, {draining: 1}} {
+		e := &entry{stub: &jobStub{ID: "j"}, rec: &record{}, allocs: a, phase: phaseQueued}
+		if why := s.start(e, policy.Placement{}, &world{}, &gpuBook{}, time.Now()); why != "waiting for its previous allocations to stop" {
+			t.Fatalf("%+v: %q", a, why)
+		}
 	}
 }

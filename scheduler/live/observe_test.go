@@ -162,3 +162,24 @@ func TestNoAdmissionWhilePreviousAllocationsLive(t *testing.T) {
 		}
 	}
 }
+
+// The policy sees a preempted job's draining GPU as free (so it does not
+// preempt another job for the same waiting one), while the GPU book keeps
+// it held until the allocation has stopped.
+func TestPolicySeesDrainingGPUsFree(t *testing.T) {
+	nodes := map[string]*nodeInfo{"n1": {ID: "n1", GPUs: []nodeGPU{{Index: 0, UUID: "g0", MemoryMiB: 100, FreeFraction: 1, FreeMemMiB: 100}}}}
+	held := []target{{NodeID: "n1", GPU: 0, Fraction: 1}}
+	e := &entry{stub: &jobStub{ID: "victim"}, rec: &record{}, phase: phaseQueued, held: held, allocs: jobAllocs{draining: 1}}
+	l := newGPUBook(nodes, []*entry{e}, nil)
+	if l.fits(held) {
+		t.Fatal("the book offered a GPU a draining job still holds")
+	}
+	snap := (&Scheduler{}).snapshot(l, l.nodeIDs(), []*entry{e}, 5)
+	if g := snap.Cluster.Nodes[0].GPUs[0]; g.UsedFraction != 0 || g.UsedMemoryMiB != 0 {
+		t.Fatalf("the policy sees the draining GPU used: %+v", g)
+	}
+	e.phase = phaseRunning
+	if g := (&Scheduler{}).snapshot(l, l.nodeIDs(), []*entry{e}, 5).Cluster.Nodes[0].GPUs[0]; g.UsedFraction != 1 {
+		t.Fatalf("a running job's GPU shows free: %+v", g)
+	}
+}

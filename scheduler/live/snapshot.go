@@ -9,11 +9,14 @@ import (
 // just-finished jobs.
 func (s *Scheduler) snapshot(l *gpuBook, nodes []string, es []*entry, now float64) *policy.Snapshot {
 	snap := &policy.Snapshot{Now: now}
+	drain := draining(l, es)
 	for _, id := range nodes {
 		n := l.nodes[id]
 		pn := policy.Node{Name: id}
 		for i, g := range n.GPUs {
 			u := l.used[id][i]
+			d := drain[gpuKey{id, i}]
+			u.Fraction, u.MemMiB = max(u.Fraction-d.Fraction, 0), max(u.MemMiB-d.MemMiB, 0)
 			pn.GPUs = append(pn.GPUs, policy.GPU{Index: i, Model: g.Model, MemoryMiB: g.MemoryMiB,
 				UsedFraction: u.Fraction, UsedMemoryMiB: u.MemMiB})
 		}
@@ -32,6 +35,28 @@ func (s *Scheduler) snapshot(l *gpuBook, nodes []string, es []*entry, now float6
 		snap.Jobs = append(snap.Jobs, j)
 	}
 	return snap
+}
+
+// draining is what queued jobs still hold (preempted, their tasks
+// checkpointing). The policy sees it as free, as the simulator's policy
+// sees GPUs it just preempted: otherwise each round during the drain
+// would preempt yet another job for the same waiting one. The GPU book
+// still holds it, so apply admits nothing there until it is really free.
+func draining(l *gpuBook, es []*entry) map[gpuKey]use {
+	out := map[gpuKey]use{}
+	for _, e := range es {
+		if e.phase != phaseQueued {
+			continue
+		}
+		for _, t := range e.held {
+			k := gpuKey{t.NodeID, t.GPU}
+			u := out[k]
+			u.Fraction += t.Fraction
+			u.MemMiB += l.slotMem(t)
+			out[k] = u
+		}
+	}
+	return out
 }
 
 // policyJob is the policy's view of one entry; nil for jobs it must not see.

@@ -244,7 +244,7 @@ func exitCode(a *api.Allocation, task string) int {
 // CARAVAN_CHECKPOINT_DIR before it exits.
 func TestStopCheckpoints(t *testing.T) {
 	job, err := cluster.RunFile(repoPath(t, "jobspecs", "train-digits.nomad.hcl"), map[string]string{
-		"workloads": repoPath(t, "workloads"), "steps": "1000000", "step_sleep": "0.01",
+		"workloads": harness.TaskWorkloads, "steps": "1000000", "step_sleep": "0.01",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -285,7 +285,7 @@ func TestStopCheckpoints(t *testing.T) {
 		t.Fatalf("no checkpoint step in stdout: %v", err)
 	}
 	if _, err := cluster.RunFile(repoPath(t, "jobspecs", "train-digits.nomad.hcl"), map[string]string{
-		"workloads": repoPath(t, "workloads"), "steps": fmt.Sprint(step + 20),
+		"workloads": harness.TaskWorkloads, "steps": fmt.Sprint(step + 20),
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +358,7 @@ func readProgress(a *api.Allocation, task string) ([]progressLine, error) {
 // from its progress file.
 func TestPyTorchTrainingLossFalls(t *testing.T) {
 	job, err := cluster.RunFile(repoPath(t, "jobspecs", "train-digits.nomad.hcl"), map[string]string{
-		"workloads": repoPath(t, "workloads"), "steps": "300",
+		"workloads": harness.TaskWorkloads, "steps": "300",
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -120,7 +120,7 @@ func submit(c *devcluster.Cluster, root string) error {
 		vars map[string]string
 	}{
 		{"shared-gpu.nomad.hcl", map[string]string{"hold_seconds": "20"}},
-		{"train-digits.nomad.hcl", map[string]string{"workloads": filepath.Join(root, "workloads"), "steps": "600", "step_sleep": "0.02"}},
+		{"train-digits.nomad.hcl", map[string]string{"workloads": devcluster.TaskWorkloads, "steps": "600", "step_sleep": "0.02"}},
 	}
 	for _, s := range specs {
 		fmt.Printf("\n$ nomad job run jobspecs/%s\n", s.file)

@@ -40,7 +40,7 @@ func runScheduled(ctx context.Context, c *devcluster.Cluster, root string) error
 	if err := waitPool(ctx, c, "caravan-queue"); err != nil {
 		return err
 	}
-	work := filepath.Join(root, "workloads")
+	work := devcluster.TaskWorkloads
 	jobs := []queuedJob{
 		{"gang-long", "sched-train.nomad.hcl", map[string]string{"workloads": work, "seconds": "40"}},
 		{"gang-short", "sched-train.nomad.hcl", map[string]string{"workloads": work, "seconds": "15"}},

@@ -122,7 +122,7 @@ func startAggsvc(t *testing.T, ctx context.Context) []string {
 
 func runDDP(t *testing.T, ctx context.Context, vars map[string]string) ddpResult {
 	t.Helper()
-	vars["workloads"] = repoPath(t, "workloads")
+	vars["workloads"] = harness.TaskWorkloads
 	vars["init"] = "tcp://127.0.0.1:" + freePort(t)
 	if _, err := cluster.RunFile(repoPath(t, "jobspecs", "train-ddp-aggsvc.nomad.hcl"), vars); err != nil {
 		t.Fatal(err)

@@ -18,6 +18,9 @@ type (
 	Binaries = devcluster.Binaries
 )
 
+// TaskWorkloads is where caravan tasks find the repository's workloads/.
+const TaskWorkloads = devcluster.TaskWorkloads
+
 var (
 	// Start launches a cluster and waits until it is ready.
 	Start = devcluster.Start

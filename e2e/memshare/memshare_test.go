@@ -33,7 +33,7 @@ func TestSpillToDonatedMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	workloads := filepath.Join(root, "workloads")
+	workloads := harness.TaskWorkloads
 	if _, err := cluster.RunFile(filepath.Join(root, "jobspecs", "memshare-donor.nomad.hcl"),
 		map[string]string{"workloads": workloads, "memory": "512", "seconds": "300"}); err != nil {
 		t.Fatal(err)
@@ -80,7 +80,7 @@ func TestDonorGrowthReclaims(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	workloads := filepath.Join(root, "workloads")
+	workloads := harness.TaskWorkloads
 	if _, err := cluster.RunFile(filepath.Join(root, "jobspecs", "memshare-donor.nomad.hcl"), map[string]string{
 		"workloads": workloads, "memory": "768", "seconds": "300", "grow_mib": "600"}); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/nomad/api"
+
+	"github.com/caravan-dl/caravan/e2e/harness"
 )
 
 // ddpJob is a PyTorch DDP job as users write it: one group, count = 2,
@@ -29,7 +31,7 @@ func ddpJob(id string) string {
       driver = "caravan"
       config {
         command = "/usr/bin/python3"
-        args    = ["%s/workloads/ddp_gang.py", "--steps", "20"]
+        args    = ["%s/ddp_gang.py", "--steps", "20"]
         gpus    = 1
       }
       resources {
@@ -39,7 +41,7 @@ func ddpJob(id string) string {
     }
   }
 }
-`, id, repo)
+`, id, harness.TaskWorkloads)
 }
 
 // A 2-worker DDP job (count = 2) goes through the queue and trains across

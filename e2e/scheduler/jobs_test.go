@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/nomad/api"
+
+	"github.com/caravan-dl/caravan/e2e/harness"
 )
 
 // work is a sched_work.py job: workers groups of one caravan task each.
@@ -47,10 +49,10 @@ func (w work) hcl() string {
 	}
 	b.WriteString(w.Extra)
 	command := "/usr/bin/python3"
-	args := fmt.Sprintf(`"%s/workloads/sched_work.py", "--seconds", "%g", "--tag", "%s"`, repo, w.Seconds, w.Tag)
+	args := fmt.Sprintf(`"%s/sched_work.py", "--seconds", "%g", "--tag", "%s"`, harness.TaskWorkloads, w.Seconds, w.Tag)
 	if w.Garbage {
 		command = "/bin/sh"
-		args = fmt.Sprintf(`"-c", "echo '{not json' >> \"$CARAVAN_PROGRESS_FILE\"; exec /usr/bin/python3 %s/workloads/sched_work.py --seconds %g --tag '%s'"`, repo, w.Seconds, w.Tag)
+		args = fmt.Sprintf(`"-c", "echo '{not json' >> \"$CARAVAN_PROGRESS_FILE\"; exec /usr/bin/python3 %s/sched_work.py --seconds %g --tag '%s'"`, harness.TaskWorkloads, w.Seconds, w.Tag)
 	}
 	if w.Exit != 0 {
 		command, args = "/bin/sh", fmt.Sprintf(`"-c", "exit %d"`, w.Exit)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/nomad/api"
+
+	"github.com/caravan-dl/caravan/e2e/harness"
 )
 
 // The example queued gang in jobspecs/ runs as users would submit it: two
@@ -15,7 +17,7 @@ import (
 func TestJobspecsForTheScheduler(t *testing.T) {
 	startScheduler(t, "-policy", "fifo")
 	job, err := cluster.RunFile(filepath.Join(repo, "jobspecs", "sched-train.nomad.hcl"),
-		map[string]string{"workloads": filepath.Join(repo, "workloads"), "seconds": "2"})
+		map[string]string{"workloads": harness.TaskWorkloads, "seconds": "2"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func TestServeOnNomadAndConsul(t *testing.T) {
 	}
 
 	workers, err := c.RunFile(filepath.Join(repo, "jobspecs", "serve-workers.nomad.hcl"), map[string]string{
-		"workloads": filepath.Join(repo, "workloads"), "worker_token": workerToken, "count": "2", "gpu_fraction": "0.25"})
+		"workloads": harness.TaskWorkloads, "worker_token": workerToken, "count": "2", "gpu_fraction": "0.25"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestServeOnNomadAndConsul(t *testing.T) {
 	// (A new job version, not `job scale`: scaling is refused while the
 	// first deployment is still running.)
 	if _, err := c.RunFile(filepath.Join(repo, "jobspecs", "serve-workers.nomad.hcl"), map[string]string{
-		"workloads": filepath.Join(repo, "workloads"), "worker_token": workerToken, "count": "1", "gpu_fraction": "0.25"}); err != nil {
+		"workloads": harness.TaskWorkloads, "worker_token": workerToken, "count": "1", "gpu_fraction": "0.25"}); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(ctx, t, "metrics show 1 worker", func() bool { return metric(url, `caravan_serve_workers{model="lstm-gen"}`) == "1" })

@@ -94,7 +94,7 @@ func TestTuneThroughScheduler(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	if _, err := c.RunFile(filepath.Join(repo, "jobspecs", "tune-digits.nomad.hcl"),
-		map[string]string{"workloads": filepath.Join(repo, "workloads")}); err != nil {
+		map[string]string{"workloads": harness.TaskWorkloads}); err != nil {
 		t.Fatal(err)
 	}
 	specPath := filepath.Join(t.TempDir(), "sched.tune.hcl")

@@ -85,7 +85,7 @@ func TestTuneEndToEnd(t *testing.T) {
 		}
 	})
 	if _, err := c.RunFile(filepath.Join(repo, "jobspecs", "tune-digits.nomad.hcl"),
-		map[string]string{"workloads": filepath.Join(repo, "workloads"), "node_pool": "default"}); err != nil {
+		map[string]string{"workloads": harness.TaskWorkloads, "node_pool": "default"}); err != nil {
 		t.Fatal(err)
 	}
 	specPath := filepath.Join(t.TempDir(), "e2e.tune.hcl")

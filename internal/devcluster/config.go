@@ -29,7 +29,7 @@ type agentConfig struct {
 	// PluginExtra goes inside the caravan-driver config block.
 	PluginExtra string
 	// Workloads is a host folder jobspecs run code from (the repository's
-	// workloads/); isolated tasks see it, read-only, at the same path.
+	// workloads/); isolated tasks see it, read-only, at TaskWorkloads.
 	Workloads string
 }
 
@@ -40,16 +40,25 @@ type agentConfig struct {
 var driverChroot = []string{"/bin", "/etc", "/lib", "/lib32", "/lib64", "/sbin", "/usr", "/run/resolvconf", "/run/systemd/resolve",
 	"/opt/caravan/workloads"}
 
-// chrootEnv renders chroot_env with the workloads folder, or "" without one.
+// TaskWorkloads is where isolated tasks of a local cluster find the
+// repository's workloads/ (the jobspecs' default): a fixed path, because
+// the clone may live under /tmp, which is every task's own.
+const TaskWorkloads = "/opt/caravan/workloads"
+
+// chrootEnv renders chroot_env with the workloads folder at TaskWorkloads,
+// or "" without one.
 func (c agentConfig) chrootEnv() string {
 	if c.Workloads == "" {
 		return ""
 	}
 	var b strings.Builder
 	b.WriteString("    chroot_env {\n")
-	for _, p := range append(append([]string(nil), driverChroot...), c.Workloads) {
-		fmt.Fprintf(&b, "      %q = %q\n", p, p)
+	for _, p := range driverChroot {
+		if p != TaskWorkloads {
+			fmt.Fprintf(&b, "      %q = %q\n", p, p)
+		}
 	}
+	fmt.Fprintf(&b, "      %q = %q\n", c.Workloads, TaskWorkloads)
 	b.WriteString("    }\n")
 	return b.String()
 }

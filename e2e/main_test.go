@@ -5,8 +5,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -21,27 +19,10 @@ var cluster *harness.Cluster
 func TestMain(m *testing.M) { harness.TestMain(m, run) }
 
 func run(m *testing.M) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	c, err := harness.Start(ctx, harness.Options{
+	return harness.RunCluster(m, harness.Options{
 		GPUs:    harness.GPUs{Model: "Simulated A100 40GB", MemoryMiB: 40960, Count: 1},
 		RawExec: true,
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: start nomad:", err)
-		return 1
-	}
-	cluster = c
-	code := m.Run()
-	if err := c.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: stop:", err)
-	}
-	if code == 0 {
-		os.RemoveAll(c.Dir)
-	} else {
-		fmt.Fprintln(os.Stderr, "e2e: agent logs kept in", c.Dir)
-	}
-	return code
+	}, &cluster)
 }
 
 func repoPath(t testing.TB, rel ...string) string {

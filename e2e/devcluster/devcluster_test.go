@@ -4,11 +4,9 @@
 package devcluster_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"testing"
 	"time"
 
@@ -20,24 +18,7 @@ var cluster *harness.Cluster
 func TestMain(m *testing.M) { harness.TestMain(m, run) }
 
 func run(m *testing.M) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	c, err := harness.Start(ctx, harness.Options{Clients: 1, Consul: true})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: start cluster:", err)
-		return 1
-	}
-	cluster = c
-	code := m.Run()
-	if err := c.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: stop:", err)
-	}
-	if code == 0 {
-		os.RemoveAll(c.Dir)
-	} else {
-		fmt.Fprintln(os.Stderr, "e2e: agent logs kept in", c.Dir)
-	}
-	return code
+	return harness.RunCluster(m, harness.Options{Clients: 1, Consul: true}, &cluster)
 }
 
 // Nomad's client registers itself in the cluster's Consul, which proves the

@@ -7,9 +7,7 @@
 package gossip_e2e
 
 import (
-	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,7 +39,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
-	ports, err := freePorts(4)
+	ports, err := harness.FreePorts(4)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
@@ -51,43 +49,7 @@ func run(m *testing.M) int {
 			" consul_service = \"caravan-gossip\"\n encryption_key_file = %q\n probe_interval = \"1s\"\n"+
 			" probe_share = 0.5\n publish_interval = \"1s\"\n}\n", i+1, ports[2*i], ports[2*i+1], keyFile)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	c, err := harness.Start(ctx, harness.Options{Clients: 2, Consul: true, PluginConfigEach: each})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: start nomad:", err)
-		return 1
-	}
-	cluster = c
-	code := m.Run()
-	if err := c.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: stop:", err)
-	}
-	if code == 0 {
-		os.RemoveAll(c.Dir)
-	} else {
-		fmt.Fprintln(os.Stderr, "e2e: agent logs kept in", c.Dir)
-	}
-	return code
-}
-
-func freePorts(n int) ([]int, error) {
-	var out []int
-	var lns []net.Listener
-	defer func() {
-		for _, l := range lns {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		lns = append(lns, l)
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
-	}
-	return out, nil
+	return harness.RunCluster(m, harness.Options{Clients: 2, Consul: true, PluginConfigEach: each}, &cluster)
 }
 
 // TestSchedulerViewShowsBothClients joins as the scheduler does (an

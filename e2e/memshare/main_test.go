@@ -6,13 +6,10 @@
 package memshare_e2e
 
 import (
-	"context"
 	"fmt"
-	"net"
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/caravan-dl/caravan/e2e/harness"
 )
@@ -28,7 +25,7 @@ var (
 func TestMain(m *testing.M) { harness.TestMain(m, run) }
 
 func run(m *testing.M) int {
-	ports, err := freePorts(4)
+	ports, err := harness.FreePorts(4)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
@@ -44,41 +41,5 @@ func run(m *testing.M) int {
 			" slab_size = \"4MiB\"\n headroom = \"64MiB\"\n data_shards = 1\n parity_shards = 1\n%s}\n",
 			key, i+1, fmt.Sprintf("127.0.0.1:%d", ports[2*i]), donors[i], strings.Join(blocks, ""))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	c, err := harness.Start(ctx, harness.Options{Clients: 2, PluginConfigEach: each})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: start nomad:", err)
-		return 1
-	}
-	cluster = c
-	code := m.Run()
-	if err := c.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: stop:", err)
-	}
-	if code == 0 {
-		os.RemoveAll(c.Dir)
-	} else {
-		fmt.Fprintln(os.Stderr, "e2e: agent logs kept in", c.Dir)
-	}
-	return code
-}
-
-func freePorts(n int) ([]int, error) {
-	var out []int
-	var lns []net.Listener
-	defer func() {
-		for _, l := range lns {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		lns = append(lns, l)
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
-	}
-	return out, nil
+	return harness.RunCluster(m, harness.Options{Clients: 2, PluginConfigEach: each}, &cluster)
 }

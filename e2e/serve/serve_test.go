@@ -44,11 +44,8 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	caravanBin = filepath.Join(dir, "caravan")
-	build := exec.Command("go", "build", "-o", caravanBin, "./cmd/caravan")
-	build.Dir, build.Stdout, build.Stderr = repo, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build caravan:", err)
+	if caravanBin, err = harness.BuildCaravan(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return m.Run()

@@ -128,7 +128,7 @@ func (c *Cluster) launch(o Options) error {
 		}
 	}
 	n := 1 + o.Clients
-	ports, err := freePorts(3 * n)
+	ports, err := FreePorts(3 * n)
 	if err != nil {
 		return err
 	}

@@ -40,7 +40,7 @@ func startConsul(bin, dir string) (*Agent, error) {
 	if _, err := os.Stat(bin); err != nil {
 		return nil, errors.New("devcluster: " + bin + " is missing: run `make tools` first")
 	}
-	ports, err := freePorts(4)
+	ports, err := FreePorts(4)
 	if err != nil {
 		return nil, err
 	}

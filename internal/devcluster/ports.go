@@ -2,9 +2,9 @@ package devcluster
 
 import "net"
 
-// freePorts asks the kernel for n distinct unused loopback TCP ports. They are
+// FreePorts asks the kernel for n distinct unused loopback TCP ports. They are
 // released before use, so a race with another process is possible but rare.
-func freePorts(n int) ([]int, error) {
+func FreePorts(n int) ([]int, error) {
 	var ls []net.Listener
 	defer func() {
 		for _, l := range ls {

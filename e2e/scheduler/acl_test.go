@@ -52,6 +52,16 @@ func TestACLPolicyIsEnough(t *testing.T) {
 	if n := jobInfo(t, "acl-long").Meta["caravan.preemptions"]; n != "1" {
 		t.Fatalf("long job preemptions %q, want 1 (the preemption path was not exercised)", n)
 	}
+	// The event stream works under the policy: Nomad refuses the whole
+	// stream to a non-management token that asks for a management-only
+	// topic (NodePool), and the scheduler then reads everything each round.
+	if n := p.metric("caravan_scheduler_events_applied_total"); n == 0 {
+		t.Fatal("no Nomad event reached the scheduler: the stream is refused under the documented policy")
+	}
+	rounds, full := p.metric("caravan_scheduler_rounds_total"), p.metric("caravan_scheduler_full_reconciles_total")
+	if full > rounds/2 {
+		t.Fatalf("%v full reconciles in %v rounds: the event stream keeps breaking under the documented policy", full, rounds)
+	}
 }
 
 // aclCluster starts a server and two one-GPU clients, then turns ACLs on

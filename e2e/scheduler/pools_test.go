@@ -60,6 +60,19 @@ func TestBadPoolsWaitWithAReasonAndHoldNoGPU(t *testing.T) {
 	if now := p.metric("caravan_scheduler_errors_total"); now != errs {
 		t.Errorf("failed Nomad operations grew from %v to %v while bad pools waited", errs, now)
 	}
+	// Creating the missing pool is seen well before the minute-long full
+	// reconcile (pools are not on the event stream; see live/feed.go).
+	if _, err := cluster.API.NodePools().Register(&api.NodePool{Name: "no-such-pool"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cluster.API.NodePools().Delete("no-such-pool", nil) })
+	waitFor(t, 20*time.Second, "the new pool seen", func() (bool, string) {
+		j := p.job("nopool")
+		if j == nil {
+			return false, "not in the queue"
+		}
+		return strings.Contains(j.Reason, `no ready node with caravan GPUs in pool "no-such-pool"`), j.Reason
+	})
 }
 
 // The queue holds exactly what the driver would refuse, in the driver's

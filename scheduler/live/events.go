@@ -20,8 +20,6 @@ func (s *Scheduler) applyEvent(m *mirror, ev *api.Event) (bool, error) {
 		return applyAlloc(m, ev, s.cfg.Namespace)
 	case api.TopicNode:
 		return s.applyNode(m, ev)
-	case api.TopicNodePool:
-		return applyPool(m, ev)
 	}
 	return false, nil
 }
@@ -109,26 +107,5 @@ func (s *Scheduler) applyNode(m *mirror, ev *api.Event) (bool, error) {
 	if info := s.nodeInfo(n); info != nil {
 		m.nodes[n.ID] = info
 	}
-	return true, nil
-}
-
-func applyPool(m *mirror, ev *api.Event) (bool, error) {
-	var p *api.NodePool
-	err := decode(ev, "NodePool", &p)
-	if err != nil || p == nil || p.Name == "" {
-		return false, fmt.Errorf("node pool event at index %d: unreadable payload (%v)", ev.Index, err)
-	}
-	k := objKey{api.TopicNodePool, p.Name}
-	if ev.Type == "NodePoolDeleted" {
-		if !m.remove(k, ev.Index) {
-			return false, nil
-		}
-		delete(m.pools, p.Name)
-		return true, nil
-	}
-	if !m.newer(k, max(p.ModifyIndex, ev.Index)) {
-		return false, nil
-	}
-	m.pools[p.Name] = true
 	return true, nil
 }

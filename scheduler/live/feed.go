@@ -42,16 +42,27 @@ func (f *feed) drain() ([]api.Event, bool) {
 }
 
 // streamTopics are what the mirror follows; Deployment only wakes the loop.
+// NodePool is left out on purpose: Nomad streams that topic to management
+// tokens only (it cannot filter pools by ACL), so with the least-privilege
+// policy (acl-policy.hcl) asking for it makes Nomad refuse the whole
+// stream. Pools are read in full instead (see observePools).
 var streamTopics = map[api.Topic][]string{
 	api.TopicJob: {"*"}, api.TopicAllocation: {"*"}, api.TopicNode: {"*"},
-	api.TopicNodePool: {"*"}, api.TopicDeployment: {"*"},
+	api.TopicDeployment: {"*"},
 }
+
+// refusedAfter is how many streams in a row that close before carrying a
+// single event mean Nomad refuses the stream (typically an ACL token that
+// lacks read-job or node read); the scheduler then still works, reading
+// everything each round, and says so once.
+const refusedAfter = 3
 
 // watch follows Nomad's event stream from index, feeding the events to
 // the rounds and poking the loop. When the stream breaks it reconnects
 // from the last index it saw and marks the feed broken, so the next round
 // reconciles in full (what Nomad no longer buffers is read back).
 func (s *Scheduler) watch(ctx context.Context, f *feed, index uint64) {
+	empty, warned := 0, false
 	for ctx.Err() == nil {
 		ch, err := s.api.EventStream().Stream(ctx, streamTopics, index, &api.QueryOptions{Namespace: s.cfg.Namespace})
 		if err != nil {
@@ -60,11 +71,13 @@ func (s *Scheduler) watch(ctx context.Context, f *feed, index uint64) {
 			sleep(ctx, time.Second)
 			continue
 		}
+		carried := false
 		for evs := range ch {
 			if evs.Err != nil {
 				s.log.Debug("event stream broke", "error", evs.Err)
 				break
 			}
+			carried = true
 			if evs.IsHeartbeat() {
 				continue
 			}
@@ -74,6 +87,15 @@ func (s *Scheduler) watch(ctx context.Context, f *feed, index uint64) {
 		}
 		if ctx.Err() != nil {
 			return
+		}
+		if carried {
+			empty = 0
+		} else {
+			empty++
+		}
+		if empty >= refusedAfter && !warned {
+			warned = true
+			s.log.Warn("Nomad closes the event stream at once (does the token have read-job in the namespace and node read?); reading everything each round instead, which is slower")
 		}
 		f.push(nil, true)
 		s.poke()

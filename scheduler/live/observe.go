@@ -57,8 +57,28 @@ func (s *Scheduler) observe() (*world, error) {
 			return nil, err
 		}
 		s.mirror, s.reconciledAt, s.needFull = m, s.now(), false
+		s.poolsAt = s.reconciledAt
 	}
+	s.observePools()
 	return s.mirror.world(s.managed), nil
+}
+
+// poolsEvery bounds how often pools are listed between full reconciles.
+const poolsEvery = 2 * time.Second
+
+// observePools lists the node pools again when a job names one the mirror
+// lacks: pools are not on the event stream (see streamTopics), and a user
+// who creates the missing pool should not wait for Config.ReconcileEvery.
+// A deleted pool is seen at the next full reconcile; until then admitting
+// into it fails in Nomad, which the job's waiting reason shows.
+func (s *Scheduler) observePools() {
+	if s.now().Sub(s.poolsAt) < poolsEvery || !s.mirror.missingPool(s.managed, s.cfg.Pool) {
+		return
+	}
+	s.poolsAt = s.now()
+	if err := s.listPools(s.mirror); err != nil {
+		s.log.Debug("listing node pools", "error", err)
+	}
 }
 
 // applyEvents folds events into the mirror; false means one could not be

@@ -40,7 +40,8 @@ type Scheduler struct {
 	mirror       *mirror
 	feed         *feed
 	reconciledAt time.Time
-	needFull     bool // a full reconcile is due (kept until one succeeds)
+	needFull     bool      // a full reconcile is due (kept until one succeeds)
+	poolsAt      time.Time // when node pools were last listed
 	// wrote is the Nomad index of the scheduler's newest job or
 	// allocation write; a round waits until the mirror holds it.
 	wrote uint64

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"strconv"
 	"time"
 
@@ -230,6 +231,7 @@ func (ct *Controller) dispatchPending(ctx context.Context) error {
 		}
 		meta[t.Spec.Budget.Unit] = strconv.FormatFloat(tr.Budget, 'f', -1, 64)
 		meta["trial"] = strconv.Itoa(tr.ID)
+		ct.handOver(tr, meta)
 		job, err := ct.c.Dispatch(ctx, t.Spec.Job, meta, fmt.Sprintf("t%d-r%d", tr.ID, tr.Rung), run.Token)
 		if err != nil {
 			return fmt.Errorf("dispatch trial %d of %s: %w", tr.ID, t.Spec.Job, err)
@@ -242,6 +244,32 @@ func (ct *Controller) dispatchPending(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// Meta keys of the checkpoint hand-over between a trial's rungs.
+const (
+	MetaCheckpoint  = "checkpoint"
+	MetaResumeSteps = "resume_steps"
+)
+
+// handOver tells a run where its trial's checkpoint lives and what budget
+// it holds, so a promoted trial resumes its previous rung instead of
+// retraining it. Each rung is a new Nomad job (the driver's checkpoint
+// dir belongs to one job), hence a path outside it, shared by the trial's
+// runs; the search's start time in the path keeps a re-run of the same
+// tuning name from resuming an older search's files.
+func (ct *Controller) handOver(tr *Trial, meta map[string]string) {
+	t := ct.st.Tuner
+	if t.Spec.Checkpoint == "" {
+		return
+	}
+	dir := fmt.Sprintf("%s-%d", t.Spec.Name, ct.st.Started.Unix())
+	meta[MetaCheckpoint] = path.Join(t.Spec.Checkpoint, dir, fmt.Sprintf("trial-%d.pt", tr.ID))
+	resume := 0.0
+	if tr.Rung > 0 && len(tr.Metrics) >= tr.Rung {
+		resume = t.RungBudget(tr.Bracket, tr.Rung-1)
+	}
+	meta[MetaResumeSteps] = strconv.FormatFloat(resume, 'f', -1, 64)
 }
 
 func (ct *Controller) finish(ctx context.Context) (Trial, error) {

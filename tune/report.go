@@ -20,6 +20,8 @@ type CompareConfig struct {
 	// the 6–8 batch sizes a model has, η = 3 leaves ASHA's top rung empty).
 	Reduction map[string]float64
 	Modes     []fluid.Mode
+	// FromScratch retrains promoted trials from step 0 (SimConfig).
+	FromScratch bool
 }
 
 // CompareRow is one scenario under every mode.
@@ -56,7 +58,7 @@ func Compare(ws []*Workload, cfg CompareConfig) ([]CompareRow, error) {
 			for _, g := range cfg.GPUs {
 				row := CompareRow{Scenario: name, Algorithm: alg, GPUs: g}
 				for _, m := range cfg.Modes {
-					r, err := Simulate(scen[name], SimConfig{GPUs: g, Algorithm: alg, Mode: m, Reduction: eta})
+					r, err := Simulate(scen[name], SimConfig{GPUs: g, Algorithm: alg, Mode: m, Reduction: eta, FromScratch: cfg.FromScratch})
 					if err != nil {
 						return nil, fmt.Errorf("%s %s %d GPUs %s: %w", name, alg, g, m, err)
 					}
@@ -120,4 +122,35 @@ func geomean(v []float64) float64 {
 		s += math.Log(x)
 	}
 	return math.Exp(s / float64(len(v)))
+}
+
+// WriteResumeSavings compares the same grid run with checkpoint resume
+// (resumed) and with from-scratch promotion (scratch), per algorithm and
+// mode: summed makespan and GPU-hours over the rows, what resume saves,
+// and each mode's geometric-mean speed-up over the first mode both ways.
+func WriteResumeSavings(w io.Writer, modes []fluid.Mode, resumed, scratch []CompareRow) {
+	fmt.Fprintln(w, "| alg | mode | makespan h (scratch → resume) | saved | GPU-h (scratch → resume) | saved | speed-up vs "+modes[0].String()+" (scratch / resume) |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	for _, alg := range []string{AlgSHA, AlgASHA, AlgHyperband, AlgBOHB, AlgRandom} {
+		for mi, m := range modes {
+			var ms, mr, gs, gr float64
+			var us, ur []float64
+			n := 0
+			for i := range resumed {
+				if resumed[i].Algorithm != alg || i >= len(scratch) {
+					continue
+				}
+				r, s := resumed[i].Results, scratch[i].Results
+				ms, mr = ms+s[mi].Makespan/3600, mr+r[mi].Makespan/3600
+				gs, gr = gs+s[mi].GPUHours, gr+r[mi].GPUHours
+				us, ur = append(us, s[0].Makespan/s[mi].Makespan), append(ur, r[0].Makespan/r[mi].Makespan)
+				n++
+			}
+			if n == 0 {
+				continue
+			}
+			fmt.Fprintf(w, "| %s | %s | %.1f → %.1f | %.0f %% | %.1f → %.1f | %.0f %% | %.2f× / %.2f× |\n", alg, m,
+				ms, mr, 100*(1-mr/ms), gs, gr, 100*(1-gr/gs), geomean(us), geomean(ur))
+		}
+	}
 }

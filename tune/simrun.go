@@ -65,7 +65,9 @@ func (s *sim) advance() error {
 		run := dt - st.hold
 		st.hold = max(0, st.hold-dt)
 		if run > 0 {
-			st.done += run * rate[k]
+			it := min(run*rate[k], st.target-st.done)
+			st.done += it
+			s.res.Iterations += it
 		}
 		if st.done >= st.target-1e-6*max(1, st.target) {
 			delete(s.active, k)

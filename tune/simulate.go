@@ -23,6 +23,11 @@ type SimConfig struct {
 	StartLatency float64
 	GPUMemMiB    int64 // default 16,000
 	TrialMemMiB  int64 // default 2,000
+	// FromScratch retrains a promoted trial from step 0 to its new
+	// budget, as a tuner without checkpoint hand-over must. By default a
+	// promoted trial resumes its previous rung's checkpoint (in every
+	// mode, baselines included: like is compared with like).
+	FromScratch bool
 }
 
 // SimResult is what a tuning run cost and found.
@@ -30,7 +35,10 @@ type SimResult struct {
 	Makespan float64 // seconds until every tuning job finished
 	GPUHours float64 // GPUs with any trial on them, integrated
 	Restarts int     // trial starts beyond the first of each run
-	Best     map[string]SimBest
+	// Iterations is the training steps every trial ran, summed: resume
+	// trains each step once, from-scratch promotion re-trains them.
+	Iterations float64
+	Best       map[string]SimBest
 }
 
 // SimBest is one tuning job's answer.
@@ -153,7 +161,7 @@ func (s *sim) apply(w *Workload, t *Tuner, acts []Action) {
 		}
 		batch, _ := strconv.Atoi(t.Trials[a.Trial].Config["batch"])
 		st := &simTrial{w: w, tuner: t, id: a.Trial, batch: batch, target: a.Budget * epoch / float64(batch)}
-		if prev := t.Trials[a.Trial].Metrics; len(prev) > 0 {
+		if prev := t.Trials[a.Trial].Metrics; len(prev) > 0 && !s.cfg.FromScratch {
 			st.done = t.RungBudget(t.Trials[a.Trial].Bracket, a.Rung-1) * epoch / float64(batch)
 		}
 		st.job = &policy.Job{ID: key, Group: w.Model, Model: w.Model, Submit: s.now, State: policy.Queued,

@@ -3,6 +3,7 @@ package tune
 import (
 	"fmt"
 	"math"
+	"path"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2/hclsimple"
@@ -62,8 +63,15 @@ type Spec struct {
 	// "trial").
 	Task string `hcl:"task,optional"`
 	// Meta is fixed dispatch meta sent with every trial.
-	Meta   map[string]string `hcl:"meta,optional"`
-	Params []Param           `hcl:"param,block"`
+	Meta map[string]string `hcl:"meta,optional"`
+	// Checkpoint is a directory every trial can write (shared storage,
+	// such as a Nomad host volume or NFS mount, at the same path in each
+	// trial). With it, a promoted trial resumes from its previous rung:
+	// each run gets meta "checkpoint" (its trial's file there) and
+	// "resume_steps" (the budget that file holds; 0 on a first rung).
+	// Without it, a promoted trial trains from scratch.
+	Checkpoint string  `hcl:"checkpoint,optional"`
+	Params     []Param `hcl:"param,block"`
 }
 
 // Budget is the training each rung grants, in Unit (steps or epochs).
@@ -191,6 +199,8 @@ func (s *Spec) Validate() error {
 		return bad("budget.total", "must be ≥ 0 (0 = no cap), got %v", s.Budget.Total)
 	case s.Trials > maxTrials:
 		return bad("trials", "at most %d, got %d", maxTrials, s.Trials)
+	case s.Checkpoint != "" && !path.IsAbs(s.Checkpoint):
+		return bad("checkpoint", "%q must be an absolute path (as trials see it)", s.Checkpoint)
 	}
 	if s.Sampler == "grid" {
 		if n := gridSize(s.Params); n > maxTrials {

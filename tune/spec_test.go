@@ -62,6 +62,7 @@ func TestParseSpecErrorsNameTheField(t *testing.T) {
 		"int not whole":     {`min  = 16`, `min = 16.5`, "param.width"},
 		"syntax":            {`trials    = 9`, `trials = = 9`, "spec.hcl:"},
 		"missing metric":    {`metric    = "loss"`, ``, "metric"},
+		"relative ckpt":     {`trials    = 9`, "trials = 9\n checkpoint = \"ckpt\"", "checkpoint"},
 	}
 	for name, c := range cases {
 		src := strings.Replace(goodSpec, c.from, c.to, 1)

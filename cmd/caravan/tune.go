@@ -48,6 +48,7 @@ func tuneSim(args []string, stdout, stderr io.Writer) error {
 	gpus := fs.String("gpus", "2,4,8,16", "cluster sizes, comma-separated")
 	algs := fs.String("algorithms", "sha,asha,bohb", "tuning algorithms: sha, asha, hyperband, bohb, random")
 	models := fs.String("models", "", "only these models, comma-separated (default: every profiled model)")
+	resume := fs.String("resume", "on", "promoted trials resume their checkpoint (on), retrain from scratch (off), or both, with what resume saves (compare)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -65,12 +66,28 @@ func tuneSim(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("-models: none of %q is profiled in %s", *models, *dir)
 		}
 	}
+	if *resume != "on" && *resume != "off" && *resume != "compare" {
+		return fmt.Errorf("-resume: %q is not on, off or compare", *resume)
+	}
 	modes := []fluid.Mode{fluid.WholeGPU, fluid.FixedFraction, fluid.WaterFill}
-	rows, err := tune.Compare(ws, tune.CompareConfig{GPUs: sizes, Algorithms: strings.Split(*algs, ","), Modes: modes})
+	cc := tune.CompareConfig{GPUs: sizes, Algorithms: strings.Split(*algs, ","), Modes: modes, FromScratch: *resume == "off"}
+	rows, err := tune.Compare(ws, cc)
 	if err != nil {
 		return err
 	}
 	tune.WriteMarkdown(stdout, modes, rows)
+	if *resume != "compare" {
+		return nil
+	}
+	cc.FromScratch = true
+	scratch, err := tune.Compare(ws, cc)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "\nfrom-scratch promotion (every mode):")
+	tune.WriteMarkdown(stdout, modes, scratch)
+	fmt.Fprintln(stdout, "\nwhat checkpoint resume saves, summed over the rows:")
+	tune.WriteResumeSavings(stdout, modes, rows, scratch)
 	return nil
 }
 

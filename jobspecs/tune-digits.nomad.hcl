@@ -35,13 +35,18 @@ job "tune-digits" {
   type      = "batch"
   node_pool = var.node_pool
 
+  # checkpoint and resume_steps come from the tuner when the tuning spec
+  # sets checkpoint (a directory every trial can write): a promoted trial
+  # then resumes its previous rung instead of retraining it.
   meta = {
     "caravan.pool" = "default"
+    "checkpoint"   = ""
+    "resume_steps" = "0"
   }
 
   parameterized {
     meta_required = ["lr", "batch", "width", "steps"]
-    meta_optional = ["trial"]
+    meta_optional = ["trial", "checkpoint", "resume_steps"]
   }
 
   group "trial" {
@@ -63,7 +68,8 @@ job "tune-digits" {
         command = var.python
         args = ["${var.workloads}/train_digits.py",
           "--lr", "${NOMAD_META_lr}", "--batch", "${NOMAD_META_batch}", "--width", "${NOMAD_META_width}",
-          "--steps", "${NOMAD_META_steps}", "--holdout", "0.2", "--step-sleep", "${var.step_sleep}"]
+          "--steps", "${NOMAD_META_steps}", "--holdout", "0.2", "--step-sleep", "${var.step_sleep}",
+          "--trial-checkpoint", "${NOMAD_META_checkpoint}", "--resume-steps", "${NOMAD_META_resume_steps}"]
         gpu_fraction = 0.25
         gpu_memory   = "1GiB"
       }

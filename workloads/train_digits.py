@@ -37,6 +37,10 @@ def parse_args():
     p.add_argument("--width", type=int, default=128, help="hidden units")
     p.add_argument("--holdout", type=float, default=0.0,
                    help="fraction of the data held out; > 0 adds val_loss and val_accuracy to progress")
+    p.add_argument("--trial-checkpoint", default="",
+                   help="a tuning trial's checkpoint file, shared by its rungs: saved when the run completes")
+    p.add_argument("--resume-steps", type=int, default=0,
+                   help="the steps --trial-checkpoint holds from the trial's previous rung (0: start fresh)")
     return p.parse_args()
 
 
@@ -77,6 +81,46 @@ def restore(path, model, opt):
     return state["step"]
 
 
+def trial_config(args):
+    return {"lr": args.lr, "batch": args.batch, "width": args.width, "seed": args.seed}
+
+
+def resume_trial(args, model, opt):
+    """Loads the trial's previous rung, if it is exactly what the tuner
+    says it is (same configuration, --resume-steps steps); else trains
+    from scratch, saying why: a wrong resume would be a wrong result."""
+    path, want = args.trial_checkpoint, args.resume_steps
+    if not path or want <= 0:
+        return 0
+    why = None
+    if not os.path.exists(path):
+        why = "no file"
+    else:
+        state = torch.load(path)
+        if state.get("config") != trial_config(args):
+            why = f"configuration {state.get('config')} differs"
+        elif state.get("step") != want:
+            why = f"it holds step {state.get('step')}"
+    if why:
+        print(f"trial checkpoint {path}: {why}; training from scratch", flush=True)
+        return 0
+    model.load_state_dict(state["model"])
+    opt.load_state_dict(state["opt"])
+    print(f"resumed trial checkpoint {path} at step {want}", flush=True)
+    return want
+
+
+def save_trial(args, model, opt, step):
+    if not args.trial_checkpoint:
+        return
+    os.makedirs(os.path.dirname(args.trial_checkpoint) or ".", exist_ok=True)
+    tmp = args.trial_checkpoint + ".tmp"
+    torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step,
+                "config": trial_config(args)}, tmp)
+    os.replace(tmp, args.trial_checkpoint)
+    print(f"trial checkpoint saved at step {step}", flush=True)
+
+
 def main():
     args = parse_args()
     signal.signal(signal.SIGTERM, on_stop)
@@ -95,6 +139,8 @@ def main():
     model, opt = model_and_opt(args.lr, args.width)
     ckpt = checkpoint_path()
     step = restore(ckpt, model, opt)
+    if step == 0:  # not preempted mid-rung: maybe promoted from a rung
+        step = resume_trial(args, model, opt)
     progress = os.environ.get("CARAVAN_PROGRESS_FILE")
     out = open(progress, "a") if progress else None
     gen = torch.Generator().manual_seed(args.seed + step)
@@ -131,6 +177,7 @@ def main():
         acc = (model(x).argmax(1) == y).float().mean().item()
     if step % args.checkpoint_every:
         save(ckpt, model, opt, step)
+    save_trial(args, model, opt, step)
     print(f"done: {step} steps, train accuracy {acc:.3f}", flush=True)
     return 0
 

@@ -1,0 +1,10 @@
+// Package scalebench measures the policy core alone at cluster scale: one
+// decision of each ordering (with its default placement) at 1,000 nodes ×
+// 10,000 queued jobs and tenfold, 10,000 nodes × 100,000 queued jobs. It
+// holds only benchmarks (scale_bench_test.go); run them with
+//
+//	go test -run '^$' -bench Scale -benchtime 20x ./scheduler/policy/scalebench/
+//
+// CARAVAN_SCALE_POLICIES (comma-separated registry names) narrows the
+// policies; CARAVAN_SCALE_SIZES ("1k", "10k" or "1k,10k") the sizes.
+package scalebench

@@ -103,7 +103,8 @@ func colocateEval(args []string, stdout, stderr io.Writer) error {
 		for _, r := range []struct {
 			name string
 			e    colocate.Errors
-		}{{"horus (graph features)", ev.Horus}, {"β model (today's)", ev.Beta}, {"training median", ev.Median}} {
+		}{{"horus (graph features)", ev.Horus}, {"horus + partner profiles", ev.Profiled},
+			{"β model (today's)", ev.Beta}, {"training median", ev.Median}} {
 			fmt.Fprintf(w, "%s\t%s\t%d\t%.1f%%\t%.1f%%\t%.0f%%\t%.0f%%\n", gpu, r.name, r.e.Pairs,
 				100*r.e.MedianRel, 100*r.e.MeanRel, 100*r.e.Within10, 100*r.e.FalseAccept)
 		}
@@ -121,8 +122,15 @@ func colocateBench(args []string, stdout, stderr io.Writer) error {
 	loads := fs.String("loads", "batch,0.8,1.2", "offered loads; batch submits every job at t=0 (makespan)")
 	seeds := fs.Int("seeds", 5, "workloads per cell (seeds 1..N), averaged")
 	maxDur := fs.Duration("max-duration", 8*time.Hour, "cap on Philly's run times, so one multi-week job does not set the makespan whatever the packing")
+	var o benchOptions
+	fs.StringVar(&o.heldOut, "held-out", "pair", "what the predicted rule never saw: pair (neither model of the pair) or model (the job's own model: a new model among known ones)")
+	fs.BoolVar(&o.opt.Partners, "partners", false, "predictor learns known partner models' profiles (FitOptions.Partners)")
+	fs.BoolVar(&o.best, "best-partner", false, "join the allowed GPU whose pair the rule judges fastest, not the first")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if o.heldOut != "pair" && o.heldOut != "model" {
+		return fmt.Errorf("colocate bench: -held-out %q: want pair or model", o.heldOut)
 	}
 	g, graphs, err := c.load()
 	if err != nil {
@@ -136,7 +144,7 @@ func colocateBench(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintln(w, "gpu\tload\trule\tmakespan\tavg JCT\tavg wait\tco-locations\tover bound\tworst slowdown")
 	for _, gpu := range c.gpus {
 		for _, l := range strings.Split(*loads, ",") {
-			if err := benchCell(w, g, graphs, durations, gpu, l, *n, *gpus, *seeds, c.bound); err != nil {
+			if err := benchCell(w, g, graphs, durations, gpu, l, *n, *gpus, *seeds, c.bound, o); err != nil {
 				return err
 			}
 		}
@@ -144,7 +152,21 @@ func colocateBench(args []string, stdout, stderr io.Writer) error {
 	return w.Flush()
 }
 
-func benchCell(w io.Writer, g *profile.Gavel, graphs map[string]profile.ModelGraph, durations []float64, gpu, load string, n, gpus, seeds int, bound float64) error {
+// benchOptions choose the predicted rule's predictor and the packing.
+type benchOptions struct {
+	heldOut string
+	opt     colocate.FitOptions
+	best    bool
+}
+
+func (o benchOptions) predictor(samples []colocate.Sample) (colocate.Slowdowner, error) {
+	if o.heldOut == "model" {
+		return colocate.NewLeaveOneOut(samples, o.opt)
+	}
+	return colocate.NewHeldOutWith(samples, o.opt)
+}
+
+func benchCell(w io.Writer, g *profile.Gavel, graphs map[string]profile.ModelGraph, durations []float64, gpu, load string, n, gpus, seeds int, bound float64, o benchOptions) error {
 	batch := load == "batch"
 	rho := 1.0
 	if !batch {
@@ -154,11 +176,11 @@ func benchCell(w io.Writer, g *profile.Gavel, graphs map[string]profile.ModelGra
 		}
 	}
 	samples, _ := colocate.GavelSamples(g, gpu, graphs)
-	pred, err := colocate.NewHeldOut(samples)
+	pred, err := o.predictor(samples)
 	if err != nil {
 		return err
 	}
-	x := colocate.Experiment{Gavel: g, GPU: gpu, GPUs: gpus, Bound: bound, Predictor: pred}
+	x := colocate.Experiment{Gavel: g, GPU: gpu, GPUs: gpus, Bound: bound, Predictor: pred, BestPartner: o.best}
 	for _, rule := range []colocate.Rule{colocate.Exclusive, colocate.Predicted, colocate.Oracle, colocate.Naive} {
 		var m meanOutcome
 		for seed := 1; seed <= seeds; seed++ {

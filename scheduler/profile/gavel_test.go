@@ -59,6 +59,12 @@ func TestGavelRealFile(t *testing.T) {
 	if feasible != 1759-1123 {
 		t.Fatalf("v100 feasible pairs = %d, want 636", feasible)
 	}
+	// The suspect exact-alone records: V100 only (see Unslowed).
+	for gpu, want := range map[string][2]int{"v100": {80, 636}, "p100": {0, 656}, "k80": {0, 589}} {
+		if u, n := g.Unslowed(gpu); u != want[0] || n != want[1] {
+			t.Errorf("%s: Unslowed = %d of %d, want %d of %d", gpu, u, n, want[0], want[1])
+		}
+	}
 }
 
 func TestGavelBadInput(t *testing.T) {

@@ -18,12 +18,15 @@ type Errors struct {
 
 // Evaluation compares predictors on held-out models.
 type Evaluation struct {
-	GPU    string
-	Bound  float64
-	Horus  Errors // graph-feature regression, leave-one-model-out
-	Beta   Errors // Caravan's documented model: max(1, uA+uB)·(1+β)
-	Median Errors // the training pairs' median slowdown, for scale
-	Models []ModelError
+	GPU   string
+	Bound float64
+	Horus Errors // graph-feature regression, leave-one-model-out
+	// Profiled adds the partner's learned profile (FitOptions.Partners):
+	// the held-out model is still unseen, its partners are not.
+	Profiled Errors
+	Beta     Errors // Caravan's documented model: max(1, uA+uB)·(1+β)
+	Median   Errors // the training pairs' median slowdown, for scale
+	Models   []ModelError
 }
 
 // ModelError is the Horus predictor's error on one held-out model.
@@ -38,17 +41,22 @@ type ModelError struct {
 // median predict that model's pairs; the β model needs no training.
 func EvaluateLOMO(samples []Sample, bound float64, beta BetaModel) Evaluation {
 	ev := Evaluation{Bound: bound}
-	var horus, med, bm [][2]float64 // (predicted, measured)
+	var horus, prof, med, bm [][2]float64 // (predicted, measured)
 	for _, m := range modelsOf(samples) {
 		train, test := split(samples, m)
 		p, err := FitCV(train)
 		if err != nil || len(test) == 0 {
 			continue
 		}
+		pp, err := FitCVWith(train, FitOptions{Partners: true})
+		if err != nil {
+			continue
+		}
 		c := medianSlowdown(train)
 		var mine [][2]float64
 		for _, s := range test {
 			mine = append(mine, [2]float64{p.Slowdown(s.Job, s.Partner), s.Slowdown})
+			prof = append(prof, [2]float64{pp.Slowdown(s.Job, s.Partner), s.Slowdown})
 			med = append(med, [2]float64{c, s.Slowdown})
 			bm = append(bm, [2]float64{beta.Slowdown(s.Job, s.Partner), s.Slowdown})
 		}
@@ -56,6 +64,7 @@ func EvaluateLOMO(samples []Sample, bound float64, beta BetaModel) Evaluation {
 		ev.Models = append(ev.Models, ModelError{Model: m, Errors: summarise(mine, bound), Lambda: p.Lambda})
 	}
 	ev.Horus, ev.Median, ev.Beta = summarise(horus, bound), summarise(med, bound), summarise(bm, bound)
+	ev.Profiled = summarise(prof, bound)
 	return ev
 }
 

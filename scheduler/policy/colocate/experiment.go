@@ -51,6 +51,9 @@ type Experiment struct {
 	GPUs      int
 	Bound     float64
 	Predictor Slowdowner
+	// BestPartner joins the allowed GPU whose pair the rule judges fastest
+	// together (Horus' greedy), not the first allowed one.
+	BestPartner bool
 }
 
 // Run plays the workload under rule.
@@ -198,12 +201,36 @@ func (s *run) pick(j *ExperimentJob) (int, *running) {
 	if s.rule == Exclusive {
 		return -1, nil
 	}
+	best, bestGain := -1, math.Inf(-1)
 	for g, on := range s.onGPU {
-		if len(on) == 1 && s.x.allowed(s.rule, j, on[0].job) {
+		if len(on) != 1 || !s.x.allowed(s.rule, j, on[0].job) {
+			continue
+		}
+		if !s.x.BestPartner {
 			return g, on[0]
 		}
+		if gain := s.x.pairGain(s.rule, j, on[0].job); gain > bestGain+1e-12 {
+			best, bestGain = g, gain
+		}
 	}
-	return -1, nil
+	if best < 0 {
+		return -1, nil
+	}
+	return best, s.onGPU[best][0]
+}
+
+// pairGain is the pair's combined speed (1/sa + 1/sb) as the rule sees it:
+// measured for the oracle, predicted for the predicted rule; naive knows
+// nothing, so every pair is alike.
+func (x Experiment) pairGain(rule Rule, j, r *ExperimentJob) float64 {
+	switch rule {
+	case Oracle:
+		sj, sr, _ := x.Gavel.Slowdowns(x.GPU, j.Type, r.Type)
+		return 1/sj + 1/sr
+	case Predicted:
+		return 1/x.Predictor.Slowdown(j.Job, r.Job) + 1/x.Predictor.Slowdown(r.Job, j.Job)
+	}
+	return 0
 }
 
 func (s *run) start(j *ExperimentJob, gpu int, partner *running) {

@@ -85,3 +85,30 @@ func TestExperimentInvariants(t *testing.T) {
 		}
 	}
 }
+
+// BestPartner: ResNet-18 arriving when ResNet-50 and LM each hold a GPU
+// may join either at bound 2.0 (measured 1.99 / 1.19 beside ResNet-50,
+// 1.00 / 1.26 beside LM). First-fit joins ResNet-50 (GPU 0); the greedy
+// joins LM, the pair with more combined speed (1.79 vs 1.35).
+func TestExperimentBestPartner(t *testing.T) {
+	g, graphs := excerpt(t)
+	var jobs []ExperimentJob
+	for _, ty := range []profile.GavelType{{Model: "ResNet-50", Batch: 64, Scale: 1}, {Model: "LM", Batch: 20, Scale: 1}, {Model: "ResNet-18", Batch: 32, Scale: 1}} {
+		j, err := GavelJob(ty, graphs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, ExperimentJob{Type: ty, Job: j, Duration: 1000})
+	}
+	jobs[2].Submit, jobs[2].Duration = 1, 100
+	x := Experiment{Gavel: g, GPU: "v100", GPUs: 2, Bound: 2.0}
+	first, _ := x.Run(jobs, Oracle)
+	x.BestPartner = true
+	best, _ := x.Run(jobs, Oracle)
+	if first.Colocations != 1 || best.Colocations != 1 {
+		t.Fatalf("co-locations %d, %d; want 1 each", first.Colocations, best.Colocations)
+	}
+	if math.Abs(first.WorstSlowdown-1.989) > 0.01 || math.Abs(best.WorstSlowdown-1.261) > 0.01 {
+		t.Fatalf("worst slowdowns first-fit %.3f, best %.3f; want 1.989 and 1.261", first.WorstSlowdown, best.WorstSlowdown)
+	}
+}

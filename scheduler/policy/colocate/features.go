@@ -39,6 +39,27 @@ func pairFeatures(a, b Job) []float64 {
 // numFeatures is len(pairFeatures(...)).
 const numFeatures = 15
 
+// features is pairFeatures followed, when partners is set, by the
+// partner's measured profile: one indicator per model the fit saw as a
+// partner, alone and times the job's own compute per step. A model met
+// before thus brings what its history says of how hard it presses on a
+// GPU; an unseen model (the held-out one) contributes graph features only.
+func features(a, b Job, partners []string) []float64 {
+	x := pairFeatures(a, b)
+	if len(partners) == 0 {
+		return x
+	}
+	ca, _, _ := a.perStep()
+	for _, m := range partners {
+		v := 0.0
+		if b.Model == m {
+			v = 1
+		}
+		x = append(x, v, v*ca)
+	}
+	return x
+}
+
 // GavelJob is the predictor's view of a Gavel job type, with its model's
 // graph features; an error names a model with no features.
 func GavelJob(t profile.GavelType, graphs map[string]profile.ModelGraph) (Job, error) {

@@ -3,6 +3,7 @@ package colocate
 import (
 	"errors"
 	"math"
+	"sort"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -16,8 +17,9 @@ type Sample struct {
 
 // Predictor predicts a job's slowdown beside a partner on one GPU type.
 type Predictor struct {
-	w      []float64
-	Lambda float64 // the ridge strength it was fitted with
+	w        []float64
+	partners []string // partner models profiled (FitOptions.Partners)
+	Lambda   float64  // the ridge strength it was fitted with
 	// lo, hi bound predictions to the log slowdowns seen in training: a
 	// linear model far from its data extrapolates wildly.
 	lo, hi float64
@@ -25,7 +27,7 @@ type Predictor struct {
 
 // Slowdown is the predicted slowdown of a beside b, at least 1.
 func (p *Predictor) Slowdown(a, b Job) float64 {
-	x := pairFeatures(a, b)
+	x := features(a, b, p.partners)
 	y := 0.0
 	for i, v := range x {
 		y += p.w[i] * v
@@ -33,24 +35,43 @@ func (p *Predictor) Slowdown(a, b Job) float64 {
 	return math.Max(1, math.Exp(math.Min(p.hi, math.Max(p.lo, y))))
 }
 
+// FitOptions choose the features beyond the graph features.
+type FitOptions struct {
+	// Partners adds the partner's model as a learned profile (see
+	// features): useful when a new job meets models the cluster has run
+	// before, as leave-one-model-out has it.
+	Partners bool
+}
+
 // Fit is a ridge regression of log slowdown on the pair features with
 // strength lambda (the intercept is not shrunk).
 func Fit(samples []Sample, lambda float64) (*Predictor, error) {
-	if len(samples) < numFeatures {
+	return FitWith(samples, lambda, FitOptions{})
+}
+
+// FitWith is Fit with the options' features.
+func FitWith(samples []Sample, lambda float64, opt FitOptions) (*Predictor, error) {
+	var partners []string
+	if opt.Partners {
+		partners = modelsOf(samples)
+		sort.Strings(partners)
+	}
+	nf := numFeatures + 2*len(partners)
+	if len(samples) < nf {
 		return nil, errors.New("colocate: too few samples to fit")
 	}
-	x := mat.NewDense(len(samples), numFeatures, nil)
+	x := mat.NewDense(len(samples), nf, nil)
 	y := mat.NewVecDense(len(samples), nil)
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for i, s := range samples {
-		x.SetRow(i, pairFeatures(s.Job, s.Partner))
+		x.SetRow(i, features(s.Job, s.Partner, partners))
 		v := math.Log(math.Max(s.Slowdown, 1))
 		y.SetVec(i, v)
 		lo, hi = math.Min(lo, v), math.Max(hi, v)
 	}
 	var xtx mat.Dense
 	xtx.Mul(x.T(), x)
-	for i := 1; i < numFeatures; i++ {
+	for i := 1; i < nf; i++ {
 		xtx.Set(i, i, xtx.At(i, i)+lambda*float64(len(samples)))
 	}
 	var xty mat.VecDense
@@ -59,7 +80,7 @@ func Fit(samples []Sample, lambda float64) (*Predictor, error) {
 	if err := w.SolveVec(&xtx, &xty); err != nil {
 		return nil, errors.New("colocate: regression is singular: " + err.Error())
 	}
-	return &Predictor{w: w.RawVector().Data, Lambda: lambda, lo: lo, hi: hi}, nil
+	return &Predictor{w: w.RawVector().Data, partners: partners, Lambda: lambda, lo: lo, hi: hi}, nil
 }
 
 // Lambdas are the ridge strengths FitCV chooses among.
@@ -68,26 +89,29 @@ var Lambdas = []float64{1e-4, 1e-3, 1e-2, 0.03, 0.1, 0.3, 1, 3}
 // FitCV chooses the ridge strength by leave-one-model-out over the models
 // in samples (the lowest mean absolute log error), then fits on all of
 // them. With fewer than three models it uses the middle strength.
-func FitCV(samples []Sample) (*Predictor, error) {
+func FitCV(samples []Sample) (*Predictor, error) { return FitCVWith(samples, FitOptions{}) }
+
+// FitCVWith is FitCV with the options' features.
+func FitCVWith(samples []Sample, opt FitOptions) (*Predictor, error) {
 	models := modelsOf(samples)
 	best, bestErr := Lambdas[len(Lambdas)/2], math.Inf(1)
 	if len(models) >= 3 {
 		for _, l := range Lambdas {
-			if e := lomoError(samples, models, l); e < bestErr {
+			if e := lomoError(samples, models, l, opt); e < bestErr {
 				best, bestErr = l, e
 			}
 		}
 	}
-	return Fit(samples, best)
+	return FitWith(samples, best, opt)
 }
 
 // lomoError is the mean |log predicted − log measured| over every model's
 // held-out pairs, each predicted by a fit without that model.
-func lomoError(samples []Sample, models []string, lambda float64) float64 {
+func lomoError(samples []Sample, models []string, lambda float64, opt FitOptions) float64 {
 	sum, n := 0.0, 0
 	for _, m := range models {
 		train, test := split(samples, m)
-		p, err := Fit(train, lambda)
+		p, err := FitWith(train, lambda, opt)
 		if err != nil {
 			return math.Inf(1)
 		}

@@ -22,7 +22,10 @@ type HeldOut struct {
 }
 
 // NewHeldOut fits one predictor per pair of models in samples.
-func NewHeldOut(samples []Sample) (*HeldOut, error) {
+func NewHeldOut(samples []Sample) (*HeldOut, error) { return NewHeldOutWith(samples, FitOptions{}) }
+
+// NewHeldOutWith is NewHeldOut with the options' features.
+func NewHeldOutWith(samples []Sample, opt FitOptions) (*HeldOut, error) {
 	models := modelsOf(samples)
 	sort.Strings(models)
 	h := &HeldOut{fits: map[[2]string]*Predictor{}}
@@ -34,7 +37,7 @@ func NewHeldOut(samples []Sample) (*HeldOut, error) {
 					train = append(train, s)
 				}
 			}
-			p, err := FitCV(train)
+			p, err := FitCVWith(train, opt)
 			if err != nil {
 				return nil, err
 			}
@@ -61,4 +64,37 @@ func pairKey(a, b string) [2]string {
 		a, b = b, a
 	}
 	return [2]string{a, b}
+}
+
+// LeaveOneOut is leave-one-model-out as a cluster meets it: a job of a new
+// model arriving where the other models have run before. a's slowdown
+// beside b comes from a fit without a's model (so without the pair), which
+// did see b's model beside others. HeldOut is stricter: both models new.
+type LeaveOneOut struct {
+	fits map[string]*Predictor
+}
+
+// NewLeaveOneOut fits one predictor per model, each on the samples of the
+// other models only (ridge strength chosen among those too).
+func NewLeaveOneOut(samples []Sample, opt FitOptions) (*LeaveOneOut, error) {
+	l := &LeaveOneOut{fits: map[string]*Predictor{}}
+	for _, m := range modelsOf(samples) {
+		train, _ := split(samples, m)
+		p, err := FitCVWith(train, opt)
+		if err != nil {
+			return nil, err
+		}
+		l.fits[m] = p
+	}
+	return l, nil
+}
+
+// Slowdown predicts a beside b with the fit that never saw a's model; a
+// model it was not built for gets no co-location (+Inf).
+func (l *LeaveOneOut) Slowdown(a, b Job) float64 {
+	p := l.fits[a.Model]
+	if p == nil {
+		return inf
+	}
+	return p.Slowdown(a, b)
 }

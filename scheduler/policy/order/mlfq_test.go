@@ -69,7 +69,7 @@ func TestMLFQForgetsDepartedJobs(t *testing.T) {
 	if got := ids(m.Order(&policy.Snapshot{Cluster: oneNode(1), Jobs: []*policy.Job{b, c}})); !equal(got, []string{"b", "c"}) {
 		t.Fatalf("%v, want b, c", got)
 	}
-	if len(m.at) != 2 {
-		t.Fatalf("%d jobs listed, want 2", len(m.at))
+	if m.listed() != 2 {
+		t.Fatalf("%d jobs listed, want 2", m.listed())
 	}
 }

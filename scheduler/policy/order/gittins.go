@@ -37,8 +37,9 @@ type Gittins struct {
 	delta float64
 	sc    scratch
 	// lastSvc is the last listed call's service per job (listed order),
-	// lastVer the distribution's size then: an index is reused while both
-	// hold.
+	// lastVer the distribution's insertion count then: an index is reused
+	// while the job's service is the same and no sample above it was
+	// added since (the index at a depends only on the samples above a).
 	lastSvc []policy.Seconds
 	lastVer int
 }
@@ -99,12 +100,13 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 		// the index of a job whose service and distribution are unchanged
 		prev, matched = o.sc.inc.match(ks)
 	}
-	reuse := matched && o.lastVer == o.dist.Len() && len(o.lastSvc) == len(o.sc.inc.keys)
+	reuse := matched && len(o.lastSvc) == len(o.sc.inc.keys)
+	newMax := o.dist.MaxAddedSince(o.lastVer)
 	fresh := o.Index(0) // most queued jobs have not run yet
 	for i, j := range js {
 		a, idx := svc[i], fresh
 		if a != 0 {
-			if p := prev; reuse && p[i] >= 0 && o.lastSvc[p[i]] == a {
+			if p := prev; reuse && p[i] >= 0 && o.lastSvc[p[i]] == a && newMax <= a {
 				idx = -o.sc.inc.keys[p[i]].k[1]
 			} else {
 				idx = o.Index(a)
@@ -115,6 +117,6 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 	if !s.SubmitOrdered {
 		return o.sc.sort(ks)
 	}
-	o.lastSvc, o.lastVer = append(o.lastSvc[:0], svc...), o.dist.Len()
+	o.lastSvc, o.lastVer = append(o.lastSvc[:0], svc...), o.dist.Added()
 	return o.sc.sortMatched(ks, prev, matched)
 }

@@ -2,64 +2,160 @@ package order
 
 import (
 	"math"
-	"sort"
+	"slices"
 )
 
 // ServiceDist is an empirical distribution of job service (GPU-seconds),
 // seeded from prior samples and grown online with finished jobs.
+//
+// 2D-Gittins asks it for sums of the samples above a point after every
+// completion, and a flat prefix-sum array had to be re-summed from the
+// inserted sample on (O(samples) per completion, a quarter of a whole
+// Philly replay). Samples are instead kept in buckets by value (the
+// exponent and the top four mantissa bits: 16 per doubling), each with its
+// own suffix sums and the count and sum of every higher bucket, so an
+// insertion costs its bucket's size plus the number of buckets below it.
+//
+// Every sum is accumulated from the largest sample down, so the index at
+// attained service a depends (bit for bit) only on the samples above a: a
+// completion shorter than a job's attained service leaves that job's index
+// unchanged, which lets 2D-Gittins keep it (MaxAddedSince).
 type ServiceDist struct {
-	sorted []float64
-	// prefix[i] = sum of sorted[:i], valid for i ≤ valid and extended
-	// lazily to what a query needs: an insertion at i keeps prefix[:i+1],
-	// and most queries (small attained service) read only the first few.
-	prefix []float64
-	valid  int
+	buckets []distBucket // ascending by key
+	n       int
+	// added counts insertions; maxAdded[i] is the largest sample of
+	// insertions i.., kept as a short log of (count, value) steps.
+	added int
+	log   []addedAt
 }
+
+type addedAt struct {
+	at int     // insertions before this one
+	v  float64 // the sample
+}
+
+// distBucket holds the samples whose bucketKey is key.
+type distBucket struct {
+	key uint64
+	xs  []float64 // sorted
+	// suf[i] is the sum of xs[i:], from the top; suf[len(xs)] = 0
+	suf []float64
+	// above and nAbove: sum (from the top) and count of all higher buckets
+	above  float64
+	nAbove int
+}
+
+// bucketKey orders positive finite floats as their values do.
+func bucketKey(v float64) uint64 { return math.Float64bits(v) >> 48 }
 
 // NewServiceDist keeps the positive, finite samples.
 func NewServiceDist(samples []float64) *ServiceDist {
 	d := &ServiceDist{}
 	for _, v := range samples {
-		d.add(v)
+		d.insert(v)
 	}
-	sort.Float64s(d.sorted)
-	d.prefix = []float64{0}
+	for b := range d.buckets {
+		d.buckets[b].resum()
+	}
+	d.restack(len(d.buckets) - 1)
 	return d
 }
 
-func (d *ServiceDist) add(v float64) bool {
+// insert places v in its bucket without updating any sum; it returns the
+// bucket's index, or -1 if v is not a usable sample.
+func (d *ServiceDist) insert(v float64) int {
 	if !(v > 0) || math.IsInf(v, 0) {
-		return false
+		return -1
 	}
-	d.sorted = append(d.sorted, v)
-	return true
+	k := bucketKey(v)
+	b, found := slices.BinarySearchFunc(d.buckets, k, func(x distBucket, k uint64) int { return cmpU64(x.key, k) })
+	if !found {
+		d.buckets = slices.Insert(d.buckets, b, distBucket{key: k})
+	}
+	x := &d.buckets[b]
+	x.xs = slices.Insert(x.xs, upper(x.xs, v), v)
+	d.n++
+	return b
 }
 
 // Add inserts one observed service time.
 func (d *ServiceDist) Add(v float64) {
-	if !d.add(v) {
+	b := d.insert(v)
+	if b < 0 {
 		return
 	}
-	i := sort.SearchFloat64s(d.sorted[:len(d.sorted)-1], v)
-	copy(d.sorted[i+1:], d.sorted[i:len(d.sorted)-1])
-	d.sorted[i] = v
-	d.valid = min(d.valid, i)
+	d.buckets[b].resum()
+	d.restack(b)
+	d.added++
+	d.log = append(d.log, addedAt{at: d.added - 1, v: v})
+	if len(d.log) > 64 { // callers ask about the last few insertions
+		d.log = append(d.log[:0], d.log[len(d.log)-32:]...)
+	}
+}
+
+// Added is how many samples Add has inserted (a version number).
+func (d *ServiceDist) Added() int { return d.added }
+
+// MaxAddedSince is the largest sample Add inserted after the first
+// `since` insertions, -Inf if none, +Inf if that is no longer known.
+func (d *ServiceDist) MaxAddedSince(since int) float64 {
+	m := math.Inf(-1)
+	if since >= d.added {
+		return m
+	}
+	if len(d.log) == 0 || d.log[0].at > since {
+		return math.Inf(1)
+	}
+	for i := len(d.log) - 1; i >= 0 && d.log[i].at >= since; i-- {
+		m = max(m, d.log[i].v)
+	}
+	return m
+}
+
+// resum recomputes a bucket's suffix sums, from its largest sample down.
+func (x *distBucket) resum() {
+	x.suf = slices.Grow(x.suf[:0], len(x.xs)+1)[:len(x.xs)+1]
+	s := 0.0
+	x.suf[len(x.xs)] = 0
+	for i := len(x.xs) - 1; i >= 0; i-- {
+		s += x.xs[i]
+		x.suf[i] = s
+	}
+}
+
+// restack recomputes the higher-bucket sums and counts of buckets b..0.
+func (d *ServiceDist) restack(b int) {
+	if b < 0 {
+		return
+	}
+	above, n := 0.0, 0
+	if b+1 < len(d.buckets) {
+		x := &d.buckets[b+1]
+		above, n = x.above+x.suf[0], x.nAbove+len(x.xs)
+	}
+	for ; b >= 0; b-- {
+		x := &d.buckets[b]
+		x.above, x.nAbove = above, n
+		above, n = above+x.suf[0], n+len(x.xs)
+	}
 }
 
 // Len is the number of samples.
-func (d *ServiceDist) Len() int { return len(d.sorted) }
+func (d *ServiceDist) Len() int { return d.n }
 
-// sums returns prefix sums valid at least up to index upTo (≤ Len),
-// each computed by the same running sum whenever it is extended, so the
-// values do not depend on how lazily they were.
-func (d *ServiceDist) sums(upTo int) []float64 {
-	if len(d.prefix) < len(d.sorted)+1 {
-		d.prefix = append(d.prefix, make([]float64, len(d.sorted)+1-len(d.prefix))...)
+// over is the count and sum (from the top) of the samples greater than v.
+func (d *ServiceDist) over(v float64) (int, float64) {
+	k := bucketKey(max(v, 0))
+	b, found := slices.BinarySearchFunc(d.buckets, k, func(x distBucket, k uint64) int { return cmpU64(x.key, k) })
+	if b == len(d.buckets) {
+		return 0, 0
 	}
-	for ; d.valid < upTo; d.valid++ {
-		d.prefix[d.valid+1] = d.prefix[d.valid] + d.sorted[d.valid]
+	x := &d.buckets[b]
+	i := 0
+	if found {
+		i = upper(x.xs, v)
 	}
-	return d.prefix
+	return x.nAbove + len(x.xs) - i, x.above + x.suf[i]
 }
 
 // Gittins is the Gittins index of a job that has attained service a, for
@@ -70,17 +166,24 @@ func (d *ServiceDist) sums(upTo int) []float64 {
 // the chance of finishing within the next quantum per unit of expected
 // service spent on it. Past the largest sample it is 0, as in Tiresias.
 func (d *ServiceDist) Gittins(a, delta float64) float64 {
-	n := len(d.sorted)
-	lo := upper(d.sorted, a)
-	if lo == n || delta <= 0 {
+	alive, above := d.over(a)
+	if alive == 0 || delta <= 0 {
 		return 0
 	}
-	hi := lo + gallop(d.sorted[lo:], a+delta)
-	p := d.sums(hi)
-	alive := float64(n - lo)
-	done := float64(hi - lo)
-	spent := (p[hi] - p[lo]) - a*done + delta*float64(n-hi)
-	return (done / alive) / (spent / alive)
+	later, aboveQuantum := d.over(a + delta)
+	done := float64(alive - later)
+	spent := (above - aboveQuantum) - a*done + delta*float64(later)
+	return (done / float64(alive)) / (spent / float64(alive))
+}
+
+func cmpU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // upper is the index of the first x in sorted greater than v (len if
@@ -97,17 +200,4 @@ func upper(sorted []float64, v float64) int {
 		}
 	}
 	return lo
-}
-
-// gallop is upper for a value expected near the start of sorted: it
-// doubles a bound first, so a quantum spanning few samples costs a few
-// steps instead of a search over the whole distribution.
-func gallop(sorted []float64, v float64) int {
-	end := 1
-	for end < len(sorted) && sorted[end-1] <= v {
-		end *= 2
-	}
-	end = min(end, len(sorted))
-	start := end / 2
-	return start + upper(sorted[start:end], v)
 }

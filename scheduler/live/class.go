@@ -3,7 +3,6 @@ package live
 import (
 	"fmt"
 	"sort"
-	"strings"
 )
 
 // class is the jobs that may run on the same nodes: the policy decides
@@ -12,16 +11,20 @@ import (
 // Preemption happens within a class.
 type class struct {
 	nodes   []string // eligible node IDs, sorted
+	key     string   // nodes joined
 	entries []*entry
 }
 
 // classes sorts the round's jobs into classes by their eligible nodes. A
 // queued job no node can take gets e.unfit (its reason) and no class.
 func (s *Scheduler) classes(w *world, es []*entry) []*class {
+	if w.sets == nil {
+		w.sets = &nodeSets{}
+	}
 	byKey := map[string]*class{}
 	var done []*entry
 	for _, e := range es {
-		nodes, ok := s.eligible(w, e)
+		set, ok := s.eligible(w, e)
 		switch {
 		case e.phase == phaseDone:
 			done = append(done, e)
@@ -29,11 +32,10 @@ func (s *Scheduler) classes(w *world, es []*entry) []*class {
 		case !ok:
 			continue
 		}
-		key := strings.Join(nodes, ",")
-		c := byKey[key]
+		c := byKey[set.key]
 		if c == nil {
-			c = &class{nodes: nodes}
-			byKey[key] = c
+			c = &class{nodes: set.ids, key: set.key}
+			byKey[set.key] = c
 		}
 		c.entries = append(c.entries, e)
 	}
@@ -41,7 +43,7 @@ func (s *Scheduler) classes(w *world, es []*entry) []*class {
 	for _, c := range byKey {
 		out = append(out, c)
 	}
-	sort.Slice(out, func(a, b int) bool { return strings.Join(out[a].nodes, ",") < strings.Join(out[b].nodes, ",") })
+	sort.Slice(out, func(a, b int) bool { return out[a].key < out[b].key })
 	if len(out) > 0 {
 		// Finished jobs only teach learning policies; once is enough.
 		out[0].entries = append(out[0].entries, done...)
@@ -51,37 +53,37 @@ func (s *Scheduler) classes(w *world, es []*entry) []*class {
 
 // eligible is where e may run; ok is false for jobs the policy must not
 // see (invalid, unplaceable, or stopped).
-func (s *Scheduler) eligible(w *world, e *entry) (nodes []string, ok bool) {
+func (s *Scheduler) eligible(w *world, e *entry) (nodes nodeSet, ok bool) {
 	switch e.phase {
 	case phaseQueued:
 		if e.job == nil || e.job.err != nil {
-			return nil, false
+			return nodeSet{}, false
 		}
 		if why := s.placeBackoff(e.rec, unix(s.now())); why != "" {
 			e.unfit = why
-			return nil, false
+			return nodeSet{}, false
 		}
 		pool, err := s.targetPool(e.stub.Meta, w.pools)
 		if err != nil {
 			e.unfit = err.Error()
-			return nil, false
+			return nodeSet{}, false
 		}
-		nodes = eligibleNodes(e.job.job, e.job.gang, pool, w.nodes)
-		if len(nodes) == 0 {
+		nodes = w.eligibleSet(e.job, pool)
+		if len(nodes.ids) == 0 {
 			e.unfit = fmt.Sprintf("no ready node with caravan GPUs in pool %q matches the job's datacenters and constraints", pool)
-			return nil, false
+			return nodeSet{}, false
 		}
 		return nodes, true
 	case phaseRunning:
 		if e.job != nil && e.job.err == nil {
-			nodes = eligibleNodes(e.job.job, e.job.gang, e.stub.NodePool, w.nodes)
+			nodes = w.eligibleSet(e.job, e.stub.NodePool)
 		}
-		if !holdsWithin(e.held, nodes) {
-			nodes = poolNodes(e.stub.NodePool, w.nodes)
+		if !holdsWithin(e.held, nodes.ids) {
+			nodes = w.poolSet(e.stub.NodePool)
 		}
-		return nodes, holdsWithin(e.held, nodes)
+		return nodes, holdsWithin(e.held, nodes.ids)
 	}
-	return nil, false
+	return nodeSet{}, false
 }
 
 // holdsWithin reports whether every held GPU is on one of nodes.

@@ -98,6 +98,7 @@ func (s *Scheduler) applyNode(m *mirror, ev *api.Event) (bool, error) {
 			return false, nil
 		}
 		delete(m.nodes, n.ID)
+		m.sets = nil
 		return true, nil
 	}
 	if !m.newer(k, max(n.ModifyIndex, ev.Index)) {
@@ -107,5 +108,6 @@ func (s *Scheduler) applyNode(m *mirror, ev *api.Event) (bool, error) {
 	if info := s.nodeInfo(n); info != nil {
 		m.nodes[n.ID] = info
 	}
+	m.sets = nil
 	return true, nil
 }

@@ -16,7 +16,8 @@ type metrics struct {
 	admitAttempts, conflicts, errors           prometheus.Counter
 	progressPoints, progressBad, badPlacements prometheus.Counter
 	eventsApplied, eventsIgnored, reconciles   prometheus.Counter
-	roundSeconds, waitSeconds                  prometheus.Histogram
+	apiCalls                                   prometheus.Counter
+	roundSeconds, waitSeconds, roundCalls      prometheus.Histogram
 }
 
 // newMetrics registers every series; the gauges read the latest round's
@@ -50,6 +51,9 @@ func newMetrics(view func() *QueueView, leader func() bool) *metrics {
 		eventsApplied:  counter("caravan_scheduler_events_applied_total", "Nomad events that changed the scheduler's mirror of the cluster."),
 		eventsIgnored:  counter("caravan_scheduler_events_ignored_total", "Nomad events ignored: duplicated, older than the mirror, or of no concern."),
 		reconciles:     counter("caravan_scheduler_full_reconciles_total", "Full reads of jobs, allocations, pools and nodes (start, broken stream, lag, period)."),
+		apiCalls:       counter("caravan_scheduler_api_calls_total", "Nomad API calls made by scheduling rounds (the event stream and background progress reads aside)."),
+		roundCalls: histogram("caravan_scheduler_round_api_calls", "Nomad API calls made by one scheduling round.",
+			[]float64{0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096}),
 		roundSeconds: histogram("caravan_scheduler_round_seconds", "Duration of a scheduling round.",
 			prometheus.ExponentialBuckets(0.001, 2, 16)),
 		waitSeconds: histogram("caravan_scheduler_admission_wait_seconds", "Time from submission to admission.",

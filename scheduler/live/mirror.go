@@ -28,6 +28,8 @@ type mirror struct {
 	// index is the newest event index applied; fresh is the newest write
 	// of ours known to be reflected (writes made before the reconcile).
 	index, fresh uint64
+	// sets memoises node sets of nodes; dropped when nodes change.
+	sets *nodeSets
 }
 
 type objKey struct {
@@ -86,7 +88,10 @@ func (m *mirror) missingPool(managed func(*jobStub) bool, defaultPool string) bo
 // world is the round's view of the mirror: managed jobs by submit time,
 // their allocations, nodes and pools.
 func (m *mirror) world(managed func(*jobStub) bool) *world {
-	w := &world{nodes: m.nodes, pools: m.pools, allocs: map[string][]*api.AllocationListStub{},
+	if m.sets == nil {
+		m.sets = &nodeSets{}
+	}
+	w := &world{nodes: m.nodes, pools: m.pools, allocs: map[string][]*api.AllocationListStub{}, sets: m.sets,
 		index: max(m.index, m.listed[api.TopicJob])}
 	ids := map[string]bool{}
 	for _, j := range m.jobs {

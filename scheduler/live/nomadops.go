@@ -13,6 +13,7 @@ var errConflict = errors.New("job changed since it was read")
 
 // readJob reads a job fresh and checks it is still at the decided index.
 func (s *Scheduler) readJob(id string, index uint64) (*api.Job, error) {
+	s.call()
 	job, _, err := s.api.Jobs().Info(id, &api.QueryOptions{Namespace: s.cfg.Namespace})
 	if err != nil {
 		return nil, err
@@ -25,6 +26,7 @@ func (s *Scheduler) readJob(id string, index uint64) (*api.Job, error) {
 
 // register writes job only if nobody changed it since index.
 func (s *Scheduler) register(job *api.Job, index uint64) (uint64, error) {
+	s.call()
 	resp, _, err := s.api.Jobs().RegisterOpts(job, &api.RegisterOptions{EnforceIndex: true, ModifyIndex: index},
 		&api.WriteOptions{Namespace: s.cfg.Namespace})
 	if err != nil {
@@ -40,6 +42,7 @@ func (s *Scheduler) register(job *api.Job, index uint64) (uint64, error) {
 // stopAllocs stops a job's allocations that are still meant to run.
 func (s *Scheduler) stopAllocs(id string) (int, error) {
 	q := &api.QueryOptions{Namespace: s.cfg.Namespace}
+	s.call()
 	allocs, _, err := s.api.Jobs().Allocations(id, false, q)
 	if err != nil {
 		return 0, err
@@ -49,6 +52,7 @@ func (s *Scheduler) stopAllocs(id string) (int, error) {
 		if a.DesiredStatus != "run" || !live(a) {
 			continue
 		}
+		s.call()
 		resp, err := s.api.Allocations().Stop(&api.Allocation{ID: a.ID, Namespace: a.Namespace}, q)
 		if err != nil {
 			return n, err

@@ -31,7 +31,8 @@ type world struct {
 	pools  map[string]bool      // node pools Nomad has
 	jobs   []*jobStub           // caravan's jobs, by submit time
 	allocs map[string][]*api.AllocationListStub
-	index  uint64 // Nomad index the view is at
+	index  uint64    // Nomad index the view is at
+	sets   *nodeSets // memoised node sets of nodes (nodesets.go)
 }
 
 // catchUpWait bounds how long a round waits for the events of the

@@ -16,6 +16,7 @@ func (s *Scheduler) reconcile() (*mirror, error) {
 	m.fresh = s.wrote
 	q := &api.QueryOptions{Namespace: s.cfg.Namespace}
 	var stubs []*jobStub
+	s.call()
 	qm, err := s.api.Raw().Query("/v1/jobs?meta=true", &stubs, q)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
@@ -25,6 +26,7 @@ func (s *Scheduler) reconcile() (*mirror, error) {
 		m.jobs[j.ID] = j
 		m.seen[objKey{api.TopicJob, j.ID}] = j.ModifyIndex
 	}
+	s.call()
 	allocs, qm, err := s.api.Allocations().List(q)
 	if err != nil {
 		return nil, fmt.Errorf("list allocations: %w", err)
@@ -47,6 +49,7 @@ func (s *Scheduler) reconcile() (*mirror, error) {
 // listPools lists the node pools, so a job naming a missing one waits
 // with that reason instead of failing its admission every round.
 func (s *Scheduler) listPools(m *mirror) error {
+	s.call()
 	pools, qm, err := s.api.NodePools().List(nil)
 	if err != nil {
 		return fmt.Errorf("list node pools: %w", err)
@@ -62,6 +65,7 @@ func (s *Scheduler) listPools(m *mirror) error {
 // listNodes reads every ready node outside the queue pool in full (the
 // list's stubs lack the caravan driver's attributes).
 func (s *Scheduler) listNodes(m *mirror) error {
+	s.call()
 	stubs, qm, err := s.api.Nodes().List(nil)
 	if err != nil {
 		return fmt.Errorf("list nodes: %w", err)
@@ -72,6 +76,7 @@ func (s *Scheduler) listNodes(m *mirror) error {
 		if stub.NodePool == s.cfg.QueuePool || stub.Status != "ready" {
 			continue
 		}
+		s.call()
 		n, _, err := s.api.Nodes().Info(stub.ID, nil)
 		if err != nil {
 			return fmt.Errorf("read node %s: %w", stub.Name, err)

@@ -15,6 +15,8 @@ const saveEvery = 2 * time.Second
 // rewrites jobs); last, save state. It returns the Nomad index it read at.
 func (s *Scheduler) round() (uint64, error) {
 	start := s.now()
+	s.calls = 0
+	defer func() { observe(s.metrics.roundCalls, float64(s.calls)) }()
 	w, err := s.observe()
 	if err != nil {
 		return 0, err
@@ -62,6 +64,7 @@ func (s *Scheduler) save(now time.Time) error {
 	if !s.dirty && now.Sub(s.savedAt) < saveEvery {
 		return nil
 	}
+	s.call()
 	if err := s.store.save(s.st); err != nil {
 		return err
 	}

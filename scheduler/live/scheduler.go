@@ -45,6 +45,8 @@ type Scheduler struct {
 	// wrote is the Nomad index of the scheduler's newest job or
 	// allocation write; a round waits until the mirror holds it.
 	wrote uint64
+	// calls counts the current round's Nomad API calls.
+	calls int
 }
 
 type gpuKey struct {
@@ -63,6 +65,8 @@ type cachedJob struct {
 	// batch is meta caravan.batch_size (0 = unknown).
 	batch float64
 	err   error
+	// fit is the memoised fitKey (nodesets.go).
+	fit string
 }
 
 // New checks cfg and builds a scheduler talking to Nomad through client.
@@ -108,6 +112,7 @@ func (s *Scheduler) fullJob(stub *jobStub) *cachedJob {
 	if c := s.jobs[stub.ID]; c != nil && c.index == stub.JobModifyIndex {
 		return c
 	}
+	s.call()
 	job, _, err := s.api.Jobs().Info(stub.ID, &api.QueryOptions{Namespace: s.cfg.Namespace})
 	if err != nil {
 		return &cachedJob{err: fmt.Errorf("read job: %w", err)}
@@ -122,6 +127,14 @@ func (s *Scheduler) fullJob(stub *jobStub) *cachedJob {
 	}
 	s.jobs[stub.ID] = c
 	return c
+}
+
+// call counts one Nomad API call made by a round.
+func (s *Scheduler) call() {
+	s.calls++
+	if s.metrics != nil {
+		s.metrics.apiCalls.Inc()
+	}
 }
 
 func unix(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }

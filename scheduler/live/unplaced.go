@@ -27,6 +27,7 @@ func (s *Scheduler) unplaced(e *entry, now float64) bool {
 // requeueUnplaced sends an unplaced job back to the queue, saying why.
 func (s *Scheduler) requeueUnplaced(e *entry, now time.Time) {
 	why := "Nomad did not place it within " + s.cfg.PlaceTimeout.String()
+	s.call()
 	if evals, _, err := s.api.Jobs().Evaluations(e.stub.ID, &api.QueryOptions{Namespace: s.cfg.Namespace}); err == nil {
 		if f := placementFailure(evals); f != "" {
 			why = "Nomad could not place it: " + f

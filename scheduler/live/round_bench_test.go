@@ -1,0 +1,101 @@
+package live
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// BenchmarkRound measures the live scheduler's round without Nomad's
+// latency: a mirror of N nodes × 8 GPUs, every GPU held by a running 1-GPU
+// job, and 10 queued 1-GPU jobs per node that cannot fit, under fifo. The
+// fake Nomad answers every call with an empty object and counts them, so
+// api-calls/op is what a round asks of Nomad.
+//
+//	go test -run '^$' -bench Round -benchtime 20x ./scheduler/live/
+//
+// "idle" rounds see no event; "event" rounds see one job change.
+func BenchmarkRound(b *testing.B) {
+	for _, nodes := range []int{100, 300, 1000} {
+		for _, mode := range []string{"idle", "event"} {
+			b.Run(fmt.Sprintf("nodes=%d/%s", nodes, mode), func(b *testing.B) {
+				s, calls := benchScheduler(b, nodes, 10*nodes)
+				if _, err := s.round(); err != nil {
+					b.Fatal(err)
+				}
+				c0 := calls.Load()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if mode == "event" {
+						j := s.mirror.jobs[fmt.Sprintf("q%d", i%nodes)]
+						j.ModifyIndex++
+						s.mirror.index++
+					}
+					if _, err := s.round(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(calls.Load()-c0)/float64(b.N), "api-calls/op")
+			})
+		}
+	}
+}
+
+// benchScheduler builds a leader whose mirror holds the cluster and whose
+// job cache holds every full job, so a round reads nothing but what it
+// chooses to.
+func benchScheduler(b *testing.B, nodes, queued int) (*Scheduler, *atomic.Int64) {
+	b.Helper()
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("X-Nomad-Index", "1")
+		_, _ = w.Write([]byte("{}"))
+	}))
+	b.Cleanup(srv.Close)
+	c, err := api.NewClient(&api.Config{Address: srv.URL})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := New(Config{Token: "t", Policy: "fifo", ReconcileEvery: time.Hour}, c, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := newMirror()
+	m.pools["default"] = true
+	add := func(id string, stub *jobStub) {
+		stub.ID, stub.Namespace, stub.Type, stub.Status = id, "default", "batch", "running"
+		stub.JobModifyIndex, stub.ModifyIndex, stub.CreateIndex = 10, 10, 10
+		m.jobs[id] = stub
+		job := testJob(id, map[string]any{"command": "x", "gpus": 1})
+		g, err := parseGang(job)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.jobs[id] = &cachedJob{index: 10, job: job, gang: g}
+	}
+	for n := 0; n < nodes; n++ {
+		id := fmt.Sprintf("node-%04d-0000-0000-0000-000000000000", n)
+		info := &nodeInfo{ID: id, Name: fmt.Sprintf("sim-%d", n), Pool: "default", Datacenter: "dc1"}
+		for g := 0; g < 8; g++ {
+			info.GPUs = append(info.GPUs, nodeGPU{Index: g, UUID: fmt.Sprintf("GPU-%d-%d", n, g), MemoryMiB: 81920, FreeFraction: 1, FreeMemMiB: 81920})
+			jid := fmt.Sprintf("r%d-%d", n, g)
+			ts := []target{{Worker: worker{Group: "w0", Task: "work"}, NodeID: id, GPU: g, UUID: info.GPUs[g].UUID, Fraction: 1}}
+			add(jid, &jobStub{NodePool: "default", SubmitTime: int64(n*8+g) * 1e9,
+				Meta: map[string]string{MetaAdmitted: "2026-01-01T00:00:00Z", MetaPlacement: encodePlacement(ts)}})
+			m.allocs[jid] = &api.AllocationListStub{ID: "a-" + jid, JobID: jid, DesiredStatus: "run", ClientStatus: "running", CreateIndex: 10}
+		}
+		m.nodes[id] = info
+	}
+	for q := 0; q < queued; q++ {
+		add(fmt.Sprintf("q%d", q), &jobStub{NodePool: "caravan-queue", Status: "pending", SubmitTime: int64(nodes*8+q) * 1e9})
+	}
+	m.index, m.fresh = 10, 10
+	s.st, s.mirror, s.feed, s.reconciledAt, s.poolsAt = newState(), m, newFeed(), time.Now(), time.Now()
+	return s, &calls
+}

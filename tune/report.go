@@ -100,6 +100,48 @@ func WriteMarkdown(w io.Writer, modes []fluid.Mode, rows []CompareRow) {
 			fmt.Fprintf(w, "\n%s: geometric-mean speed-up of %s over %s %.2f× over %d rows\n", alg, last, modes[0], geomean(v), len(v))
 		}
 	}
+	writeByGPUs(w, last, modes[0].String(), rows)
+}
+
+// writeByGPUs prints the geometric-mean speed-up per algorithm and cluster
+// size, and in how many rows both modes found the same best configuration.
+func writeByGPUs(w io.Writer, last, first string, rows []CompareRow) {
+	var sizes []int
+	seen := map[int]bool{}
+	up := map[string]map[int][]float64{}
+	same, total := map[string]int{}, map[string]int{}
+	for _, r := range rows {
+		if !seen[r.GPUs] {
+			seen[r.GPUs] = true
+			sizes = append(sizes, r.GPUs)
+		}
+		if up[r.Algorithm] == nil {
+			up[r.Algorithm] = map[int][]float64{}
+		}
+		a, b := r.Results[0], r.Results[len(r.Results)-1]
+		up[r.Algorithm][r.GPUs] = append(up[r.Algorithm][r.GPUs], a.Makespan/b.Makespan)
+		total[r.Algorithm]++
+		if sameBest(a, b) == "yes" {
+			same[r.Algorithm]++
+		}
+	}
+	sort.Ints(sizes)
+	fmt.Fprintf(w, "\ngeometric-mean speed-up of %s over %s by cluster size:\n\n| alg |", last, first)
+	for _, g := range sizes {
+		fmt.Fprintf(w, " %d GPUs |", g)
+	}
+	fmt.Fprintln(w, " same best |")
+	fmt.Fprintln(w, strings.Repeat("|---", len(sizes)+2)+"|")
+	for _, alg := range []string{AlgSHA, AlgASHA, AlgHyperband, AlgBOHB, AlgRandom} {
+		if total[alg] == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "| %s |", alg)
+		for _, g := range sizes {
+			fmt.Fprintf(w, " %.2f× |", geomean(up[alg][g]))
+		}
+		fmt.Fprintf(w, " %d of %d |\n", same[alg], total[alg])
+	}
 }
 
 func sameBest(a, b SimResult) string {

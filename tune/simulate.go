@@ -165,7 +165,7 @@ func (s *sim) apply(w *Workload, t *Tuner, acts []Action) {
 			st.done = t.RungBudget(t.Trials[a.Trial].Bracket, a.Rung-1) * epoch / float64(batch)
 		}
 		st.job = &policy.Job{ID: key, Group: w.Model, Model: w.Model, Submit: s.now, State: policy.Queued,
-			Workers: 1, Fraction: 1, MinWorkers: 1, MaxWorkers: 16, MemMiB: s.cfg.TrialMemMiB,
+			Workers: 1, Fraction: 1, MinWorkers: 1, MaxWorkers: 16, MemMiB: s.trialMem(w, batch),
 			Util: w.Util(batch), StepTimes: map[int]policy.Seconds{}}
 		for n := 1; n <= 16; n++ {
 			st.job.StepTimes[n] = w.StepTime(batch, n)
@@ -173,6 +173,13 @@ func (s *sim) apply(w *Workload, t *Tuner, acts []Action) {
 		s.active[key] = st
 		s.order = append(s.order, key)
 	}
+}
+
+// trialMem is a trial's GPU memory: its micro-batch's share of the GPU
+// (MemShare), at least TrialMemMiB, so a trial at the largest local batch
+// that fits a GPU is never packed with another.
+func (s *sim) trialMem(w *Workload, batch int) int64 {
+	return max(s.cfg.TrialMemMiB, int64(w.MemShare(batch)*float64(s.cfg.GPUMemMiB)))
 }
 
 // decide asks the policy and applies its decision.

@@ -86,8 +86,14 @@ func (p *PlacementPairs) PlacementName() string { return "colocate-" + string(p.
 // measured pair of that GPU, with Gavel's measurements deciding which
 // pairs fit in memory. A job of a model outside graphs never shares.
 func FitPairs(g *profile.Gavel, gpu string, graphs map[string]profile.ModelGraph) (*PlacementPairs, error) {
+	return FitPairsWith(g, gpu, graphs, FitOptions{})
+}
+
+// FitPairsWith is FitPairs with the options' features (Partners: the
+// measured models' learned profiles, which a live cluster has).
+func FitPairsWith(g *profile.Gavel, gpu string, graphs map[string]profile.ModelGraph, opt FitOptions) (*PlacementPairs, error) {
 	samples, _ := GavelSamples(g, gpu, graphs)
-	pred, err := FitCV(samples)
+	pred, err := FitCVWith(samples, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -33,8 +34,9 @@ type Client struct {
 	size    uint64
 	timeout time.Duration
 
-	wmu sync.Mutex
-	bw  *bufio.Writer
+	wmu    sync.Mutex
+	bw     *bufio.Writer
+	queued atomic.Int32 // senders waiting for wmu: the last one flushes
 
 	mu      sync.Mutex
 	next    uint64
@@ -252,15 +254,12 @@ func (c *Client) start(typ, flags uint16, off uint64, p []byte) *Pending {
 	if err != nil {
 		return &Pending{err: err}
 	}
-	c.wmu.Lock()
+	c.lockSend()
 	err = c.writeHeader(typ, flags, cookie, off, uint32(len(p)))
 	if err == nil && typ == cmdWrite {
 		_, err = c.bw.Write(p)
 	}
-	if err == nil {
-		err = c.bw.Flush()
-	}
-	c.wmu.Unlock()
+	err = c.unlockSend(err)
 	if err != nil {
 		c.fail(fmt.Errorf("nbd: send: %w", err))
 	}
@@ -273,16 +272,29 @@ func (c *Client) doLen(typ uint16, off uint64, length uint32) error {
 	if err != nil {
 		return err
 	}
-	c.wmu.Lock()
+	c.lockSend()
 	err = c.writeHeader(typ, 0, cookie, off, length)
-	if err == nil {
-		err = c.bw.Flush()
-	}
-	c.wmu.Unlock()
+	err = c.unlockSend(err)
 	if err != nil {
 		c.fail(fmt.Errorf("nbd: send: %w", err))
 	}
 	return c.wait(cl)
+}
+
+// lockSend queues a request for the connection. Requests sent together
+// by concurrent callers share one write: unlockSend flushes only when no
+// other sender is queued behind it, and the last one flushes for all.
+func (c *Client) lockSend() {
+	c.queued.Add(1)
+	c.wmu.Lock()
+}
+
+func (c *Client) unlockSend(err error) error {
+	defer c.wmu.Unlock()
+	if c.queued.Add(-1) == 0 && err == nil {
+		err = c.bw.Flush()
+	}
+	return err
 }
 
 func (c *Client) wait(cl *call) error {

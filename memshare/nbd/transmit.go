@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -68,13 +69,26 @@ func check(r request, size uint64) (uint32, string) {
 // written whole under a lock.
 func (s *session) transmit() error {
 	_ = s.conn.SetDeadline(time.Time{})
-	br := bufio.NewReaderSize(s.conn, 64<<10)
-	w := &replyWriter{bw: bufio.NewWriterSize(s.conn, 64<<10), structured: s.structured}
+	inline := s.srv.cfg.Inline
+	w := &replyWriter{bw: bufio.NewWriterSize(s.conn, 64<<10), structured: s.structured, deferred: inline}
+	var src io.Reader = s.conn
+	if inline {
+		// Replies wait in the buffer until the reader has nothing queued:
+		// a burst of pipelined requests costs one send, not one each.
+		src = flushReader{r: s.conn, w: w}
+	}
+	br := bufio.NewReaderSize(src, 64<<10)
 	sem := make(chan struct{}, s.srv.cfg.MaxInFlight)
 	var wg sync.WaitGroup
-	defer wg.Wait()
+	defer func() {
+		wg.Wait()
+		w.mu.Lock()
+		_ = w.flush()
+		w.mu.Unlock()
+	}()
 	size := s.export.Size()
 	var h [requestLen]byte
+	var scratch []byte // inline mode: one payload buffer, reused
 	for {
 		if _, err := io.ReadFull(br, h[:]); err != nil {
 			if errors.Is(err, io.EOF) {
@@ -93,7 +107,7 @@ func (s *session) transmit() error {
 			if r.length > MaxPayload {
 				return fmt.Errorf("write of %d bytes exceeds the maximum payload %d", r.length, MaxPayload)
 			}
-			r.data = make([]byte, r.length)
+			r.data = payload(&scratch, r.length, inline)
 			if _, err := io.ReadFull(br, r.data); err != nil {
 				return err
 			}
@@ -104,7 +118,10 @@ func (s *session) transmit() error {
 			}
 			continue
 		}
-		if s.srv.cfg.Inline {
+		if inline {
+			if r.typ == cmdRead {
+				r.data = payload(&scratch, r.length, true)
+			}
 			s.serve(w, r)
 			continue
 		}
@@ -124,7 +141,10 @@ func (s *session) serve(w *replyWriter, r request) {
 	var err error
 	switch r.typ {
 	case cmdRead:
-		data = make([]byte, r.length)
+		data = r.data
+		if data == nil {
+			data = make([]byte, r.length)
+		}
 		err = s.export.ReadAt(data, r.offset)
 	case cmdWrite:
 		err = s.export.WriteAt(r.data, r.offset, r.flags&cmdFlagFUA != 0)
@@ -146,17 +166,62 @@ func (s *session) serve(w *replyWriter, r request) {
 	_ = w.ok(r, data)
 }
 
-// replyWriter serialises replies on the connection.
+// payload returns an n-byte buffer: a fresh one, or (reuse) the session's
+// scratch buffer, which inline serving is done with before the next read.
+func payload(scratch *[]byte, n uint32, reuse bool) []byte {
+	if !reuse {
+		return make([]byte, n)
+	}
+	if uint32(cap(*scratch)) < n {
+		*scratch = make([]byte, n)
+	}
+	return (*scratch)[:n]
+}
+
+// replyWriter serialises replies on the connection. Sends are grouped:
+// a reply is flushed by the last of the writers queued at that moment
+// (or, deferred, by flushReader before the connection is read again).
 type replyWriter struct {
 	mu         sync.Mutex
 	bw         *bufio.Writer
 	structured bool
+	deferred   bool
+	queued     atomic.Int32
 	err        error
 }
 
-func (w *replyWriter) ok(r request, data []byte) error {
+// flushReader sends the buffered replies before blocking on the client.
+type flushReader struct {
+	r io.Reader
+	w *replyWriter
+}
+
+func (f flushReader) Read(p []byte) (int, error) {
+	f.w.mu.Lock()
+	err := f.w.flush()
+	f.w.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	return f.r.Read(p)
+}
+
+// lock queues a reply; done flushes when no other reply is queued.
+func (w *replyWriter) lock() {
+	w.queued.Add(1)
 	w.mu.Lock()
+}
+
+func (w *replyWriter) done() error {
 	defer w.mu.Unlock()
+	if w.queued.Add(-1) == 0 && !w.deferred {
+		return w.flush()
+	}
+	return w.err
+}
+
+func (w *replyWriter) ok(r request, data []byte) error {
+	w.lock()
 	if r.typ == cmdRead && w.structured {
 		w.chunkHeader(r.cookie, replyOffsetData, uint32(8+len(data)))
 		w.put64(r.offset)
@@ -166,15 +231,14 @@ func (w *replyWriter) ok(r request, data []byte) error {
 	if r.typ == cmdRead {
 		w.write(data)
 	}
-	return w.flush()
+	return w.done()
 }
 
 func (w *replyWriter) fail(r request, errno uint32, msg string) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	w.lock()
 	if !w.structured {
 		w.simpleHeader(r.cookie, errno)
-		return w.flush()
+		return w.done()
 	}
 	if len(msg) > 1024 {
 		msg = msg[:1024]
@@ -185,7 +249,7 @@ func (w *replyWriter) fail(r request, errno uint32, msg string) error {
 	binary.BigEndian.PutUint16(b[4:], uint16(len(msg)))
 	w.write(b[:])
 	w.write([]byte(msg))
-	return w.flush()
+	return w.done()
 }
 
 func (w *replyWriter) simpleHeader(cookie uint64, errno uint32) {

@@ -34,6 +34,10 @@ type memshareNode struct {
 	reg      *prometheus.Registry
 	attached map[string]*remoteAttachment
 	logger   hclog.Logger
+
+	gossipOnce   sync.Once
+	gossipDonors *memshare.GossipDonors // set by linkGossip
+	gossipSelf   func() string          // this node's gossip name
 }
 
 // configure applies a memshare block (nil: memshare stays off).
@@ -139,7 +143,11 @@ var errNoMemshare = errors.New("the caravan plugin config has no memshare block 
 // attach leases remote memory for a task and serves it on loopback.
 func (n *memshareNode) attach(ctx context.Context, taskID, owner string, req remoteMemRequest) (map[string]string, error) {
 	n.mu.Lock()
-	set, view, reg := n.set, n.view, n.reg
+	set, reg := n.set, n.reg
+	var view memshare.DonorSource = n.view
+	if n.gossipDonors != nil {
+		view = donorView{static: n.view, gossip: n.gossipDonors, self: n.gossipSelf()}
+	}
 	n.mu.Unlock()
 	if set == nil {
 		return nil, fmt.Errorf("remote_memory: %w", errNoMemshare)

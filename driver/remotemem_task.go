@@ -37,6 +37,7 @@ func (d *Driver) attachRemoteMemory(cfg *drivers.TaskConfig, tc *TaskConfig) (ma
 	if tc.RemoteMemoryMode != "" {
 		req.Mode = tc.RemoteMemoryMode
 	}
+	d.linkGossip()
 	ctx, cancel := context.WithTimeout(d.ctx, consumerOpenTimeout)
 	defer cancel()
 	return d.mem.attach(ctx, cfg.ID, cfg.AllocID+"/"+cfg.Name, req)
@@ -63,6 +64,7 @@ func (d *Driver) lendDonorMemory(cfg *drivers.TaskConfig, tc *TaskConfig, h *tas
 		mib, _ := taskspec.ParseMiB(tc.DonateMemory) // validated by parse
 		limit = int64(mib) << 20
 	}
+	d.linkGossip()
 	if err := d.mem.watchDonor(ctx, cfg.ID, cfg, limit, h.pid, h.exec); err != nil {
 		// The donor task runs all the same; it just lends nothing.
 		h.logger.Warn("memory donor lends nothing", "error", err)

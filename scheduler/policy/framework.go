@@ -17,11 +17,13 @@ type Framework struct {
 	// the next reuses (a replay decides ~200,000 times over ~1,000 jobs).
 	held      fenwick
 	preempted []bool
+	running   []int
 }
 
-// victimBuffers returns a zeroed victim index and preempted flags for n
-// ranked jobs, reusing the last round's storage.
-func (f *Framework) victimBuffers(n int) (*fenwick, []bool) {
+// victimBuffers returns a zeroed victim index, preempted flags for n
+// ranked jobs and an empty list of running ranks, reusing the last
+// round's storage.
+func (f *Framework) victimBuffers(n int) (*fenwick, []bool, []int) {
 	if cap(f.held.t) < n+1 {
 		f.held.t = make([]float64, n+1)
 	}
@@ -32,7 +34,7 @@ func (f *Framework) victimBuffers(n int) (*fenwick, []bool) {
 	}
 	f.preempted = f.preempted[:n]
 	clear(f.preempted)
-	return &f.held, f.preempted
+	return &f.held, f.preempted, f.running[:0]
 }
 
 // capacity is the free capacity of c for a new round.

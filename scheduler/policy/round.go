@@ -190,13 +190,14 @@ func (r *round) exhausted(i int) bool {
 
 // indexVictims records the running jobs a preemptive ordering may stop.
 func (r *round) indexVictims() {
-	r.held, r.preempted = r.f.victimBuffers(len(r.ranked))
+	r.held, r.preempted, r.running = r.f.victimBuffers(len(r.ranked))
 	for i, rk := range r.ranked {
 		if rk.Job.State == Running && r.f.canPreempt(rk.Job, r.s.Now) {
 			r.held.add(i, placementGPUs(rk.Job.Placement))
 			r.running = append(r.running, i)
 		}
 	}
+	r.f.running = r.running // kept for the next round's storage
 }
 
 // holText is the Waiting text of a job with behind queued jobs ahead of it

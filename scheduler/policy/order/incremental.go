@@ -48,19 +48,29 @@ func (sc *scratch) sortMatched(ks []keyed, prev []int32, ok bool) []policy.Ranke
 	}
 	moved := in.moved[:0]
 	for i := range ks {
-		if p := prev[i]; p >= 0 && sameKeys(&ks[i], &in.keys[p]) {
+		switch p := prev[i]; {
+		case p < 0:
+			moved = append(moved, int32(i)) // new: after the others
+		case sameKeys(&ks[i], &in.keys[p]):
 			in.slot[in.rank[p]] = int32(i)
-		} else {
-			moved = append(moved, int32(i))
+		default:
+			in.slot[in.rank[p]] = -2 - int32(i) // changed keys
 		}
 	}
-	slices.SortFunc(moved, func(a, b int32) int { return compareKeyed(&ks[a], &ks[b]) })
+	arrived := len(moved)
 	out := in.out[:0]
 	for _, i := range in.slot {
-		if i >= 0 {
+		switch {
+		case i >= 0:
 			out = append(out, i)
+		case i <= -2:
+			moved = append(moved, -2-i)
 		}
 	}
+	// changed jobs, listed in their last order, which their new keys
+	// mostly keep (running jobs' indexes move together): nearly sorted
+	moved = append(moved[arrived:], moved[:arrived]...)
+	sortNearly(ks, moved)
 	in.moved, in.out = moved, out
 	if len(moved) > 0 {
 		in.merged = mergeSorted(ks, out, moved, in.merged)
@@ -116,14 +126,48 @@ func sameKeys(a, b *keyed) bool {
 }
 
 // mergeSorted merges the sorted index lists a and b (compareKeyed order)
-// into buf, placing each b by binary search from the last insertion point.
+// into buf, placing each b by galloping from the last insertion point:
+// O(|b| log(|a|/|b|)) comparisons.
 func mergeSorted(ks []keyed, a, b, buf []int32) []int32 {
 	out := slices.Grow(buf[:0], len(a)+len(b))
 	lo := 0
 	for _, x := range b {
-		n, _ := slices.BinarySearchFunc(a[lo:], x, func(y, x int32) int { return compareKeyed(&ks[y], &ks[x]) })
-		out = append(append(out, a[lo:lo+n]...), x)
-		lo += n
+		before := func(y int32) bool { return compareKeyed(&ks[y], &ks[x]) < 0 }
+		step := 1
+		for lo+step <= len(a) && before(a[lo+step-1]) {
+			step *= 2
+		}
+		l, h := lo+step/2, min(lo+step, len(a)) // a[l-1] is before x, a[h] is not
+		for l < h {
+			m := int(uint(l+h) >> 1)
+			if before(a[m]) {
+				l = m + 1
+			} else {
+				h = m
+			}
+		}
+		out = append(append(out, a[lo:l]...), x)
+		lo = l
 	}
 	return append(out, a[lo:]...)
+}
+
+// sortNearly sorts the indexes idx of ks in compareKeyed order: by
+// insertion while the input is nearly sorted (a bounded number of moves),
+// else by pdqsort.
+func sortNearly(ks []keyed, idx []int32) {
+	budget := 4*len(idx) + 16
+	for i := 1; i < len(idx); i++ {
+		x, j := idx[i], i
+		for j > 0 && compareKeyed(&ks[idx[j-1]], &ks[x]) > 0 {
+			idx[j] = idx[j-1]
+			j--
+			if budget--; budget == 0 {
+				idx[j] = x
+				slices.SortFunc(idx, func(a, b int32) int { return compareKeyed(&ks[a], &ks[b]) })
+				return
+			}
+		}
+		idx[j] = x
+	}
 }

@@ -117,6 +117,10 @@ func fill(b *testing.B, d blockDev) {
 // more it is the inverse of the throughput. Sequential runs use depth 1.
 func runOps(b *testing.B, d blockDev, n int, write, random bool, depth int) {
 	depth = max(depth, 1)
+	if c, ok := d.(*nbd.Client); ok && depth > 1 && batchSubmit {
+		runBatches(b, c, n, write, depth)
+		return
+	}
 	var next atomic.Int64
 	lats := make([][]time.Duration, depth)
 	errs := make(chan error, depth)
@@ -170,6 +174,53 @@ func runOps(b *testing.B, d blockDev, n int, write, random bool, depth int) {
 	reportLatency(b, slices.Concat(lats...))
 }
 
+// batchSubmit is set while the "-batch" ops run: NBD targets then get
+// depth requests submitted at once and reaped together (fio's
+// iodepth_batch_submit = iodepth, as io_uring and the kernel's plugged
+// block queue submit); disk targets keep depth concurrent workers.
+var batchSubmit bool
+
+// runBatches submits depth random requests in one send, waits for all,
+// and repeats.
+func runBatches(b *testing.B, c *nbd.Client, n int, write bool, depth int) {
+	bufs := make([][]byte, depth)
+	for i := range bufs {
+		bufs[i] = alignedBuf(n)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	lat := make([]time.Duration, 0, b.N)
+	pend := make([]*nbd.Pending, depth)
+	b.SetBytes(int64(n))
+	calls0 := ioSyscalls()
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		m := min(depth, b.N-done)
+		start := time.Now()
+		c.Cork()
+		for i := range m {
+			off := r.Uint64N(benchSize/uint64(n)) * uint64(n)
+			if write {
+				pend[i] = c.WriteAtAsync(bufs[i], off)
+			} else {
+				pend[i] = c.ReadAtAsync(bufs[i], off)
+			}
+		}
+		c.Uncork()
+		for i := range m {
+			if err := pend[i].Wait(); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(start))
+		}
+		done += m
+	}
+	b.StopTimer()
+	if calls0 >= 0 {
+		b.ReportMetric(float64(ioSyscalls()-calls0)/float64(b.N), "syscalls/op")
+	}
+	reportLatency(b, lat)
+}
+
 // ioSyscalls is the process's read+write system call count (-1 where
 // /proc/self/io is unreadable).
 func ioSyscalls() int64 {
@@ -211,6 +262,8 @@ var ops = []struct {
 	{"rand4k-write", 4096, true, true, 1},
 	{"rand4k-read-qd16", 4096, false, true, 16},
 	{"rand4k-write-qd16", 4096, true, true, 16},
+	{"rand4k-read-qd16-batch", 4096, false, true, 16},
+	{"rand4k-write-qd16-batch", 4096, true, true, 16},
 	{"seq1m-read", 1 << 20, false, false, 1},
 	{"seq1m-write", 1 << 20, true, false, 1},
 }
@@ -219,7 +272,7 @@ var ops = []struct {
 // loopback donors; split and whole layouts) and backup mode (one remote
 // copy + O_DIRECT file).
 func BenchmarkIO(b *testing.B) {
-	targets := []string{"disk-odirect", "disk-odirect-dsync", "memshare-ec", "memshare-ec-whole", "memshare-backup"}
+	targets := []string{"disk-odirect", "disk-odirect-dsync", "memshare-ec", "memshare-ec-slab64m", "memshare-ec-whole", "memshare-backup"}
 	var veth *cluster
 	if os.Getenv("MEMSHARE_BENCH_VETH") != "" {
 		veth = vethDonors(b, 7)
@@ -236,6 +289,10 @@ func BenchmarkIO(b *testing.B) {
 					d = openDisk(b, oDSync)
 				case "memshare-ec":
 					d, _ = openEndpoint(b, startCluster(b, 7, 64<<20), Config{Size: benchSize, RenewInterval: time.Hour})
+				case "memshare-ec-slab64m":
+					// The driver's default slab: this 128 MiB device is one
+					// stripe, so a batch shares each donor connection.
+					d, _ = openEndpoint(b, startClusterSlab(b, 7, 64<<20, DefaultSlabSize), Config{Size: benchSize, SlabSize: DefaultSlabSize, RenewInterval: time.Hour})
 				case "memshare-ec-whole":
 					d, _ = openEndpoint(b, startCluster(b, 7, 64<<20), Config{Size: benchSize, Layout: LayoutWhole, RenewInterval: time.Hour})
 				case "memshare-ec-whole-veth":
@@ -249,6 +306,7 @@ func BenchmarkIO(b *testing.B) {
 					d, _ = openEndpoint(b, veth, Config{Size: benchSize, Mode: ModeBackup,
 						BackupPath: filepath.Join(b.TempDir(), "backup"), RenewInterval: time.Hour})
 				}
+				batchSubmit = strings.HasSuffix(op.name, "-batch")
 				runOps(b, d, op.size, op.write, op.random, op.depth)
 			})
 		}

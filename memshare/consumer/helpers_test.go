@@ -28,13 +28,19 @@ type cluster struct {
 
 func startCluster(t testing.TB, n int, capacity int64) *cluster {
 	t.Helper()
+	return startClusterSlab(t, n, capacity, testSlab)
+}
+
+// startClusterSlab starts n donors lending slab-sized slabs.
+func startClusterSlab(t testing.TB, n int, capacity int64, slab uint64) *cluster {
+	t.Helper()
 	c := &cluster{}
 	var infos []memshare.DonorInfo
 	for i := range n {
 		cp := &atomic.Int64{}
 		cp.Store(capacity)
 		c.caps = append(c.caps, cp)
-		d, err := donor.New(donor.Config{Node: fmt.Sprintf("node%d", i), Key: testKey, SlabSize: testSlab, Capacity: cp.Load, SweepInterval: time.Hour})
+		d, err := donor.New(donor.Config{Node: fmt.Sprintf("node%d", i), Key: testKey, SlabSize: slab, Capacity: cp.Load, SweepInterval: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +59,9 @@ func openVolume(t testing.TB, c *cluster, cfg Config) *Volume {
 	t.Helper()
 	cfg.ID = "test-consumer"
 	cfg.Key = testKey
-	cfg.SlabSize = testSlab
+	if cfg.SlabSize == 0 {
+		cfg.SlabSize = testSlab
+	}
 	cfg.Donors = c.view
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -5,35 +5,62 @@ import "github.com/caravan-dl/caravan/memshare/nbd"
 // readBlocks fills out with blocks [b0, b1) of st: from the k data slabs
 // when they answer, else decoded from any k live slabs.
 func (v *Volume) readBlocks(st *stripe, b0, b1 uint64, out []byte) error {
-	cur, _, lost := st.snapshot()
-	if lost {
-		return ErrLost
-	}
-	soff, plen := b0*v.piece, (b1-b0)*v.piece
 	if v.backup != nil {
+		cur, _, lost := st.snapshot()
+		if lost {
+			return ErrLost
+		}
 		return v.readBackupMode(st, cur[0], b0, out)
 	}
-	shards := make([][]byte, v.n)
-	want := make([]int, 0, v.n)
-	for i := range v.k {
-		want = append(want, i)
+	op, err := v.issueRead(st, b0, b1)
+	if err != nil {
+		return err
 	}
-	got := v.readShards(st, cur, want, shards, soff, plen)
+	return v.finishRead(st, op, out)
+}
+
+// readOp is a split-layout read sent to the k data slabs.
+type readOp struct {
+	cur        []*shard
+	shards     [][]byte
+	soff, plen uint64
+	nb         uint64
+	want       []int
+	pend       []*nbd.Pending
+}
+
+func (v *Volume) issueRead(st *stripe, b0, b1 uint64) (*readOp, error) {
+	cur, _, lost := st.snapshot()
+	if lost {
+		return nil, ErrLost
+	}
+	op := &readOp{cur: cur, shards: make([][]byte, v.n), soff: b0 * v.piece, plen: (b1 - b0) * v.piece, nb: b1 - b0}
+	for i := range v.k {
+		op.want = append(op.want, i)
+	}
+	op.pend = v.startShards(cur, op.want, op.shards, op.soff, op.plen)
+	return op, nil
+}
+
+// finishRead waits for op and decodes from the parity slabs if a data
+// slab failed.
+func (v *Volume) finishRead(st *stripe, op *readOp, out []byte) error {
+	got := v.waitShards(st, op.cur, op.want, op.pend, op.shards)
 	if got < v.k {
 		v.m.degradedReads.Inc()
-		want = want[:0]
+		var want []int
 		for i := v.k; i < v.n; i++ {
 			want = append(want, i)
 		}
-		got += v.readShards(st, cur, want, shards, soff, plen)
+		got += v.readShards(st, op.cur, want, op.shards, op.soff, op.plen)
 		if got < v.k {
 			return ErrLost
 		}
-		if err := v.enc.ReconstructData(shards); err != nil {
+		if err := v.enc.ReconstructData(op.shards); err != nil {
 			return ErrLost
 		}
 	}
-	v.gather(shards, out, b1-b0)
+	v.gather(op.shards, out, op.nb)
 	return nil
 }
 
@@ -41,24 +68,34 @@ func (v *Volume) readBlocks(st *stripe, b0, b1 uint64, out []byte) error {
 // want, all in flight at once; failed slots are marked dead. It returns
 // the count read.
 func (v *Volume) readShards(st *stripe, cur []*shard, want []int, shards [][]byte, soff, plen uint64) int {
+	return v.waitShards(st, cur, want, v.startShards(cur, want, shards, soff, plen), shards)
+}
+
+// startShards sends the reads of readShards; shards[i] is the buffer.
+func (v *Volume) startShards(cur []*shard, want []int, shards [][]byte, soff, plen uint64) []*nbd.Pending {
 	pend := make([]*nbd.Pending, len(want))
-	bufs := make([][]byte, len(want))
 	for j, i := range want {
 		if sh := cur[i]; sh != nil {
-			bufs[j] = make([]byte, plen)
-			pend[j] = sh.client.ReadAtAsync(bufs[j], soff)
+			shards[i] = make([]byte, plen)
+			pend[j] = sh.client.ReadAtAsync(shards[i], soff)
 		}
 	}
+	return pend
+}
+
+// waitShards waits for startShards' reads; a failed slot is marked dead
+// and its buffer dropped.
+func (v *Volume) waitShards(st *stripe, cur []*shard, want []int, pend []*nbd.Pending, shards [][]byte) int {
 	n := 0
 	for j, i := range want {
 		if pend[j] == nil {
 			continue
 		}
 		if err := pend[j].Wait(); err != nil {
+			shards[i] = nil
 			v.markDead(st, i, cur[i], err)
 			continue
 		}
-		shards[i] = bufs[j]
 		n++
 	}
 	return n
@@ -67,35 +104,58 @@ func (v *Volume) readShards(st *stripe, cur []*shard, want []int, shards [][]byt
 // writeBlocks codes blocks [b0, b1) and writes every piece; it succeeds
 // when at least k slabs (which suffice to decode) took the write.
 func (v *Volume) writeBlocks(st *stripe, b0, b1 uint64, data []byte) error {
+	if v.backup != nil {
+		cur, next, lost := st.snapshot()
+		if lost {
+			return ErrLost
+		}
+		return v.writeBackupMode(st, cur[0], next[0], b0, data)
+	}
+	op, err := v.issueWrite(st, b0, b1, data)
+	if err != nil {
+		return err
+	}
+	return v.finishWrite(st, op)
+}
+
+// writeOp is a split-layout write sent to every live slab and every
+// replacement being rebuilt.
+type writeOp []sentPiece
+
+type sentPiece struct {
+	i    int
+	sh   *shard
+	next bool
+	p    *nbd.Pending
+}
+
+func (v *Volume) issueWrite(st *stripe, b0, b1 uint64, data []byte) (writeOp, error) {
 	cur, next, lost := st.snapshot()
 	if lost {
-		return ErrLost
-	}
-	soff := b0 * v.piece
-	if v.backup != nil {
-		return v.writeBackupMode(st, cur[0], next[0], b0, data)
+		return nil, ErrLost
 	}
 	shards := v.scatter(data, b1-b0)
 	if err := v.enc.Encode(shards); err != nil {
-		return err
+		return nil, err
 	}
-	type sent struct {
-		i    int
-		sh   *shard
-		next bool
-		p    *nbd.Pending
-	}
-	var out []sent
+	soff := b0 * v.piece
+	var out writeOp
 	for i := range v.n {
 		if sh := cur[i]; sh != nil {
-			out = append(out, sent{i, sh, false, sh.client.WriteAtAsync(shards[i], soff)})
+			out = append(out, sentPiece{i, sh, false, sh.client.WriteAtAsync(shards[i], soff)})
 		}
 		if sh := next[i]; sh != nil {
-			out = append(out, sent{i, sh, true, sh.client.WriteAtAsync(shards[i], soff)})
+			out = append(out, sentPiece{i, sh, true, sh.client.WriteAtAsync(shards[i], soff)})
 		}
 	}
+	return out, nil
+}
+
+// finishWrite waits for op; a slab that missed the write is marked dead
+// before the write is acknowledged.
+func (v *Volume) finishWrite(st *stripe, op writeOp) error {
 	ok := 0
-	for _, s := range out {
+	for _, s := range op {
 		err := s.p.Wait()
 		switch {
 		case err != nil && !s.next:

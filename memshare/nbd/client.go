@@ -37,6 +37,7 @@ type Client struct {
 	wmu    sync.Mutex
 	bw     *bufio.Writer
 	queued atomic.Int32 // senders waiting for wmu: the last one flushes
+	corked atomic.Int32 // Cork depth: sends wait in the buffer until Uncork
 
 	mu      sync.Mutex
 	next    uint64
@@ -291,10 +292,29 @@ func (c *Client) lockSend() {
 
 func (c *Client) unlockSend(err error) error {
 	defer c.wmu.Unlock()
-	if c.queued.Add(-1) == 0 && err == nil {
+	if c.queued.Add(-1) == 0 && c.corked.Load() == 0 && err == nil {
 		err = c.bw.Flush()
 	}
 	return err
+}
+
+// Cork holds requests in the send buffer (up to its 64 KiB) until the
+// matching Uncork, so a caller issuing many requests sends them in one
+// write. Every Cork must be followed by Uncork without waiting on a
+// request sent in between.
+func (c *Client) Cork() { c.corked.Add(1) }
+
+// Uncork ends a Cork and sends what it held.
+func (c *Client) Uncork() {
+	if c.corked.Add(-1) != 0 {
+		return
+	}
+	c.wmu.Lock()
+	err := c.bw.Flush()
+	c.wmu.Unlock()
+	if err != nil {
+		c.fail(fmt.Errorf("nbd: send: %w", err))
+	}
 }
 
 func (c *Client) wait(cl *call) error {

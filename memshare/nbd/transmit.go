@@ -89,7 +89,33 @@ func (s *session) transmit() error {
 	size := s.export.Size()
 	var h [requestLen]byte
 	var scratch []byte // inline mode: one payload buffer, reused
+	be, _ := s.export.(BatchExport)
+	var batch []request // pipelined requests already received, served together
+	dispatch := func() {
+		switch rs := batch; len(rs) {
+		case 0:
+		case 1:
+			wg.Add(1)
+			go func() { defer func() { <-sem; wg.Done() }(); s.serve(w, rs[0]) }()
+		default:
+			wg.Add(1)
+			go func() {
+				defer func() {
+					for range rs {
+						<-sem
+					}
+					wg.Done()
+				}()
+				s.serveBatch(w, be, rs)
+			}()
+		}
+		batch = nil
+	}
+	defer dispatch()
 	for {
+		if br.Buffered() < requestLen {
+			dispatch() // never hold a batch while waiting on the client
+		}
 		if _, err := io.ReadFull(br, h[:]); err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil
@@ -125,6 +151,17 @@ func (s *session) transmit() error {
 			s.serve(w, r)
 			continue
 		}
+		if be != nil && batchable(r) {
+			// Gather while the next request is already here (the loop's
+			// top dispatches when it is not).
+			sem <- struct{}{}
+			batch = append(batch, r)
+			if len(batch) == maxBatch {
+				dispatch()
+			}
+			continue
+		}
+		dispatch()
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
@@ -155,15 +192,21 @@ func (s *session) serve(w *replyWriter, r request) {
 	}
 	s.srv.cfg.Metrics.observe(r.typ, r.length, start, err)
 	if err != nil {
-		errno := EIO
-		var ne *Error
-		if errors.As(err, &ne) {
-			errno = ne.Errno
-		}
-		_ = w.fail(r, errno, err.Error())
+		errno, msg := errnoOf(err)
+		_ = w.fail(r, errno, msg)
 		return
 	}
 	_ = w.ok(r, data)
+}
+
+// errnoOf maps an export's error to a protocol errno (EIO unless it is
+// an *Error) and a message.
+func errnoOf(err error) (uint32, string) {
+	var ne *Error
+	if errors.As(err, &ne) {
+		return ne.Errno, err.Error()
+	}
+	return EIO, err.Error()
 }
 
 // payload returns an n-byte buffer: a fresh one, or (reuse) the session's
@@ -222,6 +265,17 @@ func (w *replyWriter) done() error {
 
 func (w *replyWriter) ok(r request, data []byte) error {
 	w.lock()
+	w.okBody(r, data)
+	return w.done()
+}
+
+func (w *replyWriter) fail(r request, errno uint32, msg string) error {
+	w.lock()
+	w.failBody(r, errno, msg)
+	return w.done()
+}
+
+func (w *replyWriter) okBody(r request, data []byte) {
 	if r.typ == cmdRead && w.structured {
 		w.chunkHeader(r.cookie, replyOffsetData, uint32(8+len(data)))
 		w.put64(r.offset)
@@ -231,14 +285,12 @@ func (w *replyWriter) ok(r request, data []byte) error {
 	if r.typ == cmdRead {
 		w.write(data)
 	}
-	return w.done()
 }
 
-func (w *replyWriter) fail(r request, errno uint32, msg string) error {
-	w.lock()
+func (w *replyWriter) failBody(r request, errno uint32, msg string) {
 	if !w.structured {
 		w.simpleHeader(r.cookie, errno)
-		return w.done()
+		return
 	}
 	if len(msg) > 1024 {
 		msg = msg[:1024]
@@ -249,7 +301,6 @@ func (w *replyWriter) fail(r request, errno uint32, msg string) error {
 	binary.BigEndian.PutUint16(b[4:], uint16(len(msg)))
 	w.write(b[:])
 	w.write([]byte(msg))
-	return w.done()
 }
 
 func (w *replyWriter) simpleHeader(cookie uint64, errno uint32) {

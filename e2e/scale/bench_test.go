@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/nomad/api"
 
 	"github.com/caravan-dl/caravan/e2e/harness"
+	"github.com/caravan-dl/caravan/internal/devcluster"
 	"github.com/caravan-dl/caravan/internal/nodesim"
 )
 
@@ -34,8 +35,10 @@ func BenchmarkScale(b *testing.B) {
 		fmt.Println(direct.row("nomad directly"))
 		fmt.Println(viaCaravan.row("caravan scheduler"))
 		fmt.Printf("ratio of placement rates (caravan ÷ nomad): %.2f\n", viaCaravan.jobsPerSec()/direct.jobsPerSec())
+		fmt.Printf("scheduler: %s\n", viaCaravan.rounds)
 		b.ReportMetric(viaCaravan.jobsPerSec(), "caravan-jobs/s")
 		b.ReportMetric(direct.jobsPerSec(), "nomad-jobs/s")
+		b.ReportMetric(viaCaravan.rounds.p99, "round-p99-s")
 	}
 }
 
@@ -50,6 +53,7 @@ type result struct {
 	schedRSS            float64
 	apiCalls            int64 // the scheduler's requests to Nomad's HTTP API
 	apiBytes            int64 // bytes Nomad sent the scheduler
+	rounds              roundStats
 }
 
 func (r result) jobsPerSec() float64 { return float64(r.jobs) / r.span.Seconds() }
@@ -89,10 +93,11 @@ func runMode(b *testing.B, nodes int, gangs []gang, queued bool) result {
 	}
 	var sched *exec.Cmd
 	var counter *apiCounter
+	var schedAddr string
 	if queued {
 		counter = startAPICounter(b, c.Server.HTTPAddr)
 		defer counter.close()
-		sched = startScheduler(b, c, counter.addr)
+		sched, schedAddr = startScheduler(b, c, counter.addr)
 		defer stopProc(sched)
 	}
 	cpu0 := procCPU(c.Server.Pid())
@@ -108,6 +113,9 @@ func runMode(b *testing.B, nodes int, gangs []gang, queued bool) result {
 		r.schedCPU = procCPU(sched.Process.Pid) - sched0
 		r.schedRSS = procRSS(sched.Process.Pid)
 		r.apiCalls, r.apiBytes = counter.requests.Load(), counter.bytes.Load()
+		if r.rounds, err = scrapeRounds(schedAddr, "scale"); err != nil {
+			b.Logf("reading the scheduler's round metrics: %v", err)
+		}
 	}
 	return r
 }
@@ -134,17 +142,24 @@ func waitNodes(c *harness.Cluster, n int, within time.Duration) error {
 	}
 }
 
-func startScheduler(b *testing.B, c *harness.Cluster, nomadAddr string) *exec.Cmd {
-	bins, err := harness.FindBinaries()
+// startScheduler runs `caravan scheduler`, built from this tree (bin/ may
+// be older), and returns it with the address of its HTTP API.
+func startScheduler(b *testing.B, c *harness.Cluster, nomadAddr string) (*exec.Cmd, string) {
+	bin, err := harness.BuildCaravan(c.Dir)
 	if err != nil {
 		b.Fatal(err)
 	}
+	ports, err := devcluster.FreePorts(1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	logf, err := os.Create(filepath.Join(c.Dir, "scheduler.log"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	cmd := exec.Command(bins.Caravan, "scheduler", "-policy", "fifo", "-quantum", "2s", "-debounce", "100ms",
-		"-listen", "127.0.0.1:0", "-token", "scale", "-log-level", "info")
+	cmd := exec.Command(bin, "scheduler", "-policy", "fifo", "-quantum", "2s", "-debounce", "100ms",
+		"-listen", addr, "-token", "scale", "-log-level", "info")
 	cmd.Env = append(os.Environ(), "NOMAD_ADDR="+nomadAddr)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
@@ -153,7 +168,7 @@ func startScheduler(b *testing.B, c *harness.Cluster, nomadAddr string) *exec.Cm
 	// It leads once it has created the queue pool.
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
 		if _, _, err := c.API.NodePools().Info("caravan-queue", nil); err == nil {
-			return cmd
+			return cmd, addr
 		}
 		if time.Now().After(deadline) {
 			stopProc(cmd)

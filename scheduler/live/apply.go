@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
@@ -26,16 +27,26 @@ func (s *Scheduler) apply(w *world, es []*entry, l *gpuBook, dec policy.Decision
 		}
 	}
 	started := map[string]bool{}
+	var ads []*admission
 	for _, st := range dec.Starts {
 		e := byID[st.JobID]
 		if e == nil || e.phase != phaseQueued || e.job == nil || e.job.err != nil {
 			continue
 		}
-		if why := s.start(e, st.Placement, w, l, now); why != "" {
+		ad, why := s.start(e, st.Placement, w, l, now)
+		if why != "" {
 			waiting[e.stub.ID] = why
 			continue
 		}
-		started[e.stub.ID] = true
+		ads = append(ads, ad)
+	}
+	s.writeAdmissions(ads, w.nodes, now)
+	for _, ad := range ads {
+		if why := s.admitted(ad, now); why != "" {
+			waiting[ad.e.stub.ID] = why
+			continue
+		}
+		started[ad.e.stub.ID] = true
 	}
 	for _, e := range es {
 		if e.phase == phaseQueued && !started[e.stub.ID] {
@@ -45,67 +56,104 @@ func (s *Scheduler) apply(w *world, es []*entry, l *gpuBook, dec policy.Decision
 	return waiting
 }
 
-// start admits one job if its placement fits; otherwise it says why not.
-func (s *Scheduler) start(e *entry, p policy.Placement, w *world, l *gpuBook, now time.Time) string {
+// admission is one job being admitted in this round: where, and how its
+// rewrite went.
+type admission struct {
+	e   *entry
+	ts  []target
+	err error
+}
+
+// start books one job's placement if it fits; otherwise it says why not.
+// The GPUs stay booked for the rest of the round even if the rewrite then
+// fails: the policy placed nothing else on them.
+func (s *Scheduler) start(e *entry, p policy.Placement, w *world, l *gpuBook, now time.Time) (*admission, string) {
 	if e.allocs.running+e.allocs.starting+e.allocs.draining > 0 {
 		// A preempted run still checkpointing (or a stray allocation
 		// repair stops): resuming now would read a stale checkpoint, and
 		// the old allocation's GPUs would be forgotten once the job runs
 		// again under its new placement.
-		return "waiting for its previous allocations to stop"
+		return nil, "waiting for its previous allocations to stop"
 	}
 	prev := s.placementOf(e, "state", e.rec.Placement)
 	ts, err := resolve(e.job.gang, keepCheckpoints(e.job.gang, p, prev), w.nodes)
 	if err != nil {
 		s.fail(e, "admit", err, now)
-		return "placement error: " + err.Error()
+		return nil, "placement error: " + err.Error()
 	}
 	if !l.fits(ts) {
-		return "waiting for preempted jobs to checkpoint and release their GPUs"
-	}
-	if err := s.admit(e, ts, w.nodes, now); err != nil {
-		if errors.Is(err, errConflict) {
-			return "job changed while being admitted; re-deciding"
-		}
-		return "admission failed: " + err.Error()
+		return nil, "waiting for preempted jobs to checkpoint and release their GPUs"
 	}
 	l.commit(ts)
-	return ""
+	s.metrics.admitAttempts.Inc()
+	return &admission{e: e, ts: ts}, ""
 }
 
-// admit rewrites the job into its real pool, pinned to ts, with CAS.
-func (s *Scheduler) admit(e *entry, ts []target, nodes map[string]*nodeInfo, now time.Time) error {
-	s.metrics.admitAttempts.Inc()
-	job, err := s.readJob(e.stub.ID, e.stub.JobModifyIndex)
-	if err == nil && s.cfg.AdmitDelay > 0 {
+// admitParallel bounds the job rewrites one round sends Nomad at once.
+// One at a time, a round admitting hundreds of jobs took seconds per
+// dozen (a register call waits for Nomad's Raft commit).
+const admitParallel = 8
+
+// writeAdmissions rewrites every admitted job into its real pool, pinned
+// to its targets, with check-and-set, up to admitParallel at once. Each
+// write touches only its own job; the round's bookkeeping happens after,
+// in order (admitted).
+func (s *Scheduler) writeAdmissions(ads []*admission, nodes map[string]*nodeInfo, now time.Time) {
+	sem := make(chan struct{}, admitParallel)
+	var wg sync.WaitGroup
+	for _, ad := range ads {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			ad.err = s.writeAdmission(ad.e, ad.ts, nodes, now)
+		}()
+	}
+	wg.Wait()
+}
+
+// writeAdmission rewrites one job (safe to run beside others).
+func (s *Scheduler) writeAdmission(e *entry, ts []target, nodes map[string]*nodeInfo, now time.Time) error {
+	job, err := s.jobToRewrite(e)
+	if err != nil {
+		return err
+	}
+	if s.cfg.AdmitDelay > 0 {
 		time.Sleep(s.cfg.AdmitDelay)
 	}
-	if err == nil {
-		pool := e.stub.Meta[MetaPool]
-		if pool == "" {
-			pool = s.cfg.Pool
-		}
-		admitJob(job, pool, ts, rendezvousFor(e.stub.ID, e.rec.Admissions, ts, nodes, s.cfg.RendezvousAddr), now)
-		_, err = s.register(job, e.stub.JobModifyIndex)
+	pool := e.stub.Meta[MetaPool]
+	if pool == "" {
+		pool = s.cfg.Pool
 	}
-	if err != nil {
-		s.fail(e, "admit", err, now)
-		return err
+	admitJob(job, pool, ts, rendezvousFor(e.stub.ID, e.rec.Admissions, ts, nodes, s.cfg.RendezvousAddr), now)
+	_, err = s.register(job, e.stub.JobModifyIndex)
+	return err
+}
+
+// admitted records one admission's outcome; "" means the job was admitted.
+func (s *Scheduler) admitted(ad *admission, now time.Time) string {
+	e := ad.e
+	if ad.err != nil {
+		s.fail(e, "admit", ad.err, now)
+		if errors.Is(ad.err, errConflict) {
+			return "job changed while being admitted; re-deciding"
+		}
+		return "admission failed: " + ad.err.Error()
 	}
 	r := e.rec
 	r.Admissions++
-	r.LastStart, r.QueuedSince, r.Placement = unix(now), 0, encodePlacement(ts)
+	r.LastStart, r.QueuedSince, r.Placement = unix(now), 0, encodePlacement(ad.ts)
 	s.metrics.admissions.Inc()
 	observe(s.metrics.waitSeconds, unix(now)-r.Submit)
-	s.record(e.stub.ID, "admit", encodePlacement(ts), now)
+	s.record(e.stub.ID, "admit", r.Placement, now)
 	s.log.Info("admitted", "job", e.stub.ID, "placement", r.Placement)
-	return nil
+	return ""
 }
 
 // preempt rewrites a running job back to the queue (CAS), then stops its
 // allocations so its tasks get their kill signal and grace to checkpoint.
 func (s *Scheduler) preempt(e *entry, reason string, now time.Time) {
-	job, err := s.readJob(e.stub.ID, e.stub.JobModifyIndex)
+	job, err := s.jobToRewrite(e)
 	if err == nil {
 		requeueJob(job, s.cfg.QueuePool, reason)
 		_, err = s.register(job, e.stub.JobModifyIndex)

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 
@@ -22,6 +23,33 @@ func (s *Scheduler) readJob(id string, index uint64) (*api.Job, error) {
 		return nil, errConflict
 	}
 	return job, nil
+}
+
+// jobToRewrite is a copy of the job to rewrite: the full job classify
+// cached when it is at the stub's index (the check-and-set register still
+// refuses it if the job changed since), else a fresh read. Reading it
+// again for every admission was half of a round's API calls at scale.
+func (s *Scheduler) jobToRewrite(e *entry) (*api.Job, error) {
+	if c := e.job; c != nil && c.job != nil && c.err == nil && c.index == e.stub.JobModifyIndex {
+		if job, err := copyJob(c.job); err == nil {
+			return job, nil
+		}
+	}
+	return s.readJob(e.stub.ID, e.stub.JobModifyIndex)
+}
+
+// copyJob deep-copies a job as read from the HTTP API (JSON both ways, so
+// nothing the API returned is lost).
+func copyJob(j *api.Job) (*api.Job, error) {
+	b, err := json.Marshal(j)
+	if err != nil {
+		return nil, err
+	}
+	var out api.Job
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // register writes job only if nobody changed it since index.

@@ -125,7 +125,13 @@ func (s *Scheduler) catchUp() bool {
 }
 
 // noteWrite records the Nomad index of a write of ours.
-func (s *Scheduler) noteWrite(index uint64) { s.wrote = max(s.wrote, index) }
+// Admissions write concurrently (apply.go); the round reads wrote after
+// they all returned.
+func (s *Scheduler) noteWrite(index uint64) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	s.wrote = max(s.wrote, index)
+}
 
 // managed: jobs in the queue pool or admitted by caravan; no other job is
 // ever touched.

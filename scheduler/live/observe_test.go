@@ -157,7 +157,7 @@ func TestNoAdmissionWhilePreviousAllocationsLive(t *testing.T) {
 	s := testScheduler(t)
 	for _, a := range []jobAllocs{{running: 1}, {starting: 1}, {draining: 1}} {
 		e := &entry{stub: &jobStub{ID: "j"}, rec: &record{}, allocs: a, phase: phaseQueued}
-		if why := s.start(e, policy.Placement{}, &world{}, &gpuBook{}, time.Now()); why != "waiting for its previous allocations to stop" {
+		if _, why := s.start(e, policy.Placement{}, &world{}, &gpuBook{}, time.Now()); why != "waiting for its previous allocations to stop" {
 			t.Fatalf("%+v: %q", a, why)
 		}
 	}

@@ -15,8 +15,8 @@ const saveEvery = 2 * time.Second
 // rewrites jobs); last, save state. It returns the Nomad index it read at.
 func (s *Scheduler) round() (uint64, error) {
 	start := s.now()
-	s.calls = 0
-	defer func() { observe(s.metrics.roundCalls, float64(s.calls)) }()
+	s.calls.Store(0)
+	defer func() { observe(s.metrics.roundCalls, float64(s.calls.Load())) }()
 	w, err := s.observe()
 	if err != nil {
 		return 0, err

@@ -2,6 +2,7 @@ package live
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,9 +45,10 @@ type Scheduler struct {
 	poolsAt      time.Time // when node pools were last listed
 	// wrote is the Nomad index of the scheduler's newest job or
 	// allocation write; a round waits until the mirror holds it.
-	wrote uint64
+	wrote   uint64
+	writeMu sync.Mutex
 	// calls counts the current round's Nomad API calls.
-	calls int
+	calls atomic.Int64
 }
 
 type gpuKey struct {
@@ -131,7 +133,7 @@ func (s *Scheduler) fullJob(stub *jobStub) *cachedJob {
 
 // call counts one Nomad API call made by a round.
 func (s *Scheduler) call() {
-	s.calls++
+	s.calls.Add(1)
 	if s.metrics != nil {
 		s.metrics.apiCalls.Inc()
 	}

@@ -1,0 +1,103 @@
+package scale
+
+import (
+	"bufio"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// roundStats is what the scheduler's own metrics say of its rounds: how
+// many, their latency quantiles (bucket upper bounds of
+// caravan_scheduler_round_seconds: each within a factor of two) and the
+// Nomad API calls a round made on average.
+type roundStats struct {
+	rounds        float64
+	p50, p99      float64 // seconds, bucket bounds
+	callsPerRound float64
+}
+
+func (r roundStats) String() string {
+	return fmt.Sprintf("%.0f rounds, round p50 ≤ %s, p99 ≤ %s, %.1f API calls per round", r.rounds,
+		secs(r.p50), secs(r.p99), r.callsPerRound)
+}
+
+func secs(s float64) string { return time.Duration(s * float64(time.Second)).String() }
+
+// scrapeRounds reads GET /metrics of the scheduler at addr.
+func scrapeRounds(addr, token string) (roundStats, error) {
+	req, err := http.NewRequest("GET", "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return roundStats{}, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return roundStats{}, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return roundStats{}, fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	var buckets []bucket
+	var calls, callRounds float64
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		name, v, ok := sample(sc.Text())
+		switch {
+		case !ok:
+		case strings.HasPrefix(name, "caravan_scheduler_round_seconds_bucket{le=\""):
+			le, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimPrefix(name, "caravan_scheduler_round_seconds_bucket{le=\""), "\"}"), 64)
+			if err == nil {
+				buckets = append(buckets, bucket{le, v})
+			}
+		case name == "caravan_scheduler_round_api_calls_sum":
+			calls = v
+		case name == "caravan_scheduler_round_api_calls_count":
+			callRounds = v
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return roundStats{}, err
+	}
+	return summariseBuckets(buckets, calls, callRounds), nil
+}
+
+type bucket struct{ le, count float64 }
+
+func sample(line string) (string, float64, bool) {
+	if strings.HasPrefix(line, "#") {
+		return "", 0, false
+	}
+	i := strings.LastIndexByte(line, ' ')
+	if i < 0 {
+		return "", 0, false
+	}
+	v, err := strconv.ParseFloat(line[i+1:], 64)
+	return line[:i], v, err == nil
+}
+
+// summariseBuckets turns cumulative histogram buckets into quantile bounds.
+func summariseBuckets(bs []bucket, calls, callRounds float64) roundStats {
+	sort.Slice(bs, func(a, b int) bool { return bs[a].le < bs[b].le })
+	var r roundStats
+	if len(bs) > 0 {
+		r.rounds = bs[len(bs)-1].count
+	}
+	quantile := func(q float64) float64 {
+		for _, b := range bs {
+			if b.count >= q*r.rounds {
+				return b.le
+			}
+		}
+		return 0
+	}
+	r.p50, r.p99 = quantile(0.5), quantile(0.99)
+	if callRounds > 0 {
+		r.callsPerRound = calls / callRounds
+	}
+	return r
+}

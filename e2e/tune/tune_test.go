@@ -54,7 +54,7 @@ type tuner struct {
 	err *bytes.Buffer
 }
 
-func startTuner(t *testing.T, c *harness.Cluster, specPath string) *tuner {
+func startTuner(t testing.TB, c *harness.Cluster, specPath string) *tuner {
 	t.Helper()
 	p := &tuner{out: &bytes.Buffer{}, err: &bytes.Buffer{}}
 	p.cmd = exec.Command(caravanBin, "tune", "run", "-poll", "200ms", specPath)

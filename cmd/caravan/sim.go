@@ -116,6 +116,14 @@ func simPolicies(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "%-40s %s\n", n, timeModel(p))
 	}
+	for _, n := range registry.ExtraOrderings() {
+		fmt.Fprintf(stdout, "%-40s %s\n", n, "event driven, exact queue-threshold wake-ups; needs --gittins-prior")
+	}
+	fmt.Fprintln(stdout, "\nTiresias reference simulator names (run_sim.py --schedule; its fifo is fifo):")
+	al := registry.Aliases()
+	for _, n := range registry.AliasNames() {
+		fmt.Fprintf(stdout, "%-40s = %s\n", n, al[n])
+	}
 	return nil
 }
 

@@ -84,7 +84,7 @@ var placements = map[string]func(Config) (policy.Placer, error){
 // New builds the named policy with cfg.
 func New(name string, cfg Config) (policy.Policy, error) {
 	oname, pname, _ := strings.Cut(strings.TrimSpace(name), "+")
-	o, ok := orderings[oname]
+	o, ok := lookup(oname, &cfg)
 	if !ok {
 		return nil, unknown(name)
 	}

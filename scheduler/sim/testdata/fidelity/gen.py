@@ -41,3 +41,20 @@ for j in jobs:
 jobs=[tuple(j) for j in jobs]
 print('wide200 load',round(load(jobs,32),2))
 write('scheduler/sim/testdata/fidelity/wide200.csv', jobs)
+# More wide workloads for the fidelity table (scheduler/sim/README.md):
+# (name, seed, jobs, load on 32 GPUs, GPU choices), durations 30 min - 3 h
+# log-uniform, Poisson arrivals.
+def wide(name, seed, n, target, widths):
+    rng=random.Random(seed)
+    jobs=[[rng.choice(widths),0,int(math.exp(rng.uniform(math.log(1800),math.log(10800))))] for _ in range(n)]
+    gap=sum(g*d for g,_,d in jobs)/len(jobs)/32/target
+    t=0
+    for j in jobs:
+        j[1]=int(t); t+=rng.expovariate(1/gap)
+    jobs=[tuple(j) for j in jobs]
+    print(name,'load',round(load(jobs,32),2))
+    write('scheduler/sim/testdata/fidelity/%s.csv'%name, jobs)
+wide('wide8x300', 11, 300, 0.9, [8,8,8,8,4,4,2,1])
+wide('wide200l05', 13, 200, 0.5, [4,4,8,8,8,2,1])
+wide('wide200l08', 17, 200, 0.8, [4,4,8,8,8,2,1])
+wide('wide250l11', 19, 250, 1.1, [8,8,4,4,4,2,2,1])

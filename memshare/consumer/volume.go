@@ -149,9 +149,6 @@ func (v *Volume) Flush() error {
 	return nil
 }
 
-// Trim implements nbd.Export by ignoring it, as the protocol allows.
-func (v *Volume) Trim(uint64, uint32) error { return nil }
-
 // ReadAt implements nbd.Export.
 func (v *Volume) ReadAt(p []byte, off uint64) error {
 	return v.each(p, off, func(st *stripe, b0, b1 uint64, head, tail uint64, part []byte) error {

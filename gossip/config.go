@@ -49,6 +49,10 @@ type Config struct {
 	// MaxMessageBytes bounds any gossip message (a push-pull of the whole
 	// cluster included); larger ones are dropped with a log line.
 	MaxMessageBytes int
+	// MemBroadcastDelta: a change of memory used or donatable smaller
+	// than this (since the last broadcast) is not broadcast; push-pull
+	// carries it. 0 broadcasts every change.
+	MemBroadcastDelta uint64
 	// MaxLinks bounds the links a node publishes (the freshest are kept).
 	MaxLinks int
 
@@ -95,12 +99,13 @@ func DefaultConfig(name string) *Config {
 		name = h
 	}
 	return &Config{
-		Name:            name,
-		BindAddr:        "0.0.0.0",
-		BindPort:        7946,
-		CoordInterval:   5 * time.Second,
-		MaxMessageBytes: 8 << 20,
-		MaxLinks:        16,
+		Name:              name,
+		BindAddr:          "0.0.0.0",
+		BindPort:          7946,
+		CoordInterval:     5 * time.Second,
+		MaxMessageBytes:   8 << 20,
+		MaxLinks:          16,
+		MemBroadcastDelta: 64 << 20,
 		Probe: ProbeConfig{
 			Interval:       time.Minute,
 			Peers:          3,

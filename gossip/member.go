@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -37,6 +38,9 @@ type Member struct {
 
 	verMu   sync.Mutex
 	lastVer uint64
+
+	resMu       sync.Mutex
+	lastLoudRes *Resources // last resources broadcast (not only stored)
 
 	lastCoord *coordinate.Coordinate
 	stop      chan struct{}
@@ -179,39 +183,78 @@ func (m *Member) nextVersion() uint64 {
 // SetSection publishes one section of this member's record (v is
 // marshalled to JSON) and broadcasts the change. Observers publish
 // nothing. New kinds of state (memshare leases, aggregator load) are new
-// section names; older members relay them untouched.
+// section names; older members relay them untouched. The coordinate
+// section is never broadcast (see quietSections).
 func (m *Member) SetSection(name string, v any) error {
+	_, err := m.setSection(name, v, !quietSections[name])
+	return err
+}
+
+// quietSections change often and matter little when a minute old: they
+// travel by push-pull only. Broadcasting every member's coordinate
+// drift would flood the gossip packets that carry resource changes (each
+// broadcast costs every member ~4·log10(N) sends).
+var quietSections = map[string]bool{SectionCoord: true}
+
+// setSection stores a new version of a section when its content changed
+// (reporting whether it did) and, when loud, broadcasts it.
+func (m *Member) setSection(name string, v any, loud bool) (bool, error) {
 	if m.cfg.Observer {
-		return nil
+		return false, nil
 	}
 	data, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Errorf("gossip: section %s: %w", name, err)
+		return false, fmt.Errorf("gossip: section %s: %w", name, err)
 	}
 	if len(data) > maxSectionBytes {
-		return fmt.Errorf("gossip: section %s is %d bytes, over the limit of %d", name, len(data), maxSectionBytes)
+		return false, fmt.Errorf("gossip: section %s is %d bytes, over the limit of %d", name, len(data), maxSectionBytes)
 	}
 	if cur, ok := m.store.get(m.cfg.Name); ok {
 		if s, ok := cur.Sections[name]; ok && string(s.Data) == string(data) {
-			return nil // unchanged: no new version, no traffic
+			return false, nil // unchanged: no new version, no traffic
 		}
 	}
 	r := Record{Node: m.cfg.Name, Sections: map[string]Section{name: {Version: m.nextVersion(), Data: data}}}
-	if delta := m.store.merge(r); delta != nil {
-		m.broadcast(*delta)
-		if m.onChange != nil {
-			m.onChange(m.cfg.Name)
-		}
+	delta := m.store.merge(r)
+	if delta == nil {
+		return false, nil
 	}
-	return nil
+	if loud {
+		m.broadcast(*delta)
+	}
+	if m.onChange != nil {
+		m.onChange(m.cfg.Name)
+	}
+	return true, nil
 }
 
-// SetResources publishes memory and GPU use.
+// SetResources publishes memory and GPU use. A change is broadcast when
+// it matters to a reader (GPUs, total, role, or memory used or donatable
+// moved by MemBroadcastDelta since the last broadcast, or donatable
+// memory appeared or vanished); smaller drift is stored with a new
+// version and reaches the others by push-pull, so a driver republishing
+// every few seconds does not make every member relay N updates.
 func (m *Member) SetResources(r Resources) error {
 	if r.Role == "" {
 		r.Role = "node"
 	}
-	return m.SetSection(SectionResources, r)
+	m.resMu.Lock()
+	defer m.resMu.Unlock()
+	loud := m.lastLoudRes == nil || significantChange(*m.lastLoudRes, r, m.cfg.MemBroadcastDelta)
+	changed, err := m.setSection(SectionResources, r, loud)
+	if changed && loud {
+		m.lastLoudRes = &r
+	}
+	return err
+}
+
+func significantChange(old, cur Resources, delta uint64) bool {
+	absDiff := func(a, b uint64) uint64 { return max(a, b) - min(a, b) }
+	return old.MemTotalBytes != cur.MemTotalBytes || old.Role != cur.Role ||
+		!slices.Equal(old.GPUs, cur.GPUs) ||
+		(old.MemDonatableBytes == 0) != (cur.MemDonatableBytes == 0) ||
+		absDiff(old.MemDonatableBytes, cur.MemDonatableBytes) >= max(delta, 1) ||
+		absDiff(old.MemUsedBytes, cur.MemUsedBytes) >= max(delta, 1)
 }
 
 // Leave announces departure and waits up to timeout for it to spread.

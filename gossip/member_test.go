@@ -2,6 +2,7 @@ package gossip
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -223,5 +224,44 @@ func TestObserverSharesNothingAndSeesAll(t *testing.T) {
 		if n.Resources.MemUsedBytes != resFor(i).MemUsedBytes {
 			t.Fatalf("observer sees node %d with %+v", i, n.Resources)
 		}
+	}
+}
+
+func TestSignificantChange(t *testing.T) {
+	base := Resources{MemTotalBytes: 64 << 30, MemUsedBytes: 8 << 30, MemDonatableBytes: 1 << 30, GPUs: []GPU{{Index: 0, TotalMiB: 80000}}, Role: "node"}
+	const delta = 64 << 20
+	for name, tc := range map[string]struct {
+		edit func(*Resources)
+		want bool
+	}{
+		"unchanged":          {func(*Resources) {}, false},
+		"used drifts":        {func(r *Resources) { r.MemUsedBytes += delta - 1 }, false},
+		"used jumps":         {func(r *Resources) { r.MemUsedBytes -= delta }, true},
+		"donatable drifts":   {func(r *Resources) { r.MemDonatableBytes -= 1 << 20 }, false},
+		"donatable vanishes": {func(r *Resources) { r.MemDonatableBytes = 0 }, true},
+		"gpu share changes":  {func(r *Resources) { r.GPUs = []GPU{{Index: 0, TotalMiB: 80000, UsedFraction: 0.5}} }, true},
+		"total changes":      {func(r *Resources) { r.MemTotalBytes += 1 }, true},
+	} {
+		cur := base
+		cur.GPUs = slices.Clone(base.GPUs)
+		tc.edit(&cur)
+		if got := significantChange(base, cur, delta); got != tc.want {
+			t.Errorf("%s: significantChange = %v, want %v", name, got, tc.want)
+		}
+	}
+}
+
+// A drift too small to broadcast still reaches every member, by push-pull.
+func TestSmallDriftRidesPushPull(t *testing.T) {
+	ms := startCluster(t, 3, nil)
+	r := Resources{MemTotalBytes: 64 << 30, MemUsedBytes: 8 << 30}
+	_ = ms[0].SetResources(r)
+	r.MemUsedBytes += 1 << 20
+	_ = ms[0].SetResources(r)
+	for _, m := range ms[1:] {
+		waitFor(t, m.Name()+" to see the drift", time.Minute, func() bool {
+			n, ok := m.View().Node(ms[0].Name())
+			return ok && n.Resources.MemUsedBytes == r.MemUsedBytes
+		})
 	}
 }

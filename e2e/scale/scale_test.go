@@ -6,6 +6,16 @@
 //	CARAVAN_E2E=1 CARAVAN_SCALE_NODES=300 CARAVAN_SCALE_JOBS=3000 \
 //	  go test -run '^$' -bench Scale -benchtime 1x -timeout 60m ./e2e/scale/
 //
+// It prints, per mode, jobs/s, submit→running p50/p99, Nomad server and
+// scheduler CPU, the scheduler's RSS and its Nomad API calls and bytes
+// (counted by a proxy), then the ratio of placement rates and the
+// scheduler's own round latency (caravan_scheduler_round_seconds buckets)
+// and API calls per round. caravan is built from this tree.
+//
+// Measured on this shared 2-core machine (scheduler/live/README.md, "Round
+// cost and admission rate at scale", has the table): 100 nodes, 200 jobs:
+// caravan 11.2 jobs/s vs Nomad alone 11.5 (ratio 0.97), round p99 ≤ 2 s.
+//
 // It is a benchmark, not a test: `make test` runs nothing here.
 package scale
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/caravan-dl/caravan/internal/repo"
 	"github.com/caravan-dl/caravan/scheduler/live"
 )
 
@@ -120,6 +121,39 @@ func TestEveryTableCommandAnswersDashH(t *testing.T) {
 			if err := dispatch([]string{name, sub, "--help"}, &out, &errb); err != nil || out.Len() == 0 {
 				t.Errorf("caravan %s %s --help: %v", name, sub, err)
 			}
+		}
+	}
+}
+
+// -colocate-profiles gives the live scheduler the pair predictor that
+// "+interference-bounded" placement needs; a bad file or GPU type is a
+// flag error naming the flag.
+func TestSchedulerColocateProfiles(t *testing.T) {
+	gavel := repo.TestData(t, "gavel-throughputs", "simulation_throughputs.json")
+	var w strings.Builder
+	// The repository's excerpt is too small to fit the predictor; the
+	// measured pairs (oracle) load from it.
+	cfg, _, err := parseSchedulerFlags([]string{"-policy", "fifo+interference-bounded", "-colocate-profiles", gavel, "-colocate-rule", "oracle", "-token", "t0ken-for-the-test"}, &w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Pairs == nil {
+		t.Fatal("no pair predictor loaded")
+	}
+	if _, err := live.New(cfg, nil, nil); err != nil {
+		t.Fatalf("interference-bounded with profiles: %v", err)
+	}
+	cfg.Pairs = nil
+	if _, err := live.New(cfg, nil, nil); err == nil || !strings.Contains(err.Error(), "predictor") {
+		t.Fatalf("interference-bounded without profiles: %v, want an error naming the predictor", err)
+	}
+	for _, args := range [][]string{
+		{"-colocate-profiles", filepath.Join(t.TempDir(), "missing.json")},
+		{"-colocate-profiles", gavel, "-colocate-gpu", "a100"},
+		{"-colocate-profiles", gavel, "-colocate-rule", "guess"},
+	} {
+		if _, _, err := parseSchedulerFlags(args, &w); err == nil || !strings.Contains(err.Error(), "colocate-profiles") {
+			t.Errorf("%q: %v, want an error naming -colocate-profiles", args, err)
 		}
 	}
 }

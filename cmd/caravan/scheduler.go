@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/caravan-dl/caravan/scheduler/live"
+	"github.com/caravan-dl/caravan/scheduler/policy/colocate"
 	"github.com/caravan-dl/caravan/scheduler/policy/registry"
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/nomad/api"
@@ -89,6 +90,9 @@ func parseSchedulerFlags(args []string, out io.Writer) (live.Config, string, err
 	fs.StringVar(&cfg.TLSKeyFile, "tls-key", "", "PEM private key of -tls-cert")
 	fs.DurationVar(&cfg.AdmitDelay, "test-admit-delay", 0, testingOnly+"pause between reading and admitting a job")
 	level := fs.String("log-level", "info", "trace, debug, info, warn or error")
+	pairsPath := fs.String("colocate-profiles", "", "Gavel's simulation_throughputs.json: pair slowdowns for policies ending in +interference-bounded")
+	pairsGPU := fs.String("colocate-gpu", "v100", "GPU type of -colocate-profiles to use (v100, p100, k80)")
+	pairsRule := fs.String("colocate-rule", "predicted", "predicted (graph-feature predictor), oracle (measured pairs), naive or exclusive")
 	schedulerGossip.register(fs, "gossip-")
 	if err := fs.Parse(args); err != nil {
 		return cfg, "", err
@@ -105,6 +109,13 @@ func parseSchedulerFlags(args []string, out io.Writer) (live.Config, string, err
 	}
 	if hclog.LevelFromString(*level) == hclog.NoLevel {
 		return cfg, "", errors.New("log-level: want trace, debug, info, warn or error")
+	}
+	if *pairsPath != "" {
+		pairs, err := colocate.LoadPairs(*pairsPath, *pairsGPU, colocate.Rule(*pairsRule), colocate.FitOptions{Partners: true})
+		if err != nil {
+			return cfg, "", fmt.Errorf("colocate-profiles: %w", err)
+		}
+		cfg.Pairs = pairs
 	}
 	return cfg, *level, nil
 }

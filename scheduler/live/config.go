@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/caravan-dl/caravan/scheduler/policy/place"
 )
 
 // Config shapes a scheduler. Zero fields take the defaults of DefaultConfig.
@@ -20,6 +22,11 @@ type Config struct {
 	// QueueLimits are the Tiresias queue thresholds in GPU-seconds (nil =
 	// the policy's defaults); small values make tests fast.
 	QueueLimits []float64
+	// Pairs predicts pairwise co-location slowdowns for the
+	// interference-bounded placement (e.g. colocate.LoadPairs on Gavel's
+	// measurements); policies "…+interference-bounded" need it. Jobs are
+	// told apart by meta caravan.model and caravan.batch_size.
+	Pairs place.PairPredictor
 	// Quantum is how often the scheduler re-decides without any event
 	// (attained service grows with time, so LAS needs a clock).
 	Quantum time.Duration

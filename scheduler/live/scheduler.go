@@ -146,5 +146,6 @@ func unix(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
 func buildPolicy(cfg Config) (policy.Policy, error) {
 	rc := registry.Config{}
 	rc.SetQueueLimits(cfg.QueueLimits)
+	rc.Interference.Pairs = cfg.Pairs
 	return registry.New(cfg.Policy, rc)
 }

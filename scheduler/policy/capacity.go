@@ -54,6 +54,8 @@ type Capacity struct {
 	// residents are the jobs on each GPU, only for placers that ask
 	// (ResidentTracker); nil otherwise.
 	residents map[gpuPos][]*Job
+	// track is the Cluster.Gen change tracking of the last Reset.
+	track genTrack
 }
 
 // NewCapacity indexes the free capacity of a cluster. Over-committed GPUs
@@ -87,30 +89,43 @@ func NewCapacity(c *Cluster) *Capacity {
 	for i := range cp.Nodes {
 		cp.resummarise(i)
 	}
+	cp.track.remember(c, len(cp.Nodes))
 	return cp
 }
 
 // Reset makes cp the free capacity of c, reusing cp's storage when c has
 // the same nodes (names, racks, GPU counts) as last time, which is the
 // steady state of a scheduler deciding over and over on one cluster: it
-// then skips rebuilding the name index and reallocating every GPU. A nil
-// cp, or a changed cluster, gets a fresh Capacity.
+// then skips rebuilding the name index and reallocating every GPU, and
+// when c tracks its changes (Cluster.Gen) it re-reads only the nodes that
+// changed since the last Reset or that the last round committed to or
+// released on. A nil cp, or a changed cluster, gets a fresh Capacity.
 func (cp *Capacity) Reset(c *Cluster) *Capacity {
 	if cp == nil || !cp.sameNodes(c) {
 		return NewCapacity(c)
 	}
-	cp.Epoch, cp.wholeFree, cp.freeSum = 0, 0, 0
+	cp.Epoch = 0
 	cp.residents = nil
 	cp.Links = c.Links
+	tracked := cp.track.follows(c)
 	for i := range c.Nodes {
+		if tracked && !cp.track.stale(c, i) {
+			continue
+		}
 		n, fn := &c.Nodes[i], &cp.Nodes[i]
 		fn.LinkGbps = n.LinkGbps
 		for k, g := range n.GPUs {
 			fn.GPUs[k] = freeOf(g)
 		}
-		fn.WholeFree, fn.Partial, fn.FreeSum = 0, 0, 0
-		cp.resummarise(i)
+		summarise(fn)
 	}
+	// the totals in node order, as resummarise from zero sums them
+	cp.wholeFree, cp.freeSum = 0, 0
+	for i := range cp.Nodes {
+		cp.wholeFree += cp.Nodes[i].WholeFree
+		cp.freeSum += cp.Nodes[i].FreeSum
+	}
+	cp.track.remember(c, len(cp.Nodes))
 	return cp
 }
 
@@ -156,6 +171,13 @@ func (c *Capacity) resummarise(i int) {
 	n := &c.Nodes[i]
 	c.wholeFree -= n.WholeFree
 	c.freeSum -= n.FreeSum
+	summarise(n)
+	c.wholeFree += n.WholeFree
+	c.freeSum += n.FreeSum
+}
+
+// summarise recomputes a node's summary from its GPUs.
+func summarise(n *FreeNode) {
 	n.WholeFree, n.Partial, n.FreeSum = 0, 0, 0
 	for k := range n.GPUs {
 		if n.GPUs[k].Whole() {
@@ -165,8 +187,6 @@ func (c *Capacity) resummarise(i int) {
 		}
 		n.FreeSum += n.GPUs[k].Free
 	}
-	c.wholeFree += n.WholeFree
-	c.freeSum += n.FreeSum
 }
 
 // TotalGPUs is the number of GPUs in the cluster.
@@ -261,6 +281,7 @@ func (c *Capacity) apply(p Placement, sign float64, util float64) {
 	}
 	for _, ni := range touched {
 		c.resummarise(ni)
+		c.track.touch(ni)
 	}
 }
 

@@ -36,6 +36,14 @@ type Cluster struct {
 	// Links are measured per-pair bandwidths (nil = unknown: placement
 	// uses Node.LinkGbps and racks only).
 	Links *Links
+	// Gen is optional change tracking for a producer that hands the same
+	// Nodes storage to decision after decision (the simulator): Gen[i]
+	// must change whenever anything of node i changes (its usage
+	// included). A Capacity reset from such a cluster re-reads only the
+	// nodes whose Gen moved (or that its own last round changed). nil =
+	// untracked: every node is read. Whoever edits a tracked cluster's
+	// nodes in place must bump Gen or hand on a Cluster without it.
+	Gen []uint64
 }
 
 // JobState is where a job is in its life.

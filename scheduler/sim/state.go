@@ -23,13 +23,16 @@ type ledger struct {
 	nodeIdx map[string]int
 	gpus    [][]gpuState
 	total   int
+	// gen counts changes per node (policy.Cluster.Gen), so a policy's
+	// capacity view re-reads only the nodes that changed
+	gen []uint64
 	// snapshot buffers, reused by every decision
 	snapNodes []policy.Node
 	snapGPUs  []policy.GPU
 }
 
 func newLedger(c policy.Cluster) *ledger {
-	l := &ledger{cluster: c, nodeIdx: map[string]int{}, gpus: make([][]gpuState, len(c.Nodes))}
+	l := &ledger{cluster: c, nodeIdx: map[string]int{}, gpus: make([][]gpuState, len(c.Nodes)), gen: make([]uint64, len(c.Nodes))}
 	for i, n := range c.Nodes {
 		l.nodeIdx[n.Name] = i
 		l.gpus[i] = make([]gpuState, len(n.GPUs))
@@ -60,11 +63,13 @@ func (l *ledger) snapshotCluster() policy.Cluster {
 		}
 		l.snapNodes[i] = n
 	}
-	return policy.Cluster{Nodes: l.snapNodes}
+	return policy.Cluster{Nodes: l.snapNodes, Gen: l.gen}
 }
 
 func (l *ledger) add(j *simJob, s policy.Slot, sign float64) {
-	st := &l.gpus[l.nodeIdx[s.Node]][s.GPU]
+	ni := l.nodeIdx[s.Node]
+	l.gen[ni]++
+	st := &l.gpus[ni][s.GPU]
 	st.frac += sign * s.Fraction
 	st.mem += int64(sign) * s.MemMiB
 	st.util += sign * j.slotUtil(s)
@@ -87,7 +92,9 @@ func (l *ledger) add(j *simJob, s policy.Slot, sign float64) {
 // memory stay used, but nothing runs there (no utilisation, no interference).
 func (l *ledger) hold(p policy.Placement, sign int) {
 	for _, s := range p.Slots {
-		st := &l.gpus[l.nodeIdx[s.Node]][s.GPU]
+		ni := l.nodeIdx[s.Node]
+		l.gen[ni]++
+		st := &l.gpus[ni][s.GPU]
 		st.frac += float64(sign) * s.Fraction
 		st.mem += int64(sign) * s.MemMiB
 		st.held += sign

@@ -36,7 +36,9 @@ func TestACLPolicyIsEnough(t *testing.T) {
 	// The policy grants caravan/scheduler/*, so use the default paths.
 	p := startScheduler(t, "-policy", "tiresias-las", "-queue-limits", "2",
 		"-state-path", "caravan/scheduler/state", "-lock-path", "caravan/scheduler/lock")
-	submit(t, work{ID: "acl-long", Workers: 2, Seconds: 20})
+	// Long enough that both workers, which start independently, overlap
+	// even when one starts much later on a loaded machine.
+	submit(t, work{ID: "acl-long", Workers: 2, Seconds: 45})
 	waitFor(t, 90*time.Second, "the long job to run", func() (bool, string) {
 		return count(allocs(t, "acl-long"), running) == 2, describe(allocs(t, "acl-long"))
 	})
@@ -48,7 +50,7 @@ func TestACLPolicyIsEnough(t *testing.T) {
 	time.Sleep(2 * time.Second) // past the 2 GPU·s queue limit
 	submit(t, work{ID: "acl-short", Seconds: 1})
 	waitDone(t, "acl-short", 1, 90*time.Second)
-	waitDone(t, "acl-long", 2, 90*time.Second)
+	waitDone(t, "acl-long", 2, 180*time.Second)
 	if n := jobInfo(t, "acl-long").Meta["caravan.preemptions"]; n != "1" {
 		t.Fatalf("long job preemptions %q, want 1 (the preemption path was not exercised)", n)
 	}

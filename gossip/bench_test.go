@@ -72,6 +72,20 @@ func benchSteady(b *testing.B) time.Duration {
 	return d
 }
 
+// benchLogger: CARAVAN_GOSSIP_BENCH_LOG=path keeps warnings (memberlist's
+// included: suspicions, full handler queues) to diagnose a slow run.
+var benchLogger = func() hclog.Logger {
+	path := os.Getenv("CARAVAN_GOSSIP_BENCH_LOG")
+	if path == "" {
+		return hclog.NewNullLogger()
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return hclog.NewNullLogger()
+	}
+	return hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: f})
+}()
+
 type benchCluster struct {
 	ms   []*Member
 	wire wireCounter
@@ -98,7 +112,12 @@ func startBenchCluster(b *testing.B, n int) *benchCluster {
 	b.Logf("%d members started and joined in %v", n, time.Since(t0).Round(time.Millisecond))
 	t1 := time.Now()
 	deadline := time.Now().Add(3 * time.Minute)
-	for !cl.fullMembership() {
+	for lastLog := t1; !cl.fullMembership(); {
+		if time.Since(lastLog) > 10*time.Second {
+			lastLog = time.Now()
+			lo, hi := cl.memberRange()
+			b.Logf("%v: members known per member %d..%d", time.Since(t1).Round(time.Second), lo, hi)
+		}
 		if time.Now().After(deadline) {
 			cl.shutdown()
 			b.Fatalf("%d members: no full membership after 3 minutes", n)
@@ -114,7 +133,7 @@ func (cl *benchCluster) startMember(i int) (*Member, error) {
 	c.BindAddr, c.BindPort, c.Keys = "127.0.0.1", 0, [][]byte{testKey}
 	c.Probe.Disabled = true
 	c.CoordInterval = time.Hour // only resource changes, as measured
-	c.Logger = hclog.NewNullLogger()
+	c.Logger = benchLogger
 	var terr error
 	c.Tune = func(mc *memberlist.Config) {
 		t, err := newCountingTransport(c.BindAddr, &cl.wire)
@@ -123,6 +142,9 @@ func (cl *benchCluster) startMember(i int) (*Member, error) {
 			return
 		}
 		mc.Transport = t
+		if os.Getenv("CARAVAN_GOSSIP_BENCH_COMPRESS") == "0" {
+			mc.EnableCompression = false
+		}
 		mc.BindPort, mc.AdvertisePort = t.GetAutoBindPort(), t.GetAutoBindPort()
 	}
 	if i > 0 { // as deployed: everyone joins the seed (static list or Consul), plus one more
@@ -157,6 +179,14 @@ func (cl *benchCluster) fullMembership() bool {
 		}
 	}
 	return true
+}
+
+func (cl *benchCluster) memberRange() (lo, hi int) {
+	lo = len(cl.ms)
+	for _, m := range cl.ms {
+		lo, hi = min(lo, m.numMembers()), max(hi, m.numMembers())
+	}
+	return lo, hi
 }
 
 func (cl *benchCluster) shutdown() {

@@ -42,6 +42,11 @@ type Gittins struct {
 	// added since (the index at a depends only on the samples above a).
 	lastSvc []policy.Seconds
 	lastVer int
+	// spans[k] is the index terms of job k of the last listed call (and
+	// spare the buffer the next call fills): a running job's service
+	// grows at every event, but its index terms change only when it
+	// passes a sample, so they are looked up again only then.
+	spans, spare []gittinsSpan
 }
 
 // NewGittins builds 2D-Gittins.
@@ -103,13 +108,24 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 	reuse := matched && len(o.lastSvc) == len(o.sc.inc.keys)
 	newMax := o.dist.MaxAddedSince(o.lastVer)
 	fresh := o.Index(0) // most queued jobs have not run yet
+	spans := grow(o.spare, len(js))
 	for i, j := range js {
 		a, idx := svc[i], fresh
-		if a != 0 {
-			if p := prev; reuse && p[i] >= 0 && o.lastSvc[p[i]] == a && newMax <= a {
+		if a == 0 {
+			spans[i] = gittinsSpan{a: -1} // covers nothing
+		} else {
+			switch p := prev; {
+			case reuse && p[i] >= 0 && o.lastSvc[p[i]] == a && newMax <= a:
 				idx = -o.sc.inc.keys[p[i]].k[1]
-			} else {
-				idx = o.Index(a)
+				spans[i] = o.spans[p[i]]
+			case reuse && p[i] >= 0 && newMax <= a && o.spans[p[i]].covers(a, o.delta):
+				// no sample above a was added since the span was taken
+				// (at every call since, the job's service was below a)
+				spans[i] = o.spans[p[i]]
+				idx = spans[i].index(a, o.delta)
+			default:
+				spans[i] = o.dist.span(a, o.delta)
+				idx = spans[i].index(a, o.delta)
 			}
 		}
 		ks[i] = keyed{job: j, queue: o.q.queueOf(a), k: [3]float64{stateTie(j), -idx, queuedAt(j)}}
@@ -117,6 +133,7 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 	if !s.SubmitOrdered {
 		return o.sc.sort(ks)
 	}
+	o.spans, o.spare = spans, o.spans
 	o.lastSvc, o.lastVer = append(o.lastSvc[:0], svc...), o.dist.Added()
 	return o.sc.sortMatched(ks, prev, matched)
 }

@@ -164,13 +164,21 @@ func (d *ServiceDist) Len() int { return d.n }
 
 // over is the count and sum (from the top) of the samples greater than v.
 func (d *ServiceDist) over(v float64) (int, float64) {
+	n, sum, _ := d.overNext(v)
+	return n, sum
+}
+
+// overNext is over(v) and the smallest sample greater than v (+Inf if
+// none): over(w) returns the same for every w in [v, next), bit for bit,
+// until a sample above w is added.
+func (d *ServiceDist) overNext(v float64) (int, float64, float64) {
 	if len(d.buckets) == 0 {
-		return 0, 0
+		return 0, 0, math.Inf(1)
 	}
 	k, b := bucketKey(max(v, 0)), 0
 	switch {
 	case k > d.buckets[len(d.buckets)-1].key || v != v:
-		return 0, 0
+		return 0, 0, math.Inf(1)
 	case k > d.key0:
 		b = int(d.first[k-d.key0])
 	}
@@ -179,7 +187,50 @@ func (d *ServiceDist) over(v float64) (int, float64) {
 	if x.key == k {
 		i = upper(x.xs, v)
 	}
-	return x.nAbove + len(x.xs) - i, x.above + x.suf[i]
+	next := math.Inf(1)
+	switch {
+	case i < len(x.xs):
+		next = x.xs[i]
+	case b+1 < len(d.buckets):
+		next = d.buckets[b+1].xs[0]
+	}
+	return x.nAbove + len(x.xs) - i, x.above + x.suf[i], next
+}
+
+// gittinsSpan is what the Gittins index at service a is made of, and the
+// span of services it stays valid for (see Gittins).
+type gittinsSpan struct {
+	a             float64 // computed at
+	alive, later  int
+	above, aboveQ float64
+	next, nextQ   float64 // smallest samples above a and above a+delta
+}
+
+// span gathers the index's terms at a.
+func (d *ServiceDist) span(a, delta float64) gittinsSpan {
+	sp := gittinsSpan{a: a}
+	sp.alive, sp.above, sp.next = d.overNext(a)
+	sp.later, sp.aboveQ, sp.nextQ = d.overNext(a + delta)
+	return sp
+}
+
+// covers reports whether the terms at sp.a are those at b ≥ sp.a: no
+// sample lies in (sp.a, b] nor in (sp.a+delta, b+delta]. The caller
+// guarantees no sample above b was added since span.
+func (sp *gittinsSpan) covers(b, delta float64) bool {
+	return b >= sp.a && b < sp.next && b+delta < sp.nextQ
+}
+
+// index is the Gittins index at service a from the terms of a span that
+// covers a, computed exactly as Gittins does.
+func (sp *gittinsSpan) index(a, delta float64) float64 {
+	alive, later := sp.alive, sp.later
+	if alive == 0 || delta <= 0 {
+		return 0
+	}
+	done := float64(alive - later)
+	spent := (sp.above - sp.aboveQ) - a*done + delta*float64(later)
+	return (done / float64(alive)) / (spent / float64(alive))
 }
 
 // Gittins is the Gittins index of a job that has attained service a, for
@@ -190,14 +241,8 @@ func (d *ServiceDist) over(v float64) (int, float64) {
 // the chance of finishing within the next quantum per unit of expected
 // service spent on it. Past the largest sample it is 0, as in Tiresias.
 func (d *ServiceDist) Gittins(a, delta float64) float64 {
-	alive, above := d.over(a)
-	if alive == 0 || delta <= 0 {
-		return 0
-	}
-	later, aboveQuantum := d.over(a + delta)
-	done := float64(alive - later)
-	spent := (above - aboveQuantum) - a*done + delta*float64(later)
-	return (done / float64(alive)) / (spent / float64(alive))
+	sp := d.span(a, delta)
+	return sp.index(a, delta)
 }
 
 func cmpU64(a, b uint64) int {

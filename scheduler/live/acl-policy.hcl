@@ -17,6 +17,13 @@ namespace "default" {
     path "caravan/scheduler/*" {
       capabilities = ["read", "write", "list"]
     }
+    # State parts (a state over 48 KiB is split over Variables named by
+    # generation): after a save, the previous generation's parts and those
+    # of writers that lost or crashed are deleted. The most specific path
+    # wins, so this rule repeats the others.
+    path "caravan/scheduler/state/part/*" {
+      capabilities = ["read", "write", "list", "destroy"]
+    }
   }
 }
 

@@ -1,0 +1,111 @@
+package live
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// partPath is where part i of generation g lives: under the state's path,
+// so the scheduler's ACL policy (caravan/scheduler/*) covers it.
+func (s *store) partPath(g generation, i int) string {
+	return fmt.Sprintf("%s%s-%d", s.partPrefix(), g, i)
+}
+
+func (s *store) partPrefix() string { return s.path + "/part/" }
+
+// writeParts creates generation g's parts and returns their sums. Each is
+// created with check-and-set 0 (only if absent), so no write ever replaces
+// a part, whoever wrote it. On error the parts written are deleted.
+func (s *store) writeParts(g generation, chunks []string) ([]string, error) {
+	sums := make([]string, len(chunks))
+	for i, c := range chunks {
+		p := s.partPath(g, i)
+		v := &api.Variable{Namespace: s.ns, Path: p, Items: api.VariableItems{itemData: c}}
+		if _, _, err := s.vars.CheckedUpdate(v, s.write()); err != nil {
+			s.deleteParts(header{Gen: g, Parts: i})
+			var cas api.ErrCASConflict
+			if errors.As(err, &cas) {
+				return nil, fmt.Errorf("write state part %s: it already exists", p)
+			}
+			return nil, fmt.Errorf("write state part %s (%d of %d): %w", p, i+1, len(chunks), err)
+		}
+		sums[i] = sum(c)
+	}
+	return sums, nil
+}
+
+// readParts joins h's parts, checking each against its sum.
+func (s *store) readParts(h header) (string, error) {
+	var b strings.Builder
+	for i := 0; i < h.Parts; i++ {
+		p := s.partPath(h.Gen, i)
+		v, _, err := s.vars.Peek(p, s.query())
+		switch {
+		case err != nil:
+			return "", fmt.Errorf("read state part %s: %w", p, err)
+		case v == nil:
+			return "", fmt.Errorf("state part %s (%d of %d) is missing", p, i+1, h.Parts)
+		case sum(v.Items[itemData]) != h.PartSums[i]:
+			return "", fmt.Errorf("state part %s (%d of %d) is corrupt: its sha256 is not %s", p, i+1, h.Parts, h.PartSums[i])
+		}
+		b.WriteString(v.Items[itemData])
+	}
+	return b.String(), nil
+}
+
+// deleteParts deletes h's parts, reporting whether all went.
+func (s *store) deleteParts(h header) bool {
+	ok := true
+	for i := 0; i < h.Parts; i++ {
+		if _, err := s.vars.Delete(s.partPath(h.Gen, i), s.write()); err != nil {
+			ok = false
+		}
+	}
+	return ok
+}
+
+// sweepParts deletes parts older than the current generation that it does
+// not refer to: left by a crashed writer, a writer that lost the race, or
+// a failed delete. Parts of newer generations may be a racing writer's in
+// progress and are kept for a later sweep (its save fails: it loaded an
+// older state). It reports whether nothing stale is left.
+func (s *store) sweepParts() bool {
+	list, _, err := s.vars.PrefixList(s.partPrefix(), s.query())
+	if err != nil {
+		return false
+	}
+	clean := true
+	for _, m := range list {
+		g, _, err := s.parsePartPath(m.Path)
+		if err != nil || g == s.cur.Gen {
+			continue // not ours to delete, or current
+		}
+		if g.Seq >= s.cur.Gen.Seq {
+			clean = false
+			continue
+		}
+		if _, err := s.vars.Delete(m.Path, s.write()); err != nil {
+			clean = false
+		}
+	}
+	return clean
+}
+
+// parsePartPath reads a part's generation and index from its path.
+func (s *store) parsePartPath(p string) (generation, int, error) {
+	rest, ok := strings.CutPrefix(p, s.partPrefix())
+	i := strings.LastIndexByte(rest, '-')
+	if !ok || i < 0 {
+		return generation{}, 0, fmt.Errorf("%q is not a state part", p)
+	}
+	n, err := strconv.Atoi(rest[i+1:])
+	if err != nil || n < 0 {
+		return generation{}, 0, fmt.Errorf("%q is not a state part", p)
+	}
+	g, err := parseGeneration(rest[:i])
+	return g, n, err
+}

@@ -86,7 +86,7 @@ func New(cfg Config, client *api.Client, log hclog.Logger) (*Scheduler, error) {
 	}
 	s := &Scheduler{
 		cfg: cfg, api: client, log: log, pol: pol,
-		store:     newStore(client, cfg.StatePath, cfg.Namespace),
+		store:     newStore(client, cfg.StatePath, cfg.Namespace, log),
 		st:        newState(),
 		jobs:      map[string]*cachedJob{},
 		touched:   map[gpuKey]time.Time{},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -31,10 +32,17 @@ type store struct {
 	// sweep: part Variables other than cur's may exist (after load or a
 	// failed delete); save lists and deletes the stale ones.
 	sweep bool
+	log   hclog.Logger
+	// warned: a clean-up failure was logged and none has succeeded since,
+	// so a lasting one (a policy without destroy on the parts) logs once.
+	warned bool
 }
 
-func newStore(c *api.Client, path, ns string) *store {
-	return &store{vars: c.Variables(), path: path, ns: ns}
+func newStore(c *api.Client, path, ns string, log hclog.Logger) *store {
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	return &store{vars: c.Variables(), path: path, ns: ns, log: log}
 }
 
 // load reads the state; a missing Variable is an empty state. A missing or
@@ -126,7 +134,7 @@ func (s *store) save(st *state) error {
 	if err != nil {
 		var cas api.ErrCASConflict
 		if errors.As(err, &cas) {
-			s.deleteParts(h) // refused: nobody refers to them
+			_ = s.deleteParts(h) // refused: nobody refers to them
 			return errStateTaken
 		}
 		// The write may have been applied (a lost reply): keep the parts;
@@ -136,13 +144,26 @@ func (s *store) save(st *state) error {
 	}
 	prev := s.cur
 	s.index, s.cur = out.ModifyIndex, h
-	if !s.deleteParts(prev) {
+	err = s.deleteParts(prev)
+	if err != nil {
 		s.sweep = true
+	} else if s.sweep {
+		var kept int
+		kept, err = s.sweepParts()
+		s.sweep = err != nil || kept > 0
 	}
-	if s.sweep {
-		s.sweep = !s.sweepParts()
-	}
+	s.logCleanup(err)
 	return nil
+}
+
+// logCleanup warns once per run of failures: stale parts only cost space,
+// but they pile up while deletes fail.
+func (s *store) logCleanup(err error) {
+	if err != nil && !s.warned {
+		s.log.Warn("could not delete stale state parts; retrying after later saves (does the ACL policy grant destroy on them?)",
+			"prefix", s.partPrefix(), "error", err)
+	}
+	s.warned = err != nil
 }
 
 func (s *store) query() *api.QueryOptions { return &api.QueryOptions{Namespace: s.ns} }

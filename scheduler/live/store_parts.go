@@ -26,7 +26,7 @@ func (s *store) writeParts(g generation, chunks []string) ([]string, error) {
 		p := s.partPath(g, i)
 		v := &api.Variable{Namespace: s.ns, Path: p, Items: api.VariableItems{itemData: c}}
 		if _, _, err := s.vars.CheckedUpdate(v, s.write()); err != nil {
-			s.deleteParts(header{Gen: g, Parts: i})
+			_ = s.deleteParts(header{Gen: g, Parts: i})
 			var cas api.ErrCASConflict
 			if errors.As(err, &cas) {
 				return nil, fmt.Errorf("write state part %s: it already exists", p)
@@ -57,42 +57,42 @@ func (s *store) readParts(h header) (string, error) {
 	return b.String(), nil
 }
 
-// deleteParts deletes h's parts, reporting whether all went.
-func (s *store) deleteParts(h header) bool {
-	ok := true
+// deleteParts deletes h's parts, returning the first error.
+func (s *store) deleteParts(h header) error {
+	var first error
 	for i := 0; i < h.Parts; i++ {
-		if _, err := s.vars.Delete(s.partPath(h.Gen, i), s.write()); err != nil {
-			ok = false
+		p := s.partPath(h.Gen, i)
+		if _, err := s.vars.Delete(p, s.write()); err != nil && first == nil {
+			first = fmt.Errorf("delete %s: %w", p, err)
 		}
 	}
-	return ok
+	return first
 }
 
 // sweepParts deletes parts older than the current generation that it does
 // not refer to: left by a crashed writer, a writer that lost the race, or
 // a failed delete. Parts of newer generations may be a racing writer's in
 // progress and are kept for a later sweep (its save fails: it loaded an
-// older state). It reports whether nothing stale is left.
-func (s *store) sweepParts() bool {
+// older state). It returns how many it kept so and the last error.
+func (s *store) sweepParts() (kept int, err error) {
 	list, _, err := s.vars.PrefixList(s.partPrefix(), s.query())
 	if err != nil {
-		return false
+		return 0, fmt.Errorf("list %s: %w", s.partPrefix(), err)
 	}
-	clean := true
 	for _, m := range list {
 		g, _, err := s.parsePartPath(m.Path)
 		if err != nil || g == s.cur.Gen {
 			continue // not ours to delete, or current
 		}
 		if g.Seq >= s.cur.Gen.Seq {
-			clean = false
+			kept++
 			continue
 		}
-		if _, err := s.vars.Delete(m.Path, s.write()); err != nil {
-			clean = false
+		if _, derr := s.vars.Delete(m.Path, s.write()); derr != nil {
+			err = fmt.Errorf("delete %s: %w", m.Path, derr)
 		}
 	}
-	return clean
+	return kept, err
 }
 
 // parsePartPath reads a part's generation and index from its path.

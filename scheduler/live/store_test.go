@@ -1,6 +1,7 @@
 package live
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -52,7 +54,7 @@ func mustLoad(t *testing.T, s *store) *state {
 
 func TestStoreRoundTripSmallStateInOneVariable(t *testing.T) {
 	f, c := newFakeVars(t)
-	s := newStore(c, testStatePath, "default")
+	s := newStore(c, testStatePath, "default", nil)
 	if st := mustLoad(t, s); len(st.Jobs) != 0 {
 		t.Fatalf("absent Variable: %d jobs", len(st.Jobs))
 	}
@@ -66,7 +68,7 @@ func TestStoreRoundTripSmallStateInOneVariable(t *testing.T) {
 	if it := f.get(testStatePath).Items; it[itemEncoding] != encodingGzip || it[itemParts] != "0" || it[itemData] == "" {
 		t.Fatalf("main items: %v", it)
 	}
-	sameState(t, mustLoad(t, newStore(c, testStatePath, "default")), want)
+	sameState(t, mustLoad(t, newStore(c, testStatePath, "default", nil)), want)
 }
 
 // 10,000 jobs: the old single-Variable write is refused as Nomad refuses
@@ -79,7 +81,7 @@ func TestStoreRoundTripTenThousandJobsInParts(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "variables are limited to 64KiB") {
 		t.Fatalf("the fake accepted %d bytes of raw JSON in one Variable: %v", len(js), err)
 	}
-	s := newStore(c, testStatePath, "default")
+	s := newStore(c, testStatePath, "default", nil)
 	mustLoad(t, s)
 	if err := s.save(want); err != nil {
 		t.Fatal(err)
@@ -92,7 +94,7 @@ func TestStoreRoundTripTenThousandJobsInParts(t *testing.T) {
 	enc, _ := encodeState(want)
 	t.Logf("10,000 jobs: JSON %d bytes, encoded %d bytes (%d per 1,000 jobs), %d parts",
 		len(js), len(enc), len(enc)/10, first.Parts)
-	sameState(t, mustLoad(t, newStore(c, testStatePath, "default")), want)
+	sameState(t, mustLoad(t, newStore(c, testStatePath, "default", nil)), want)
 
 	// The next save deletes the previous generation's parts.
 	want.Jobs["train-00000"].Attained = 42
@@ -107,7 +109,7 @@ func TestStoreRoundTripTenThousandJobsInParts(t *testing.T) {
 	if n := len(f.paths(testStatePath + "/part/")); n != s.cur.Parts {
 		t.Fatalf("%d parts stored, header says %d", n, s.cur.Parts)
 	}
-	sameState(t, mustLoad(t, newStore(c, testStatePath, "default")), want)
+	sameState(t, mustLoad(t, newStore(c, testStatePath, "default", nil)), want)
 }
 
 func TestStoreReadsThePreviousFormat(t *testing.T) {
@@ -115,7 +117,7 @@ func TestStoreReadsThePreviousFormat(t *testing.T) {
 	want := bigState(50)
 	js, _ := json.Marshal(want)
 	f.set(testStatePath, map[string]string{stateItem: string(js)})
-	s := newStore(c, testStatePath, "default")
+	s := newStore(c, testStatePath, "default", nil)
 	sameState(t, mustLoad(t, s), want)
 	if err := s.save(want); err != nil { // upgrades it in place, with CAS
 		t.Fatal(err)
@@ -123,17 +125,17 @@ func TestStoreReadsThePreviousFormat(t *testing.T) {
 	if it := f.get(testStatePath).Items; it[itemEncoding] != encodingGzip {
 		t.Fatalf("not rewritten in the new format: %v", it)
 	}
-	sameState(t, mustLoad(t, newStore(c, testStatePath, "default")), want)
+	sameState(t, mustLoad(t, newStore(c, testStatePath, "default", nil)), want)
 
 	f.set(testStatePath, map[string]string{"other": "x"})
-	if _, err := newStore(c, testStatePath, "default").load(); err == nil || !strings.Contains(err.Error(), "neither") {
+	if _, err := newStore(c, testStatePath, "default", nil).load(); err == nil || !strings.Contains(err.Error(), "neither") {
 		t.Fatalf("a Variable of neither format: %v", err)
 	}
 }
 
 func TestStoreMissingOrCorruptPartIsAnErrorNamingIt(t *testing.T) {
 	f, c := newFakeVars(t)
-	s := newStore(c, testStatePath, "default")
+	s := newStore(c, testStatePath, "default", nil)
 	mustLoad(t, s)
 	if err := s.save(bigState(3000)); err != nil {
 		t.Fatal(err)
@@ -141,14 +143,14 @@ func TestStoreMissingOrCorruptPartIsAnErrorNamingIt(t *testing.T) {
 	p1 := s.partPath(s.cur.Gen, 1)
 	data := f.get(p1).Items[itemData]
 	f.set(p1, map[string]string{itemData: data[:len(data)-4] + "AAAA"})
-	_, err := newStore(c, testStatePath, "default").load()
+	_, err := newStore(c, testStatePath, "default", nil).load()
 	if err == nil || !strings.Contains(err.Error(), p1) || !strings.Contains(err.Error(), "corrupt") {
 		t.Fatalf("corrupt part: %v", err)
 	}
 	if _, err := c.Variables().Delete(p1, nil); err != nil {
 		t.Fatal(err)
 	}
-	_, err = newStore(c, testStatePath, "default").load()
+	_, err = newStore(c, testStatePath, "default", nil).load()
 	if err == nil || !strings.Contains(err.Error(), p1) || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("missing part: %v", err)
 	}
@@ -157,7 +159,7 @@ func TestStoreMissingOrCorruptPartIsAnErrorNamingIt(t *testing.T) {
 
 func TestStoreCASConflictIsStateTaken(t *testing.T) {
 	f, c := newFakeVars(t)
-	a, b := newStore(c, testStatePath, "default"), newStore(c, testStatePath, "default")
+	a, b := newStore(c, testStatePath, "default", nil), newStore(c, testStatePath, "default", nil)
 	mustLoad(t, a)
 	mustLoad(t, b)
 	want := bigState(3000)
@@ -170,7 +172,7 @@ func TestStoreCASConflictIsStateTaken(t *testing.T) {
 	if n := len(f.paths(testStatePath + "/part/")); n != a.cur.Parts {
 		t.Fatalf("the loser's parts were left: %d stored, winner has %d", n, a.cur.Parts)
 	}
-	sameState(t, mustLoad(t, newStore(c, testStatePath, "default")), want)
+	sameState(t, mustLoad(t, newStore(c, testStatePath, "default", nil)), want)
 	// Small states too.
 	if err := b.save(newState()); !errors.Is(err, errStateTaken) {
 		t.Fatalf("second writer, small state: %v", err)
@@ -181,7 +183,7 @@ func TestStoreCASConflictIsStateTaken(t *testing.T) {
 // touch the winner's, and its main write is refused.
 func TestStoreLosingWriterDoesNotCorruptTheWinner(t *testing.T) {
 	f, c := newFakeVars(t)
-	a, b := newStore(c, testStatePath, "default"), newStore(c, testStatePath, "default")
+	a, b := newStore(c, testStatePath, "default", nil), newStore(c, testStatePath, "default", nil)
 	mustLoad(t, a)
 	mustLoad(t, b)
 	won := bigState(3000)
@@ -203,14 +205,14 @@ func TestStoreLosingWriterDoesNotCorruptTheWinner(t *testing.T) {
 	if it := f.get(testStatePath).Items; it[itemParts] != fmt.Sprint(len(f.paths(testStatePath+"/part/"))) {
 		t.Fatalf("main names %s parts, %d stored: the loser's were left", it[itemParts], len(f.paths(testStatePath+"/part/")))
 	}
-	sameState(t, mustLoad(t, newStore(c, testStatePath, "default")), won)
+	sameState(t, mustLoad(t, newStore(c, testStatePath, "default", nil)), won)
 }
 
 // A writer that crashed after its parts leaves orphans of a newer
 // generation: loads ignore them, a later save deletes them.
 func TestStoreSweepsACrashedWritersParts(t *testing.T) {
 	f, c := newFakeVars(t)
-	a, crashed := newStore(c, testStatePath, "default"), newStore(c, testStatePath, "default")
+	a, crashed := newStore(c, testStatePath, "default", nil), newStore(c, testStatePath, "default", nil)
 	mustLoad(t, a)
 	mustLoad(t, crashed)
 	f.setBefore(func(method, path string) error {
@@ -237,7 +239,7 @@ func TestStoreSweepsACrashedWritersParts(t *testing.T) {
 	if got := f.paths(testStatePath + "/part/"); len(got) != a.cur.Parts || strings.Contains(strings.Join(got, " "), orphans[0]) {
 		t.Fatalf("after two saves: %v (orphans %v)", got, orphans)
 	}
-	sameState(t, mustLoad(t, newStore(c, testStatePath, "default")), want)
+	sameState(t, mustLoad(t, newStore(c, testStatePath, "default", nil)), want)
 }
 
 func TestDecodeStateRejectsGarbage(t *testing.T) {
@@ -287,4 +289,34 @@ func FuzzDecodeState(f *testing.F) {
 			t.Fatalf("re-encoded state does not decode equal: %v", err)
 		}
 	})
+}
+
+// Deletes refused (a policy without destroy on the parts): saves still
+// succeed, the warning is logged once, and stale parts go once allowed.
+func TestStoreFailedDeletesWarnOnceAndRetry(t *testing.T) {
+	f, c := newFakeVars(t)
+	var buf bytes.Buffer
+	s := newStore(c, testStatePath, "default", hclog.New(&hclog.LoggerOptions{Output: &buf}))
+	mustLoad(t, s)
+	f.setBefore(func(method, path string) error {
+		if method == "DELETE" {
+			return errors.New("Permission denied")
+		}
+		return nil
+	})
+	for i := 0; i < 3; i++ {
+		if err := s.save(bigState(3000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := strings.Count(buf.String(), "could not delete stale state parts"); n != 1 {
+		t.Fatalf("warned %d times:\n%s", n, buf.String())
+	}
+	f.setBefore(nil)
+	if err := s.save(bigState(3000)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.paths(testStatePath + "/part/")); n != s.cur.Parts {
+		t.Fatalf("%d parts left, want the current %d", n, s.cur.Parts)
+	}
 }

@@ -162,14 +162,9 @@ func (d *ServiceDist) restack(b int) {
 // Len is the number of samples.
 func (d *ServiceDist) Len() int { return d.n }
 
-// over is the count and sum (from the top) of the samples greater than v.
-func (d *ServiceDist) over(v float64) (int, float64) {
-	n, sum, _ := d.overNext(v)
-	return n, sum
-}
-
-// overNext is over(v) and the smallest sample greater than v (+Inf if
-// none): over(w) returns the same for every w in [v, next), bit for bit,
+// overNext is the count and sum (from the top) of the samples greater
+// than v, and the smallest sample greater than v (+Inf if none): it
+// returns the same count and sum for every w in [v, next), bit for bit,
 // until a sample above w is added.
 func (d *ServiceDist) overNext(v float64) (int, float64, float64) {
 	if len(d.buckets) == 0 {

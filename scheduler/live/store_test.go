@@ -320,3 +320,23 @@ func TestStoreFailedDeletesWarnOnceAndRetry(t *testing.T) {
 		t.Fatalf("%d parts left, want the current %d", n, s.cur.Parts)
 	}
 }
+
+// Encoding cost of a 10,000-job state: what every save pays on the CPU.
+func BenchmarkStateCodec10000(b *testing.B) {
+	st := bigState(10000)
+	enc, _ := encodeState(st)
+	b.Run("encode", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := encodeState(st); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := decodeState(enc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

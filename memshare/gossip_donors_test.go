@@ -2,6 +2,7 @@ package memshare
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -95,11 +96,24 @@ func TestGossipDonors(t *testing.T) {
 	if ds[0].NBDAddr != "127.0.0.1:10809" || ds[0].APIAddr != "127.0.0.1:10810" {
 		t.Fatalf("addresses not carried: %+v", ds[0])
 	}
-	mu.Lock()
-	if !strings.Contains(skipped["c"], `node "b" published by member "c"`) || !strings.Contains(skipped["d"], "memshare section") {
-		t.Fatalf("bad entries not reported: %v", skipped)
+	// a and b can reach d before c's false claim does: poll until both
+	// bad entries were reported, within a bounded wait.
+	reported := func() (bool, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		ok := strings.Contains(skipped["c"], `node "b" published by member "c"`) && strings.Contains(skipped["d"], "memshare section")
+		return ok, fmt.Sprint(skipped)
 	}
-	mu.Unlock()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		src.Donors()
+		ok, seen := reported()
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("bad entries not reported: %v", seen)
+		}
+	}
 
 	if err := Withdraw(a); err != nil {
 		t.Fatal(err)

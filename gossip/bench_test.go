@@ -72,7 +72,7 @@ func benchSteady(b *testing.B) time.Duration {
 	return d
 }
 
-// benchLogger: CARAVAN_GOSSIP_BENCH_LOG=path keeps warnings (memberlist's
+// benchLogger: CARAVAN_GOSSIP_BENCH_LOG=path keeps info and warnings (memberlist's
 // included: suspicions, full handler queues) to diagnose a slow run.
 var benchLogger = func() hclog.Logger {
 	path := os.Getenv("CARAVAN_GOSSIP_BENCH_LOG")
@@ -83,7 +83,7 @@ var benchLogger = func() hclog.Logger {
 	if err != nil {
 		return hclog.NewNullLogger()
 	}
-	return hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: f})
+	return hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: f})
 }()
 
 type benchCluster struct {
@@ -116,7 +116,8 @@ func startBenchCluster(b *testing.B, n int) *benchCluster {
 		if time.Since(lastLog) > 10*time.Second {
 			lastLog = time.Now()
 			lo, hi := cl.memberRange()
-			b.Logf("%v: members known per member %d..%d", time.Since(t1).Round(time.Second), lo, hi)
+			b.Logf("%v: members known per member %d..%d; laggards resync with the seed", time.Since(t1).Round(time.Second), lo, hi)
+			cl.resyncLaggards()
 		}
 		if time.Now().After(deadline) {
 			cl.shutdown()
@@ -179,6 +180,18 @@ func (cl *benchCluster) fullMembership() bool {
 		}
 	}
 	return true
+}
+
+// resyncLaggards: a member that missed another's alive message would
+// wait for its next push-pull (a minute or two at this size); membership
+// is memberlist's business, not what is measured, so push-pull with the
+// seed, which every member joined.
+func (cl *benchCluster) resyncLaggards() {
+	for _, m := range cl.ms[1:] {
+		if m.numMembers() < len(cl.ms) {
+			_, _ = m.Join([]string{cl.ms[0].Addr()})
+		}
+	}
 }
 
 func (cl *benchCluster) memberRange() (lo, hi int) {

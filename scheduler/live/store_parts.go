@@ -80,8 +80,8 @@ func (s *store) sweepParts() (kept int, err error) {
 		return 0, fmt.Errorf("list %s: %w", s.partPrefix(), err)
 	}
 	for _, m := range list {
-		g, _, err := s.parsePartPath(m.Path)
-		if err != nil || g == s.cur.Gen {
+		g, _, perr := s.parsePartPath(m.Path)
+		if perr != nil || g == s.cur.Gen {
 			continue // not ours to delete, or current
 		}
 		if g.Seq >= s.cur.Gen.Seq {

@@ -340,3 +340,39 @@ func BenchmarkStateCodec10000(b *testing.B) {
 		}
 	})
 }
+
+// A sweep whose deletes fail is tried again after the next save.
+func TestStoreSweepRetriesFailedDeletes(t *testing.T) {
+	f, c := newFakeVars(t)
+	a, crashed := newStore(c, testStatePath, "default", nil), newStore(c, testStatePath, "default", nil)
+	mustLoad(t, crashed)
+	f.setBefore(func(method, path string) error {
+		if method == "PUT" && path == testStatePath {
+			return errors.New("crashed")
+		}
+		return nil
+	})
+	if err := crashed.save(bigState(3000)); err == nil {
+		t.Fatal("the crashed write succeeded")
+	}
+	orphans := strings.Join(f.paths(testStatePath+"/part/"), " ")
+	f.setBefore(func(method, path string) error {
+		if method == "DELETE" && strings.Contains(orphans, path) {
+			return errors.New("Permission denied")
+		}
+		return nil
+	})
+	mustLoad(t, a)
+	for i := 0; i < 2; i++ { // the second save's sweep fails on the orphans
+		if err := a.save(bigState(2000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.setBefore(nil)
+	if err := a.save(bigState(2000)); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.paths(testStatePath + "/part/"); len(got) != a.cur.Parts {
+		t.Fatalf("orphans left after a failed sweep and a later save: %v", got)
+	}
+}

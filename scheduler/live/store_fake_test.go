@@ -92,7 +92,8 @@ func (f *fakeVars) put(w http.ResponseWriter, r *http.Request, path string) {
 		size += len(k) + len(v)
 	}
 	if size > fakeMaxVariableSize {
-		http.Error(w, "variables are limited to 64KiB in total size", http.StatusInternalServerError)
+		// As Nomad 1.11.3 answers (checked against a real server).
+		http.Error(w, "RPC Error:: 400,variables are limited to 64KiB in total size", http.StatusBadRequest)
 		return
 	}
 	if !fakeValidPath.MatchString(path) {

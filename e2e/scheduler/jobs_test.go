@@ -232,6 +232,7 @@ func clusterState(t testing.TB) string {
 // tests that count on every GPU wait for this first.
 func waitAllGPUsFree(t testing.TB) {
 	t.Helper()
+	useCluster(t) // a test run alone may call this first
 	waitFor(t, 60*time.Second, "every GPU free in the node fingerprints", func() (bool, string) {
 		nodes, _, err := cluster.API.Nodes().List(nil)
 		if err != nil {

@@ -55,3 +55,28 @@ func BuildCaravan(dir string) (string, error) {
 	}
 	return bin, nil
 }
+
+// RunWithCaravan is the body of a package's TestMain run for tests that
+// start `caravan` commands: it finds the repository, builds the CLI into a
+// temporary directory (removed afterwards), sets *repo and *bin, and runs
+// the tests.
+func RunWithCaravan(m *testing.M, repo, bin *string) int {
+	root, err := RepoRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "caravan-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	b, err := BuildCaravan(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	*repo, *bin = root, b
+	return m.Run()
+}

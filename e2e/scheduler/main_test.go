@@ -22,22 +22,7 @@ var (
 func TestMain(m *testing.M) { harness.TestMain(m, run) }
 
 func run(m *testing.M) int {
-	var err error
-	if repo, err = harness.RepoRoot(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	dir, err := os.MkdirTemp("", "caravan-sched-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	if schedBin, err = harness.BuildCaravan(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	code := m.Run()
+	code := harness.RunWithCaravan(m, &repo, &schedBin)
 	if cluster != nil {
 		if err := cluster.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "e2e: stop nomad:", err)

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -33,22 +32,7 @@ var (
 func TestMain(m *testing.M) { harness.TestMain(m, run) }
 
 func run(m *testing.M) int {
-	var err error
-	if repo, err = harness.RepoRoot(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	dir, err := os.MkdirTemp("", "caravan-serve-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	if caravanBin, err = harness.BuildCaravan(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+	return harness.RunWithCaravan(m, &repo, &caravanBin)
 }
 
 const (

@@ -4,8 +4,6 @@
 package tune
 
 import (
-	"fmt"
-	"os"
 	"testing"
 
 	"github.com/caravan-dl/caravan/e2e/harness"
@@ -19,20 +17,5 @@ var (
 func TestMain(m *testing.M) { harness.TestMain(m, run) }
 
 func run(m *testing.M) int {
-	var err error
-	if repo, err = harness.RepoRoot(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	dir, err := os.MkdirTemp("", "caravan-tune-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	if caravanBin, err = harness.BuildCaravan(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+	return harness.RunWithCaravan(m, &repo, &caravanBin)
 }

@@ -1,15 +1,12 @@
 package tune
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/caravan-dl/caravan/e2e/harness"
 )
 
 // benchSpec: SHA 4 → 2 → 1 over 40/80/160 steps; %s are the name and the
@@ -50,14 +47,7 @@ tune "%s" {
 // so that training, not process start, dominates, as a GPU step would:
 // from scratch trains 4·40 + 2·80 + 160 = 480 trial-steps, resume 320.
 func BenchmarkTuneResumeLive(b *testing.B) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	c, err := harness.Start(ctx, harness.Options{GPUs: harness.GPUs{Model: "Simulated A100 40GB", MemoryMiB: 40960, Count: 2},
-		PluginConfig: "no_isolation = true\n    allow_root = true\n    default_user = \"root\""})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Stop()
+	c := startTuneCluster(b, unisolated)
 	if _, err := c.RunFile(filepath.Join(repo, "jobspecs", "tune-digits.nomad.hcl"),
 		map[string]string{"workloads": filepath.Join(repo, "workloads"), "node_pool": "default", "step_sleep": "0.1"}); err != nil {
 		b.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caravan-dl/caravan/e2e/harness"
 	"github.com/caravan-dl/caravan/tune"
 )
 
@@ -51,18 +50,7 @@ tune "resume" {
 // isolated tasks (chroot, user nobody, read-only binds) have no directory
 // shared across jobs.
 func TestTuneResumesPromotedTrial(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	c, err := harness.Start(ctx, harness.Options{GPUs: harness.GPUs{Model: "Simulated A100 40GB", MemoryMiB: 40960, Count: 2},
-		PluginConfig: "no_isolation = true\n    allow_root = true\n    default_user = \"root\""})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.Stop(); err != nil {
-			t.Log(err)
-		}
-	})
+	c := startTuneCluster(t, unisolated)
 	if _, err := c.RunFile(filepath.Join(repo, "jobspecs", "tune-digits.nomad.hcl"),
 		map[string]string{"workloads": filepath.Join(repo, "workloads"), "node_pool": "default"}); err != nil {
 		t.Fatal(err)
@@ -77,17 +65,7 @@ func TestTuneResumesPromotedTrial(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := startTuner(t, c, specPath)
-	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("tuner: %v\n%s", err, p.logs())
-		}
-	case <-time.After(4 * time.Minute):
-		_ = p.cmd.Process.Kill()
-		t.Fatalf("tuner did not finish\n%s", p.logs())
-	}
+	p.finish(t, "tuner", 4*time.Minute)
 	cl := &tune.NomadCluster{API: c.API}
 	st, err := tune.LoadState(context.Background(), cl, "resume")
 	if err != nil {

@@ -51,17 +51,7 @@ tune "e2e-sched" {
 // admission is an update), the scheduler admits every one, and the search
 // finishes with a best configuration.
 func TestTuneThroughScheduler(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	c, err := harness.Start(ctx, harness.Options{GPUs: harness.GPUs{Model: "Simulated A100 40GB", MemoryMiB: 40960, Count: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.Stop(); err != nil {
-			t.Log(err)
-		}
-	})
+	c := startTuneCluster(t, "")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -102,17 +92,7 @@ func TestTuneThroughScheduler(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := startTuner(t, c, specPath)
-	done := make(chan error, 1)
-	go func() { done <- run.cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("tuner: %v\n%s", err, run.logs())
-		}
-	case <-time.After(5 * time.Minute):
-		_ = run.cmd.Process.Kill()
-		t.Fatalf("tuner did not finish\n%s", run.logs())
-	}
+	run.finish(t, "tuner", 5*time.Minute)
 	st, err := tune.LoadState(context.Background(), &tune.NomadCluster{API: c.API}, "e2e-sched")
 	if err != nil {
 		t.Fatal(err)

@@ -68,22 +68,53 @@ func startTuner(t testing.TB, c *harness.Cluster, specPath string) *tuner {
 
 func (p *tuner) logs() string { return p.out.String() + "\n--- stderr ---\n" + p.err.String() }
 
+// finish waits for the tuner to exit successfully, failing the test (named
+// what in the message) if it fails or is still running after timeout.
+func (p *tuner) finish(t testing.TB, what string, timeout time.Duration) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", what, err, p.logs())
+		}
+	case <-time.After(timeout):
+		_ = p.cmd.Process.Kill()
+		t.Fatalf("%s did not finish\n%s", what, p.logs())
+	}
+}
+
+// unisolated is the plugin config of clusters whose trials share a
+// checkpoint directory: isolated tasks (chroot, user nobody, read-only
+// binds) have none shared across jobs.
+const unisolated = "no_isolation = true\n    allow_root = true\n    default_user = \"root\""
+
+// startTuneCluster starts a Nomad agent with two simulated GPUs and the
+// caravan driver (plugin config pluginConfig), stopped when tb ends.
+func startTuneCluster(tb testing.TB, pluginConfig string) *harness.Cluster {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := harness.Start(ctx, harness.Options{GPUs: harness.GPUs{Model: "Simulated A100 40GB", MemoryMiB: 40960, Count: 2},
+		PluginConfig: pluginConfig})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			tb.Log(err)
+		}
+	})
+	return c
+}
+
 // TestTuneEndToEnd runs the digits search on a real Nomad agent, kills the
 // tuner (SIGKILL) after the first rung has results, restarts it, and checks
 // that it resumes without dispatching any rung twice and ends with the
 // best configuration.
 func TestTuneEndToEnd(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	c, err := harness.Start(ctx, harness.Options{GPUs: harness.GPUs{Model: "Simulated A100 40GB", MemoryMiB: 40960, Count: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.Stop(); err != nil {
-			t.Log(err)
-		}
-	})
+	c := startTuneCluster(t, "")
 	if _, err := c.RunFile(filepath.Join(repo, "jobspecs", "tune-digits.nomad.hcl"),
 		map[string]string{"workloads": harness.TaskWorkloads, "node_pool": "default"}); err != nil {
 		t.Fatal(err)
@@ -108,17 +139,7 @@ func TestTuneEndToEnd(t *testing.T) {
 	_ = first.cmd.Wait()
 
 	second := startTuner(t, c, specPath)
-	done := make(chan error, 1)
-	go func() { done <- second.cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("restarted tuner: %v\n%s", err, second.logs())
-		}
-	case <-time.After(5 * time.Minute):
-		_ = second.cmd.Process.Kill()
-		t.Fatalf("restarted tuner did not finish\n%s", second.logs())
-	}
+	second.finish(t, "restarted tuner", 5*time.Minute)
 	if !strings.Contains(second.err.String(), "resuming tuning job") || !strings.Contains(second.out.String(), "best: trial") {
 		t.Fatalf("restart output:\n%s", second.logs())
 	}

@@ -22,10 +22,7 @@ const allPool = "all"
 // targetPool is the real pool a job is admitted into, or an error saying
 // why its caravan.pool cannot be used.
 func (s *Scheduler) targetPool(meta map[string]string, pools map[string]bool) (string, error) {
-	pool := meta[MetaPool]
-	if pool == "" {
-		pool = s.cfg.Pool
-	}
+	pool := s.namedPool(meta)
 	switch {
 	case pool == s.cfg.QueuePool:
 		return "", fmt.Errorf("meta %s = %q is the queue pool itself; name the pool to run in, e.g. %q", MetaPool, pool, s.cfg.Pool)
@@ -33,6 +30,14 @@ func (s *Scheduler) targetPool(meta map[string]string, pools map[string]bool) (s
 		return "", fmt.Errorf("meta %s = %q: Nomad has no such node pool", MetaPool, pool)
 	}
 	return pool, nil
+}
+
+// namedPool is the pool a job's meta names, or the configured default.
+func (s *Scheduler) namedPool(meta map[string]string) string {
+	if pool := meta[MetaPool]; pool != "" {
+		return pool
+	}
+	return s.cfg.Pool
 }
 
 // eligibleNodes lists (sorted) the nodes where every worker of job may run.

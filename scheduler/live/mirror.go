@@ -67,24 +67,6 @@ func (m *mirror) remove(k objKey, index uint64) bool {
 // wrote.
 func (m *mirror) caughtUp(wrote uint64) bool { return max(m.index, m.fresh) >= wrote }
 
-// missingPool reports whether a managed job names (or defaults to) a node
-// pool the mirror does not know.
-func (m *mirror) missingPool(managed func(*jobStub) bool, defaultPool string) bool {
-	for _, j := range m.jobs {
-		if j.Status == "dead" || !managed(j) {
-			continue
-		}
-		pool := j.Meta[MetaPool]
-		if pool == "" {
-			pool = defaultPool
-		}
-		if !m.pools[pool] {
-			return true
-		}
-	}
-	return false
-}
-
 // world is the round's view of the mirror: managed jobs by submit time,
 // their allocations, nodes and pools.
 func (m *mirror) world(managed func(*jobStub) bool) *world {

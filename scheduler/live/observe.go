@@ -64,6 +64,17 @@ func (s *Scheduler) observe() (*world, error) {
 	return s.mirror.world(s.managed), nil
 }
 
+// missingPool reports whether a managed job that has not finished names
+// (or defaults to) a node pool the mirror does not know.
+func (s *Scheduler) missingPool() bool {
+	for _, j := range s.mirror.jobs {
+		if j.Status != "dead" && s.managed(j) && !s.mirror.pools[s.namedPool(j.Meta)] {
+			return true
+		}
+	}
+	return false
+}
+
 // poolsEvery bounds how often pools are listed between full reconciles.
 const poolsEvery = 2 * time.Second
 
@@ -73,7 +84,7 @@ const poolsEvery = 2 * time.Second
 // A deleted pool is seen at the next full reconcile; until then admitting
 // into it fails in Nomad, which the job's waiting reason shows.
 func (s *Scheduler) observePools() {
-	if s.now().Sub(s.poolsAt) < poolsEvery || !s.mirror.missingPool(s.managed, s.cfg.Pool) {
+	if s.now().Sub(s.poolsAt) < poolsEvery || !s.missingPool() {
 		return
 	}
 	s.poolsAt = s.now()

@@ -116,20 +116,3 @@ func TestParseKeys(t *testing.T) {
 		}
 	}
 }
-
-func TestViewDonorsMostDonatableFirst(t *testing.T) {
-	v := NewView("s", []NodeView{
-		{Name: "a", HasRes: true, Resources: Resources{MemTotalBytes: 8 << 30, MemUsedBytes: 2 << 30, MemDonatableBytes: 1 << 30}},
-		{Name: "b", HasRes: true, Resources: Resources{MemTotalBytes: 8 << 30}}, // lends nothing
-		{Name: "c", HasRes: true, Resources: Resources{MemTotalBytes: 8 << 30, MemDonatableBytes: 3 << 30},
-			Extra: map[string]json.RawMessage{DonorSection: json.RawMessage(`{"node":"c"}`)}},
-		{Name: "d"}, // no res section
-	})
-	got := v.Donors()
-	if len(got) != 2 || got[0].Node != "c" || got[1].Node != "a" {
-		t.Fatalf("donors = %+v, want c then a", got)
-	}
-	if got[1].MemFreeBytes != 6<<30 || string(got[0].Advert) != `{"node":"c"}` || got[1].Advert != nil {
-		t.Fatalf("donor fields wrong: %+v", got)
-	}
-}

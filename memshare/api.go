@@ -27,6 +27,11 @@ type Lease struct {
 	Size    uint64    `json:"size"`
 	Expires time.Time `json:"expires"`
 	State   string    `json:"state"`
+	// Session, when the donor offers it, is a session token: one NBD
+	// connection to it reaches every slab this consumer leases there,
+	// this one at offsets [SessionBase, SessionBase+Size).
+	Session     string `json:"session,omitempty"`
+	SessionBase uint64 `json:"session_base,omitempty"`
 }
 
 // DonorStatus is a donor's advertised state.

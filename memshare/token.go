@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -14,13 +15,25 @@ import (
 // MinKeyLen is the shortest accepted shared secret.
 const MinKeyLen = 16
 
-const tokenPrefix = "ms1"
+const (
+	tokenPrefix   = "ms1"
+	sessionPrefix = "ms1s"
+)
 
 // Token is the signed claim a consumer presents as the NBD export name:
-// which lease, until when.
+// which lease, until when. A session token (Session set) names instead a
+// consumer's session ID (SessionID): one connection that reaches every
+// slab the consumer leases on the donor.
 type Token struct {
 	LeaseID string
 	Expires time.Time
+	Session bool
+}
+
+// SessionID is the hex ID a session token carries for consumer.
+func SessionID(consumer string) string {
+	sum := sha256.Sum256([]byte("memshare-session:" + consumer))
+	return hex.EncodeToString(sum[:16])
 }
 
 // Signer signs and verifies lease tokens with a shared HMAC key.
@@ -34,9 +47,14 @@ func NewSigner(key []byte) (*Signer, error) {
 	return &Signer{key: append([]byte(nil), key...)}, nil
 }
 
-// Sign returns "ms1.<lease>.<unix expiry>.<signature>".
+// Sign returns "ms1.<lease>.<unix expiry>.<signature>" ("ms1s." for a
+// session).
 func (s *Signer) Sign(t Token) string {
-	body := fmt.Sprintf("%s.%s.%d", tokenPrefix, t.LeaseID, t.Expires.Unix())
+	prefix := tokenPrefix
+	if t.Session {
+		prefix = sessionPrefix
+	}
+	body := fmt.Sprintf("%s.%s.%d", prefix, t.LeaseID, t.Expires.Unix())
 	return body + "." + s.mac(body)
 }
 
@@ -56,7 +74,7 @@ var (
 // Verify checks the signature, then the expiry against now.
 func (s *Signer) Verify(tok string, now time.Time) (Token, error) {
 	parts := strings.Split(tok, ".")
-	if len(parts) != 4 || parts[0] != tokenPrefix || !validLeaseID(parts[1]) {
+	if len(parts) != 4 || (parts[0] != tokenPrefix && parts[0] != sessionPrefix) || !validLeaseID(parts[1]) {
 		return Token{}, ErrTokenMalformed
 	}
 	body := strings.Join(parts[:3], ".")
@@ -67,7 +85,7 @@ func (s *Signer) Verify(tok string, now time.Time) (Token, error) {
 	if err != nil {
 		return Token{}, ErrTokenMalformed
 	}
-	t := Token{LeaseID: parts[1], Expires: time.Unix(exp, 0)}
+	t := Token{LeaseID: parts[1], Expires: time.Unix(exp, 0), Session: parts[0] == sessionPrefix}
 	if !now.Before(t.Expires) {
 		return t, ErrTokenExpired
 	}

@@ -30,6 +30,17 @@ func TestTokenRoundTripAndRefusals(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
+	sess := s.Sign(Token{LeaseID: SessionID("consumer-a"), Expires: now.Add(time.Minute), Session: true})
+	if got, err := s.Verify(sess, now); err != nil || !got.Session || got.LeaseID != SessionID("consumer-a") {
+		t.Fatalf("session token: %+v %v", got, err)
+	}
+	// The prefix is signed: a session token is no lease token, nor back.
+	if _, err := s.Verify(strings.Replace(sess, "ms1s.", "ms1.", 1), now); !errors.Is(err, ErrTokenForged) {
+		t.Fatalf("session token passed as a lease token: %v", err)
+	}
+	if _, err := s.Verify(strings.Replace(tok, "ms1.", "ms1s.", 1), now); !errors.Is(err, ErrTokenForged) {
+		t.Fatalf("lease token passed as a session token: %v", err)
+	}
 	if _, err := NewSigner([]byte("short")); err == nil {
 		t.Fatal("short key accepted")
 	}
@@ -43,6 +54,7 @@ func FuzzVerify(f *testing.F) {
 	f.Add(s.Sign(Token{LeaseID: "deadbeef", Expires: exp}))
 	f.Add("ms1.deadbeef.1099511627776.AAAA")
 	f.Add("ms1..0.")
+	f.Add(s.Sign(Token{LeaseID: SessionID("c"), Expires: exp, Session: true}))
 	f.Add(strings.Repeat(".", 5000))
 	f.Fuzz(func(t *testing.T, tok string) {
 		got, err := s.Verify(tok, time.Unix(0, 0))

@@ -76,7 +76,7 @@ var errBackup = &nbd.Error{Errno: nbd.EIO, Msg: "backup file I/O failed"}
 // readBackupMode reads the remote slab, falling back to the file.
 func (v *Volume) readBackupMode(st *stripe, sh *shard, b0 uint64, out []byte) error {
 	if sh != nil {
-		err := sh.client.ReadAt(out, b0*BlockSize)
+		err := sh.readAt(out, b0*BlockSize)
 		if err == nil {
 			return nil
 		}
@@ -97,12 +97,12 @@ func (v *Volume) writeBackupMode(st *stripe, cur, next *shard, b0 uint64, data [
 	wg.Add(1)
 	go func() { defer wg.Done(); fileErr = v.backup.writeAt(data, v.fileOffset(st, b0)) }()
 	if cur != nil {
-		if err := cur.client.WriteAt(data, b0*BlockSize); err != nil {
+		if err := cur.writeAt(data, b0*BlockSize); err != nil {
 			v.markDead(st, 0, cur, err)
 		}
 	}
 	if next != nil {
-		if err := next.client.WriteAt(data, b0*BlockSize); err != nil {
+		if err := next.writeAt(data, b0*BlockSize); err != nil {
 			v.abortRebuild(st, 0, next, err)
 		}
 	}

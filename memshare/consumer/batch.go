@@ -138,6 +138,7 @@ func (v *Volume) runFast(items []*batchItem) {
 // returns the uncork.
 func (v *Volume) cork(items []*batchItem) func() {
 	seen := map[*stripe]bool{}
+	corked := map[*nbd.Client]bool{}
 	var clients []*nbd.Client
 	for _, it := range items {
 		if seen[it.st] {
@@ -146,7 +147,8 @@ func (v *Volume) cork(items []*batchItem) func() {
 		seen[it.st] = true
 		cur, next, _ := it.st.snapshot()
 		for _, sh := range slices.Concat(cur, next) {
-			if sh != nil {
+			if sh != nil && !corked[sh.client] {
+				corked[sh.client] = true
 				sh.client.Cork()
 				clients = append(clients, sh.client)
 			}

@@ -77,7 +77,7 @@ func (v *Volume) startShards(cur []*shard, want []int, shards [][]byte, soff, pl
 	for j, i := range want {
 		if sh := cur[i]; sh != nil {
 			shards[i] = make([]byte, plen)
-			pend[j] = sh.client.ReadAtAsync(shards[i], soff)
+			pend[j] = sh.readAsync(shards[i], soff)
 		}
 	}
 	return pend
@@ -142,10 +142,10 @@ func (v *Volume) issueWrite(st *stripe, b0, b1 uint64, data []byte) (writeOp, er
 	var out writeOp
 	for i := range v.n {
 		if sh := cur[i]; sh != nil {
-			out = append(out, sentPiece{i, sh, false, sh.client.WriteAtAsync(shards[i], soff)})
+			out = append(out, sentPiece{i, sh, false, sh.writeAsync(shards[i], soff)})
 		}
 		if sh := next[i]; sh != nil {
-			out = append(out, sentPiece{i, sh, true, sh.client.WriteAtAsync(shards[i], soff)})
+			out = append(out, sentPiece{i, sh, true, sh.writeAsync(shards[i], soff)})
 		}
 	}
 	return out, nil

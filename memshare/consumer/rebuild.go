@@ -126,7 +126,7 @@ func (v *Volume) copyExtent(st *stripe, i int, sh *shard, b0, b1 uint64) error {
 	if !live {
 		return errors.New("replacement slab was dropped")
 	}
-	return sh.client.WriteAt(piece, b0*v.piece)
+	return sh.writeAt(piece, b0*v.piece)
 }
 
 // sourcePiece returns slot i's bytes for blocks [b0, b1).
@@ -138,7 +138,7 @@ func (v *Volume) sourcePiece(st *stripe, i int, b0, b1 uint64) ([]byte, error) {
 	soff, plen := b0*v.piece, (b1-b0)*v.piece
 	if sh := cur[i]; sh != nil { // reclaim: the slab still answers
 		buf := make([]byte, plen)
-		if err := sh.client.ReadAt(buf, soff); err == nil {
+		if err := sh.readAt(buf, soff); err == nil {
 			return buf, nil
 		} else {
 			v.markDead(st, i, sh, err)

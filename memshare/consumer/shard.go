@@ -13,15 +13,33 @@ import (
 	"github.com/caravan-dl/caravan/memshare/nbd"
 )
 
-// shard is one leased slab and the connection to it.
+// shard is one leased slab and the connection to it: the donor's
+// connection shared by every slab of the volume there (base is the slab's
+// offset in the session export), or, with a donor that offers no session,
+// the slab's own.
 type shard struct {
 	donor  memshare.DonorInfo
 	api    *memshare.APIClient
 	client *nbd.Client
+	base   uint64
+	shared *donorConn // nil: client is the slab's own
+	pool   *connPool
 
 	mu    sync.Mutex
 	lease memshare.Lease
 }
+
+func (s *shard) readAsync(p []byte, off uint64) *nbd.Pending {
+	return s.client.ReadAtAsync(p, s.base+off)
+}
+
+func (s *shard) writeAsync(p []byte, off uint64) *nbd.Pending {
+	return s.client.WriteAtAsync(p, s.base+off)
+}
+
+func (s *shard) readAt(p []byte, off uint64) error  { return s.client.ReadAt(p, s.base+off) }
+func (s *shard) writeAt(p []byte, off uint64) error { return s.client.WriteAt(p, s.base+off) }
+func (s *shard) trim(off uint64, n uint32) error    { return s.client.Trim(s.base+off, n) }
 
 func (s *shard) leaseID() string {
 	s.mu.Lock()
@@ -34,6 +52,10 @@ func (s *shard) release() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	_ = s.api.Release(ctx, s.leaseID())
+	if s.shared != nil {
+		s.pool.put(s.donor.NBDAddr, s.shared)
+		return
+	}
 	s.client.Close()
 }
 
@@ -127,7 +149,18 @@ func (v *Volume) connect(ctx context.Context, d memshare.DonorInfo) (*shard, err
 		_ = api.Release(ctx, l.ID)
 		return nil, errors.New("donor slab size differs from slab_size")
 	}
-	c, err := nbd.Dial(ctx, "tcp", d.NBDAddr, nbd.ClientOptions{Export: l.Token, TLS: tlsFor(v.cfg.TLS, d.NBDAddr), Timeout: v.cfg.IOTimeout})
+	dial := func(export string) (*nbd.Client, error) {
+		return nbd.Dial(ctx, "tcp", d.NBDAddr, nbd.ClientOptions{Export: export, TLS: tlsFor(v.cfg.TLS, d.NBDAddr), Timeout: v.cfg.IOTimeout})
+	}
+	if l.Session != "" {
+		dc, err := v.pool.get(d.NBDAddr, func() (*nbd.Client, error) { return dial(l.Session) })
+		if err != nil {
+			_ = api.Release(ctx, l.ID)
+			return nil, err
+		}
+		return &shard{donor: d, api: api, client: dc.client, base: l.SessionBase, shared: dc, pool: &v.pool, lease: l}, nil
+	}
+	c, err := dial(l.Token)
 	if err != nil {
 		_ = api.Release(ctx, l.ID)
 		return nil, err

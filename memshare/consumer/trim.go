@@ -59,7 +59,7 @@ func (v *Volume) trimStripe(st *stripe, b0, b1 uint64) error {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				err := s.sh.client.Trim(soff, uint32(plen))
+				err := s.sh.trim(soff, uint32(plen))
 				mu.Lock()
 				out = append(out, result{i, s.sh, s.next, err})
 				mu.Unlock()

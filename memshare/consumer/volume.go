@@ -35,6 +35,7 @@ type Volume struct {
 
 	apiMu sync.Mutex
 	apis  map[string]*memshare.APIClient
+	pool  connPool // one NBD connection per donor
 
 	rebuildQ chan job
 	ctx      context.Context

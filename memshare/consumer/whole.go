@@ -12,7 +12,7 @@ func (v *Volume) readWhole(st *stripe, i int, r0, r1 uint64, out []byte) error {
 	}
 	soff := r0 * BlockSize
 	if sh := cur[i]; sh != nil {
-		err := sh.client.ReadAt(out, soff)
+		err := sh.readAt(out, soff)
 		if err == nil {
 			return nil
 		}
@@ -107,10 +107,10 @@ func (v *Volume) writeWhole(st *stripe, i int, r0, r1 uint64, data []byte) error
 	}
 	for _, j := range targets {
 		if sh := cur[j]; sh != nil {
-			out = append(out, sent{j, sh, false, sh.client.WriteAtAsync(shards[j], soff)})
+			out = append(out, sent{j, sh, false, sh.writeAsync(shards[j], soff)})
 		}
 		if sh := next[j]; sh != nil {
-			out = append(out, sent{j, sh, true, sh.client.WriteAtAsync(shards[j], soff)})
+			out = append(out, sent{j, sh, true, sh.writeAsync(shards[j], soff)})
 		}
 	}
 	for _, s := range out {

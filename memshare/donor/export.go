@@ -21,6 +21,9 @@ func (e exports) Lookup(name string) (nbd.Export, error) {
 		e.s.m.badTokens.Inc()
 		return nil, err
 	}
+	if tok.Session {
+		return newSessionExport(e.s, tok.LeaseID), nil
+	}
 	l, ok := e.s.lookup(tok.LeaseID)
 	if !ok {
 		e.s.m.badTokens.Inc()

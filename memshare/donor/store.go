@@ -20,6 +20,8 @@ type lease struct {
 	expires  time.Time
 	state    string
 	deadline time.Time // reclaiming: freed at this time regardless
+	session  string    // memshare.SessionID(consumer)
+	handle   uint64    // the slab's index in its consumer's session export
 
 	mu    sync.RWMutex // guards data against free during I/O
 	data  []byte
@@ -40,12 +42,14 @@ type store struct {
 
 	mu        sync.Mutex
 	leases    map[string]*lease
+	handles   map[uint64]*lease // never reused: a stale handle finds nothing
+	nextH     uint64
 	used      int64
 	accepting bool
 }
 
 func newStore(cfg Config, signer *memshare.Signer, m *metrics) *store {
-	return &store{cfg: cfg, signer: signer, m: m, leases: map[string]*lease{}, accepting: true}
+	return &store{cfg: cfg, signer: signer, m: m, leases: map[string]*lease{}, handles: map[uint64]*lease{}, accepting: true}
 }
 
 // grant allocates one slab for consumer.
@@ -57,12 +61,20 @@ func (s *store) grant(consumer string, now time.Time) (memshare.Lease, error) {
 		s.m.refused.Inc()
 		return memshare.Lease{}, ErrNoCapacity
 	}
+	if s.nextH >= maxHandle {
+		return memshare.Lease{}, errors.New("this donor has granted all the session handles it can; restart it")
+	}
 	data, err := allocSlab(s.cfg.SlabSize)
 	if err != nil {
 		return memshare.Lease{}, fmt.Errorf("allocating a slab: %w", err)
 	}
-	l := &lease{id: newID(), consumer: consumer, granted: now, expires: now.Add(s.cfg.LeaseTTL), state: memshare.LeaseActive, data: data}
+	s.nextH++
+	l := &lease{
+		id: newID(), consumer: consumer, granted: now, expires: now.Add(s.cfg.LeaseTTL), state: memshare.LeaseActive, data: data,
+		session: memshare.SessionID(consumer), handle: s.nextH,
+	}
 	s.leases[l.id] = l
+	s.handles[l.handle] = l
 	s.used += size
 	s.m.granted.Inc()
 	s.gauges()
@@ -93,6 +105,14 @@ func (s *store) release(id string) error {
 	}
 	s.free(l)
 	return nil
+}
+
+// byHandle finds the live lease at a session handle.
+func (s *store) byHandle(h uint64) (*lease, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l, ok := s.handles[h]
+	return l, ok
 }
 
 // lookup finds the live lease a verified token names.
@@ -152,6 +172,7 @@ func (s *store) markReclaiming(capacity int64, now time.Time) {
 // free unmaps the slab; I/O in progress finishes first. Caller holds s.mu.
 func (s *store) free(l *lease) {
 	delete(s.leases, l.id)
+	delete(s.handles, l.handle)
 	s.used -= int64(s.cfg.SlabSize)
 	l.mu.Lock()
 	if !l.freed {
@@ -176,7 +197,9 @@ func (s *store) status() memshare.DonorStatus {
 func (s *store) view(l *lease) memshare.Lease {
 	return memshare.Lease{
 		ID: l.id, Size: s.cfg.SlabSize, Expires: l.expires, State: l.state,
-		Token: s.signer.Sign(memshare.Token{LeaseID: l.id, Expires: l.expires}),
+		Token:       s.signer.Sign(memshare.Token{LeaseID: l.id, Expires: l.expires}),
+		Session:     s.signer.Sign(memshare.Token{LeaseID: l.session, Expires: l.expires, Session: true}),
+		SessionBase: l.handle << sessionShift,
 	}
 }
 

@@ -246,6 +246,7 @@ func reportLatency(b *testing.B, lat []time.Duration) {
 	if len(lat) == 0 {
 		return
 	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "iops")
 	slices.Sort(lat)
 	q := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) }
 	b.ReportMetric(q(0.5), "p50-µs")
@@ -264,6 +265,10 @@ var ops = []struct {
 	{"rand4k-write-qd16", 4096, true, true, 16},
 	{"rand4k-read-qd16-batch", 4096, false, true, 16},
 	{"rand4k-write-qd16-batch", 4096, true, true, 16},
+	{"rand4k-read-qd32", 4096, false, true, 32},
+	{"rand4k-write-qd32", 4096, true, true, 32},
+	{"rand4k-read-qd32-batch", 4096, false, true, 32},
+	{"rand4k-write-qd32-batch", 4096, true, true, 32},
 	{"seq1m-read", 1 << 20, false, false, 1},
 	{"seq1m-write", 1 << 20, true, false, 1},
 }

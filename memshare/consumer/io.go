@@ -74,10 +74,12 @@ func (v *Volume) readShards(st *stripe, cur []*shard, want []int, shards [][]byt
 // startShards sends the reads of readShards; shards[i] is the buffer.
 func (v *Volume) startShards(cur []*shard, want []int, shards [][]byte, soff, plen uint64) []*nbd.Pending {
 	pend := make([]*nbd.Pending, len(want))
+	g := nbd.NewGroup()
+	all := make([]byte, uint64(len(want))*plen) // one allocation for every piece
 	for j, i := range want {
 		if sh := cur[i]; sh != nil {
-			shards[i] = make([]byte, plen)
-			pend[j] = sh.readAsync(shards[i], soff)
+			shards[i] = all[uint64(j)*plen : uint64(j+1)*plen : uint64(j+1)*plen]
+			pend[j] = sh.readAsync(g, shards[i], soff)
 		}
 	}
 	return pend
@@ -139,13 +141,14 @@ func (v *Volume) issueWrite(st *stripe, b0, b1 uint64, data []byte) (writeOp, er
 		return nil, err
 	}
 	soff := b0 * v.piece
-	var out writeOp
+	out := make(writeOp, 0, v.n)
+	g := nbd.NewGroup()
 	for i := range v.n {
 		if sh := cur[i]; sh != nil {
-			out = append(out, sentPiece{i, sh, false, sh.writeAsync(shards[i], soff)})
+			out = append(out, sentPiece{i, sh, false, sh.writeAsync(g, shards[i], soff)})
 		}
 		if sh := next[i]; sh != nil {
-			out = append(out, sentPiece{i, sh, true, sh.writeAsync(shards[i], soff)})
+			out = append(out, sentPiece{i, sh, true, sh.writeAsync(g, shards[i], soff)})
 		}
 	}
 	return out, nil
@@ -177,8 +180,9 @@ func (v *Volume) finishWrite(st *stripe, op writeOp) error {
 func (v *Volume) scatter(data []byte, nb uint64) [][]byte {
 	shards := make([][]byte, v.n)
 	plen := nb * v.piece
+	all := make([]byte, uint64(v.n)*plen) // one allocation for every piece
 	for i := range shards {
-		shards[i] = make([]byte, plen)
+		shards[i] = all[uint64(i)*plen : uint64(i+1)*plen : uint64(i+1)*plen]
 	}
 	for b := range nb {
 		blk := data[b*BlockSize : (b+1)*BlockSize]

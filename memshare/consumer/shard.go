@@ -29,12 +29,14 @@ type shard struct {
 	lease memshare.Lease
 }
 
-func (s *shard) readAsync(p []byte, off uint64) *nbd.Pending {
-	return s.client.ReadAtAsync(p, s.base+off)
+// readAsync and writeAsync send a request as a member of g: the pieces of
+// one operation are awaited with one wake-up.
+func (s *shard) readAsync(g *nbd.Group, p []byte, off uint64) *nbd.Pending {
+	return s.client.ReadAtIn(g, p, s.base+off)
 }
 
-func (s *shard) writeAsync(p []byte, off uint64) *nbd.Pending {
-	return s.client.WriteAtAsync(p, s.base+off)
+func (s *shard) writeAsync(g *nbd.Group, p []byte, off uint64) *nbd.Pending {
+	return s.client.WriteAtIn(g, p, s.base+off)
 }
 
 func (s *shard) readAt(p []byte, off uint64) error  { return s.client.ReadAt(p, s.base+off) }

@@ -1,5 +1,7 @@
 package consumer
 
+import "github.com/caravan-dl/caravan/memshare/nbd"
+
 // Whole layout: slot s < k holds stripe blocks [s·rows, (s+1)·rows) whole;
 // parity slot p at row r codes row r of the k data slots.
 
@@ -101,16 +103,17 @@ func (v *Volume) writeWhole(st *stripe, i int, r0, r1 uint64, data []byte) error
 		p    interface{ Wait() error }
 	}
 	var out []sent
+	g := nbd.NewGroup()
 	targets := []int{i}
 	for p := v.k; p < v.n; p++ {
 		targets = append(targets, p)
 	}
 	for _, j := range targets {
 		if sh := cur[j]; sh != nil {
-			out = append(out, sent{j, sh, false, sh.writeAsync(shards[j], soff)})
+			out = append(out, sent{j, sh, false, sh.writeAsync(g, shards[j], soff)})
 		}
 		if sh := next[j]; sh != nil {
-			out = append(out, sent{j, sh, true, sh.writeAsync(shards[j], soff)})
+			out = append(out, sent{j, sh, true, sh.writeAsync(g, shards[j], soff)})
 		}
 	}
 	for _, s := range out {

@@ -36,6 +36,7 @@ type Client struct {
 
 	wmu    sync.Mutex
 	bw     *bufio.Writer
+	hdr    [requestLen]byte // request header scratch, under wmu
 	queued atomic.Int32 // senders waiting for wmu: the last one flushes
 	corked atomic.Int32 // Cork depth: sends wait in the buffer until Uncork
 
@@ -47,8 +48,21 @@ type Client struct {
 }
 
 type call struct {
-	buf  []byte // read destination
-	done chan error
+	buf   []byte // read destination
+	done  chan error
+	sent  time.Time // for the watchdog
+	group *Group    // when set, the result goes to err and the group counts it
+	err   error
+}
+
+// calls recycles calls (and their channels): a request allocates nothing
+// of its own once the pool is warm.
+var calls = sync.Pool{New: func() any { return &call{done: make(chan error, 1)} }}
+
+func newCall(buf []byte) *call {
+	cl := calls.Get().(*call)
+	cl.buf = buf
+	return cl
 }
 
 // Dial connects, negotiates and selects opts.Export.
@@ -88,6 +102,7 @@ func NewClient(ctx context.Context, conn net.Conn, opts ClientOptions) (*Client,
 		done:    make(chan struct{}),
 	}
 	go c.readLoop(bufio.NewReaderSize(conn, 64<<10))
+	go c.watchdog()
 	return c, nil
 }
 
@@ -217,7 +232,7 @@ func (c *Client) Close() error {
 }
 
 func (c *Client) do(typ, flags uint16, off uint64, p []byte) error {
-	return c.start(typ, flags, off, p).Wait()
+	return c.start(typ, flags, off, p, nil).Wait()
 }
 
 // Pending is a request sent and not yet answered.
@@ -232,27 +247,52 @@ func (p *Pending) Wait() error {
 	if p.err != nil {
 		return p.err
 	}
+	if g := p.cl.group; g != nil {
+		g.Wait()
+		err := p.cl.err
+		p.cl.group, p.cl.err, p.cl.buf = nil, nil, nil
+		calls.Put(p.cl)
+		return err
+	}
 	return p.c.wait(p.cl)
 }
 
 // ReadAtAsync sends a read and returns at once; p must not be touched
 // until Wait returns. Several requests in flight on several clients cost
 // one goroutine, not one each.
-func (c *Client) ReadAtAsync(p []byte, off uint64) *Pending { return c.start(cmdRead, 0, off, p) }
+func (c *Client) ReadAtAsync(p []byte, off uint64) *Pending { return c.start(cmdRead, 0, off, p, nil) }
 
 // WriteAtAsync sends a write and returns at once.
-func (c *Client) WriteAtAsync(p []byte, off uint64) *Pending { return c.start(cmdWrite, 0, off, p) }
+func (c *Client) WriteAtAsync(p []byte, off uint64) *Pending { return c.start(cmdWrite, 0, off, p, nil) }
 
-func (c *Client) start(typ, flags uint16, off uint64, p []byte) *Pending {
+// ReadAtIn is ReadAtAsync as a member of g.
+func (c *Client) ReadAtIn(g *Group, p []byte, off uint64) *Pending {
+	return c.start(cmdRead, 0, off, p, g)
+}
+
+// WriteAtIn is WriteAtAsync as a member of g.
+func (c *Client) WriteAtIn(g *Group, p []byte, off uint64) *Pending {
+	return c.start(cmdWrite, 0, off, p, g)
+}
+
+func (c *Client) start(typ, flags uint16, off uint64, p []byte, g *Group) *Pending {
 	if len(p) > MaxPayload {
 		return &Pending{err: fmt.Errorf("nbd: request of %d bytes exceeds %d", len(p), MaxPayload)}
 	}
-	cl := &call{done: make(chan error, 1)}
+	var dst []byte
 	if typ == cmdRead {
-		cl.buf = p
+		dst = p
+	}
+	cl := newCall(dst)
+	if g != nil {
+		cl.group = g
+		g.left.Add(1)
 	}
 	cookie, err := c.register(cl)
 	if err != nil {
+		if g != nil {
+			g.finishOne()
+		}
 		return &Pending{err: err}
 	}
 	c.lockSend()
@@ -268,7 +308,7 @@ func (c *Client) start(typ, flags uint16, off uint64, p []byte) *Pending {
 }
 
 func (c *Client) doLen(typ uint16, off uint64, length uint32) error {
-	cl := &call{done: make(chan error, 1)}
+	cl := newCall(nil)
 	cookie, err := c.register(cl)
 	if err != nil {
 		return err
@@ -317,16 +357,42 @@ func (c *Client) Uncork() {
 	}
 }
 
+// wait returns cl's result and recycles it. The watchdog bounds the wait.
 func (c *Client) wait(cl *call) error {
-	t := time.NewTimer(c.timeout)
+	err := <-cl.done
+	cl.buf = nil
+	calls.Put(cl)
+	return err
+}
+
+// watchdog closes the client when a request has had no reply within the
+// timeout (a donor that stops answering is dead), checking a few times
+// per timeout instead of arming a timer per request.
+func (c *Client) watchdog() {
+	t := time.NewTicker(max(c.timeout/4, time.Millisecond))
 	defer t.Stop()
-	select {
-	case err := <-cl.done:
-		return err
-	case <-t.C:
-		c.fail(fmt.Errorf("nbd: no reply within %v", c.timeout))
-		return <-cl.done
+	for {
+		select {
+		case <-c.done:
+			return
+		case now := <-t.C:
+			if c.overdue(now) {
+				c.fail(fmt.Errorf("nbd: no reply within %v", c.timeout))
+				return
+			}
+		}
 	}
+}
+
+func (c *Client) overdue(now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, cl := range c.pending {
+		if now.Sub(cl.sent) > c.timeout {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *Client) register(cl *call) (uint64, error) {
@@ -336,19 +402,20 @@ func (c *Client) register(cl *call) (uint64, error) {
 		return 0, c.err
 	}
 	c.next++
+	cl.sent = time.Now()
 	c.pending[c.next] = cl
 	return c.next, nil
 }
 
 func (c *Client) writeHeader(typ, flags uint16, cookie, off uint64, n uint32) error {
-	var h [requestLen]byte
+	h := c.hdr[:]
 	binary.BigEndian.PutUint32(h[0:], requestMagic)
 	binary.BigEndian.PutUint16(h[4:], flags)
 	binary.BigEndian.PutUint16(h[6:], typ)
 	binary.BigEndian.PutUint64(h[8:], cookie)
 	binary.BigEndian.PutUint64(h[16:], off)
 	binary.BigEndian.PutUint32(h[24:], n)
-	_, err := c.bw.Write(h[:])
+	_, err := c.bw.Write(h)
 	return err
 }
 
@@ -374,17 +441,56 @@ func (c *Client) readLoop(br *bufio.Reader) {
 			return
 		}
 		if errno != 0 {
-			cl.done <- &Error{Errno: errno, Msg: fmt.Sprintf("nbd: server error %d", errno)}
+			finish(cl, &Error{Errno: errno, Msg: fmt.Sprintf("nbd: server error %d", errno)})
 			continue
 		}
 		if cl.buf != nil {
 			if _, err := io.ReadFull(br, cl.buf); err != nil {
-				cl.done <- err
+				finish(cl, err)
 				c.fail(fmt.Errorf("nbd: receive: %w", err))
 				return
 			}
 		}
-		cl.done <- nil
+		finish(cl, nil)
+	}
+}
+
+// finish delivers cl's result: to its waiter, or to its group.
+func finish(cl *call, err error) {
+	if g := cl.group; g != nil {
+		cl.err = err
+		g.finishOne()
+		return
+	}
+	cl.done <- err
+}
+
+// Group is a set of requests, on one client or several, whose waiter
+// wakes once, when the last of them has its reply, rather than once per
+// request: a write fanned out to k + r donors costs one wake-up.
+type Group struct {
+	left atomic.Int32 // requests outstanding, plus one until Wait
+	once sync.Once
+	done chan struct{}
+}
+
+// NewGroup returns an empty group.
+func NewGroup() *Group {
+	g := &Group{done: make(chan struct{})}
+	g.left.Store(1)
+	return g
+}
+
+// Wait returns when every request sent in g has its reply; no request
+// may be added to g after Wait is first called.
+func (g *Group) Wait() {
+	g.once.Do(g.finishOne)
+	<-g.done
+}
+
+func (g *Group) finishOne() {
+	if g.left.Add(-1) == 0 {
+		close(g.done)
 	}
 }
 
@@ -401,7 +507,7 @@ func (c *Client) fail(err error) {
 	c.mu.Unlock()
 	c.conn.Close()
 	for _, cl := range pending {
-		cl.done <- err
+		finish(cl, err)
 	}
 	close(c.done)
 }

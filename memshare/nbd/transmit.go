@@ -231,6 +231,7 @@ type replyWriter struct {
 	deferred   bool
 	queued     atomic.Int32
 	err        error
+	scratch    [20]byte // header scratch, under mu
 }
 
 // flushReader sends the buffered replies before blocking on the client.
@@ -296,35 +297,35 @@ func (w *replyWriter) failBody(r request, errno uint32, msg string) {
 		msg = msg[:1024]
 	}
 	w.chunkHeader(r.cookie, replyError, uint32(6+len(msg)))
-	var b [6]byte
-	binary.BigEndian.PutUint32(b[:], errno)
+	b := w.scratch[:6]
+	binary.BigEndian.PutUint32(b, errno)
 	binary.BigEndian.PutUint16(b[4:], uint16(len(msg)))
-	w.write(b[:])
+	w.write(b)
 	w.write([]byte(msg))
 }
 
 func (w *replyWriter) simpleHeader(cookie uint64, errno uint32) {
-	var b [16]byte
+	b := w.scratch[:16]
 	binary.BigEndian.PutUint32(b[0:], simpleMagic)
 	binary.BigEndian.PutUint32(b[4:], errno)
 	binary.BigEndian.PutUint64(b[8:], cookie)
-	w.write(b[:])
+	w.write(b)
 }
 
 func (w *replyWriter) chunkHeader(cookie uint64, typ uint16, n uint32) {
-	var b [20]byte
+	b := w.scratch[:20]
 	binary.BigEndian.PutUint32(b[0:], structuredMagic)
 	binary.BigEndian.PutUint16(b[4:], replyFlagDone)
 	binary.BigEndian.PutUint16(b[6:], typ)
 	binary.BigEndian.PutUint64(b[8:], cookie)
 	binary.BigEndian.PutUint32(b[16:], n)
-	w.write(b[:])
+	w.write(b)
 }
 
 func (w *replyWriter) put64(v uint64) {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], v)
-	w.write(b[:])
+	b := w.scratch[:8]
+	binary.BigEndian.PutUint64(b, v)
+	w.write(b)
 }
 
 func (w *replyWriter) write(b []byte) {

@@ -88,6 +88,7 @@ func colocateEval(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var c colocateFlags
 	c.register(fs)
+	perModel := fs.Bool("per-model", false, "also print the graph-feature predictor's error on each held-out model")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -108,6 +109,12 @@ func colocateEval(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(w, "%s\t%s\t%d\t%.1f%%\t%.1f%%\t%.0f%%\t%.0f%%\n", gpu, r.name, r.e.Pairs,
 				100*r.e.MedianRel, 100*r.e.MeanRel, 100*r.e.Within10, 100*r.e.FalseAccept)
 		}
+		for _, m := range ev.Models {
+			if *perModel {
+				fmt.Fprintf(w, "%s\t  held out: %s\t%d\t%.1f%%\t%.1f%%\t%.0f%%\t%.0f%%\n", gpu, m.Model, m.Pairs,
+					100*m.MedianRel, 100*m.MeanRel, 100*m.Within10, 100*m.FalseAccept)
+			}
+		}
 	}
 	return w.Flush()
 }
@@ -126,8 +133,13 @@ func colocateBench(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.heldOut, "held-out", "pair", "what the predicted rule never saw: pair (neither model of the pair) or model (the job's own model: a new model among known ones)")
 	fs.BoolVar(&o.opt.Partners, "partners", false, "predictor learns known partner models' profiles (FitOptions.Partners)")
 	fs.BoolVar(&o.best, "best-partner", false, "join the allowed GPU whose pair the rule judges fastest, not the first")
+	dropUnslowed := fs.Bool("drop-unslowed", false, "treat pairs that record a side at exactly its speed alone (V100's suspect records, profile.Gavel.Unslowed) as never run together, for every rule and the predictor's training")
+	fs.Float64Var(&o.target, "margin-target", 0.1, "also run predicted+margin: accept a pair only under a threshold each held-out fit learns by leave-one-model-out on its own training models, keeping at most this share of accepted jobs over the bound there (0: skip)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if !(o.target >= 0 && o.target < 1) {
+		return fmt.Errorf("colocate bench: -margin-target %v: want a share in [0, 1)", o.target)
 	}
 	if o.heldOut != "pair" && o.heldOut != "model" {
 		return fmt.Errorf("colocate bench: -held-out %q: want pair or model", o.heldOut)
@@ -135,6 +147,11 @@ func colocateBench(args []string, stdout, stderr io.Writer) error {
 	g, graphs, err := c.load()
 	if err != nil {
 		return err
+	}
+	if *dropUnslowed {
+		for _, gpu := range c.gpus {
+			g = g.WithoutUnslowed(gpu)
+		}
 	}
 	durations, err := phillySingleGPU(filepath.Join(c.traces, "philly", "philly_jobs.csv"), maxDur.Seconds())
 	if err != nil {
@@ -157,6 +174,7 @@ type benchOptions struct {
 	heldOut string
 	opt     colocate.FitOptions
 	best    bool
+	target  float64 // predicted+margin's Margin.Target; 0 skips that row
 }
 
 func (o benchOptions) predictor(samples []colocate.Sample) (colocate.Slowdowner, error) {
@@ -181,7 +199,19 @@ func benchCell(w io.Writer, g *profile.Gavel, graphs map[string]profile.ModelGra
 		return err
 	}
 	x := colocate.Experiment{Gavel: g, GPU: gpu, GPUs: gpus, Bound: bound, Predictor: pred, BestPartner: o.best}
-	for _, rule := range []colocate.Rule{colocate.Exclusive, colocate.Predicted, colocate.Oracle, colocate.Naive} {
+	rows := []benchRow{{"exclusive", colocate.Exclusive, x}, {"predicted", colocate.Predicted, x}}
+	if o.target > 0 {
+		om := o
+		om.opt.Margin = colocate.Margin{Bound: bound, Target: o.target}
+		if x.Predictor, err = om.predictor(samples); err != nil {
+			return err
+		}
+		rows = append(rows, benchRow{"predicted+margin", colocate.Predicted, x})
+		x.Predictor = pred
+	}
+	rows = append(rows, benchRow{"oracle", colocate.Oracle, x}, benchRow{"naive", colocate.Naive, x})
+	for _, r := range rows {
+		rule, x := r.rule, r.x
 		var m meanOutcome
 		for seed := 1; seed <= seeds; seed++ {
 			jobs, err := colocate.Workload(g, gpu, graphs, durations, n, gpus, rho, int64(seed))
@@ -199,10 +229,17 @@ func benchCell(w io.Writer, g *profile.Gavel, graphs map[string]profile.ModelGra
 			}
 			m.add(o, float64(seeds))
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%.1f\t%.1f\t%.2f\n", gpu, load, rule,
+		fmt.Fprintf(w, "%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%.1f\t%.1f\t%.2f\n", gpu, load, r.name,
 			m.makespan, m.jct, m.wait, m.colocations, m.overBound, m.worst)
 	}
 	return nil
+}
+
+// benchRow is one rule of a bench cell, with the experiment it runs in.
+type benchRow struct {
+	name string
+	rule colocate.Rule
+	x    colocate.Experiment
 }
 
 // meanOutcome averages outcomes over seeds; worst is the worst of all.

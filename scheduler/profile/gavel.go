@@ -218,3 +218,31 @@ func (g *Gavel) Unslowed(gpu string) (unslowed, pairs int) {
 	}
 	return unslowed, pairs
 }
+
+// WithoutUnslowed is a copy of g in which gpu's pairs that record either
+// side at exactly its throughput alone (see Unslowed) are marked as not
+// run together (zero throughputs), in both orders: a pair whose
+// measurement is suspect is then neither used nor co-located. Other GPU
+// types are shared with g, not copied.
+func (g *Gavel) WithoutUnslowed(gpu string) *Gavel {
+	out := &Gavel{GPUs: map[string]*GavelGPU{}}
+	for k, v := range g.GPUs {
+		out.GPUs[k] = v
+	}
+	m := g.GPUs[gpu]
+	if m == nil {
+		return out
+	}
+	c := &GavelGPU{Alone: m.Alone, Pairs: make(map[[2]GavelType]GavelPair, len(m.Pairs))}
+	for k, p := range m.Pairs {
+		c.Pairs[k] = p
+	}
+	for k, p := range m.Pairs {
+		if p.Feasible() && (p.Own == m.Alone[k[0]] || p.Partner == m.Alone[k[1]]) {
+			c.Pairs[k] = GavelPair{}
+			c.Pairs[[2]GavelType{k[1], k[0]}] = GavelPair{}
+		}
+	}
+	out.GPUs[gpu] = c
+	return out
+}

@@ -65,6 +65,15 @@ func TestGavelRealFile(t *testing.T) {
 			t.Errorf("%s: Unslowed = %d of %d, want %d of %d", gpu, u, n, want[0], want[1])
 		}
 	}
+	// Dropping them (135 ordered pairs have such a record on one side or
+	// the other) leaves 501 of V100's 636, and g as it was.
+	d := g.WithoutUnslowed("v100")
+	if u, n := d.Unslowed("v100"); u != 0 || n != 501 {
+		t.Errorf("WithoutUnslowed: %d of %d exact-alone records left, want 0 of 501", u, n)
+	}
+	if u, _ := g.Unslowed("v100"); u != 80 || d.GPUs["p100"] != g.GPUs["p100"] {
+		t.Error("WithoutUnslowed changed the original or copied another GPU type")
+	}
 }
 
 func TestGavelBadInput(t *testing.T) {

@@ -23,6 +23,8 @@ type Predictor struct {
 	// lo, hi bound predictions to the log slowdowns seen in training: a
 	// linear model far from its data extrapolates wildly.
 	lo, hi float64
+	// scale multiplies predictions (FitOptions.Margin); 0 means 1.
+	scale float64
 }
 
 // Slowdown is the predicted slowdown of a beside b, at least 1.
@@ -32,7 +34,11 @@ func (p *Predictor) Slowdown(a, b Job) float64 {
 	for i, v := range x {
 		y += p.w[i] * v
 	}
-	return math.Max(1, math.Exp(math.Min(p.hi, math.Max(p.lo, y))))
+	s := math.Max(1, math.Exp(math.Min(p.hi, math.Max(p.lo, y))))
+	if p.scale > 0 {
+		s *= p.scale
+	}
+	return s
 }
 
 // FitOptions choose the features beyond the graph features.
@@ -41,6 +47,11 @@ type FitOptions struct {
 	// features): useful when a new job meets models the cluster has run
 	// before, as leave-one-model-out has it.
 	Partners bool
+	// Margin, when its Target is set, scales FitCV's predictions so a
+	// pair is accepted under the bound only where the fit's inner
+	// leave-one-model-out record (training models only) kept the share of
+	// accepted jobs over the bound within Target.
+	Margin Margin
 }
 
 // Fit is a ridge regression of log slowdown on the pair features with
@@ -102,7 +113,11 @@ func FitCVWith(samples []Sample, opt FitOptions) (*Predictor, error) {
 			}
 		}
 	}
-	return FitWith(samples, best, opt)
+	p, err := FitWith(samples, best, opt)
+	if err == nil && opt.Margin.Target > 0 {
+		p.scale = opt.Margin.scale(samples, best, opt)
+	}
+	return p, err
 }
 
 // lomoError is the mean |log predicted − log measured| over every model's

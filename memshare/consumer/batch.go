@@ -8,9 +8,9 @@ import (
 	"github.com/caravan-dl/caravan/memshare/nbd"
 )
 
-// DoBatch implements nbd.BatchExport. Aligned split-layout requests that
-// each stay in one stripe and share no extent with another are served
-// together: their extents locked in one ordered pass, every piece sent
+// DoBatch implements nbd.BatchExport. Aligned requests that each stay in
+// one stripe (whole layout: in one slot) and share no extent with another
+// are served together: their extents locked in one ordered pass, every piece sent
 // with the donor connections corked (one send per donor for the whole
 // batch), then all awaited. The rest run one by one, concurrently. The
 // guarantees are ReadAt's and WriteAt's: a write is acknowledged only
@@ -35,20 +35,25 @@ func (v *Volume) DoBatch(reqs []*nbd.BatchRequest) {
 	wg.Wait()
 }
 
-// batchItem is one request of the fast path: stripe st, blocks [b0, b1).
+// batchItem is one request of the fast path: stripe st, blocks [b0, b1),
+// which are rows [r0, r1) of slot (whole layout; split: every slot, and
+// rows are blocks).
 type batchItem struct {
 	r      *nbd.BatchRequest
 	st     *stripe
 	b0, b1 uint64
+	slot   int
+	r0, r1 uint64
 	rop    *readOp
 	wop    writeOp
+	wh     wholeItem
 }
 
 type extentKey struct{ stripe, extent uint64 }
 
 // partition picks the requests the fast path can take.
 func (v *Volume) partition(reqs []*nbd.BatchRequest) (fast []*batchItem, slow []*nbd.BatchRequest) {
-	if v.whole || v.backup != nil {
+	if v.backup != nil {
 		return nil, reqs
 	}
 	stripeBytes := v.blocks * BlockSize
@@ -61,6 +66,12 @@ func (v *Volume) partition(reqs []*nbd.BatchRequest) (fast []*batchItem, slow []
 			continue
 		}
 		it := &batchItem{r: r, st: v.stripes[si], b0: in / BlockSize, b1: (in + n) / BlockSize}
+		segs := v.segments(it.b0, it.b1)
+		if len(segs) != 1 { // whole layout: the request spans two slots
+			slow = append(slow, r)
+			continue
+		}
+		it.slot, it.r0, it.r1 = segs[0].slot, segs[0].r0, segs[0].r1
 		keys := it.extents(si)
 		if slices.ContainsFunc(keys, func(k extentKey) bool { return taken[k] }) {
 			slow = append(slow, r)
@@ -76,7 +87,7 @@ func (v *Volume) partition(reqs []*nbd.BatchRequest) (fast []*batchItem, slow []
 
 func (it *batchItem) extents(si uint64) []extentKey {
 	var ks []extentKey
-	for e := it.b0 / extentBlocks; e <= (it.b1-1)/extentBlocks; e++ {
+	for e := it.r0 / extentBlocks; e <= (it.r1-1)/extentBlocks; e++ {
 		ks = append(ks, extentKey{si, e})
 	}
 	return ks
@@ -114,6 +125,10 @@ func (v *Volume) runFast(items []*batchItem) {
 			}
 		}
 	}()
+	if v.whole {
+		v.runWhole(items)
+		return
+	}
 	uncork := v.cork(items)
 	for _, it := range items {
 		if it.r.Write {

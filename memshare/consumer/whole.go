@@ -88,34 +88,53 @@ func (v *Volume) writeWhole(st *stripe, i int, r0, r1 uint64, data []byte) error
 	if err != nil {
 		return err
 	}
-	shards[i] = data
-	for p := v.k; p < v.n; p++ {
-		shards[p] = make([]byte, len(data))
-	}
-	if err := v.enc.Encode(shards); err != nil {
+	out, err := v.sendWhole(st, cur, next, i, r0, data, shards, nbd.NewGroup())
+	if err != nil {
 		return err
 	}
-	soff := r0 * BlockSize
-	type sent struct {
-		j    int
-		sh   *shard
-		next bool
-		p    interface{ Wait() error }
-	}
-	var out []sent
-	g := nbd.NewGroup()
-	targets := []int{i}
+	return v.finishWhole(st, out)
+}
+
+// wholeSent is one block write of a whole-layout write.
+type wholeSent struct {
+	j    int
+	sh   *shard
+	next bool
+	p    *nbd.Pending
+}
+
+// sendWhole codes the row (shards holds the other data blocks) and sends
+// data to slot i and the parity to the r parity slots (and to their
+// replacements being rebuilt), in g.
+func (v *Volume) sendWhole(st *stripe, cur, next []*shard, i int, r0 uint64, data []byte, shards [][]byte, g *nbd.Group) ([]wholeSent, error) {
+	shards[i] = data
+	parity := make([]byte, (v.n-v.k)*len(data))
 	for p := v.k; p < v.n; p++ {
-		targets = append(targets, p)
+		shards[p] = parity[(p-v.k)*len(data) : (p-v.k+1)*len(data)]
 	}
-	for _, j := range targets {
+	if err := v.enc.Encode(shards); err != nil {
+		return nil, err
+	}
+	soff := r0 * BlockSize
+	out := make([]wholeSent, 0, 2*(v.n-v.k+1))
+	for j := range v.n {
+		if j != i && j < v.k {
+			continue
+		}
 		if sh := cur[j]; sh != nil {
-			out = append(out, sent{j, sh, false, sh.writeAsync(g, shards[j], soff)})
+			out = append(out, wholeSent{j, sh, false, sh.writeAsync(g, shards[j], soff)})
 		}
 		if sh := next[j]; sh != nil {
-			out = append(out, sent{j, sh, true, sh.writeAsync(g, shards[j], soff)})
+			out = append(out, wholeSent{j, sh, true, sh.writeAsync(g, shards[j], soff)})
 		}
 	}
+	return out, nil
+}
+
+// finishWhole waits for sendWhole's writes; a slab that missed one is
+// dead before the write is acknowledged, which needs k live slabs left
+// (every live slab then agrees).
+func (v *Volume) finishWhole(st *stripe, out []wholeSent) error {
 	for _, s := range out {
 		if err := s.p.Wait(); err != nil {
 			if s.next {

@@ -63,6 +63,7 @@ func (d *Driver) RecoverTask(handle *drivers.TaskHandle) error {
 	}
 	id, mpsGPUs := state.TaskConfig.ID, state.MPSGPUs
 	h.release = func() { d.releaseGrants(node, id, mpsGPUs) }
+	d.recoverMemshare(state, h)
 	d.tasks.set(id, h)
 	go h.run(d.ctx)
 	return nil

@@ -132,8 +132,15 @@ func hasNode(ds []memshare.DonorInfo, node string) bool {
 // remoteAttachment is one task's consumer endpoint.
 type remoteAttachment struct {
 	vol   *consumer.Volume
-	ep    *consumer.Endpoint
+	ep    *memEndpoint
+	saver *layoutSaver
+	stop  chan struct{} // ends the saver's loop
 	unreg func()
+}
+
+// state is what the task's driver state keeps for RecoverTask.
+func (a *remoteAttachment) state() *endpointState {
+	return &endpointState{Addr: a.ep.addr(), Export: a.ep.name, Size: a.vol.Size(), Layout: a.saver.path}
 }
 
 // errNoMemshare explains a remote_memory or donor task on a node without
@@ -141,14 +148,8 @@ type remoteAttachment struct {
 var errNoMemshare = errors.New("the caravan plugin config has no memshare block (key and donors), so this node can neither lend nor borrow memory")
 
 // attach leases remote memory for a task and serves it on loopback.
-func (n *memshareNode) attach(ctx context.Context, taskID, owner string, req remoteMemRequest) (map[string]string, error) {
-	n.mu.Lock()
-	set, reg := n.set, n.reg
-	var view memshare.DonorSource = n.view
-	if n.gossipDonors != nil {
-		view = donorView{static: n.view, gossip: n.gossipDonors, self: n.gossipSelf()}
-	}
-	n.mu.Unlock()
+func (n *memshareNode) attach(ctx context.Context, taskID, owner, stateDir string, req remoteMemRequest) (map[string]string, error) {
+	set, view, reg := n.consumerSetup()
 	if set == nil {
 		return nil, fmt.Errorf("remote_memory: %w", errNoMemshare)
 	}
@@ -165,22 +166,63 @@ func (n *memshareNode) attach(ctx context.Context, taskID, owner string, req rem
 		tr.unregisterAll()
 		return nil, fmt.Errorf("remote_memory: %w", err)
 	}
-	ep, err := consumer.Serve(vol, "", n.logger.With("task", owner), tr)
+	a, err := n.serve(vol, taskID, owner, layoutPath(stateDir, taskID), &endpointState{}, tr)
 	if err != nil {
 		vol.Close()
-		tr.unregisterAll()
-		return nil, fmt.Errorf("remote_memory: %w", err)
+		return nil, err
 	}
-	n.mu.Lock()
-	n.attached[taskID] = &remoteAttachment{vol: vol, ep: ep, unreg: tr.unregisterAll}
-	n.mu.Unlock()
 	return map[string]string{
-		"CARAVAN_REMOTE_MEMORY_URI":  ep.URI(),
+		"CARAVAN_REMOTE_MEMORY_URI":  a.ep.uri(),
 		"CARAVAN_REMOTE_MEMORY_SIZE": strconv.FormatUint(vol.Size(), 10),
 	}, nil
 }
 
-// detach closes a task's endpoint and gives its leases back.
+// consumerSetup is the settings, donor view and registry consumers use.
+func (n *memshareNode) consumerSetup() (*memshareSettings, memshare.DonorSource, *prometheus.Registry) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var view memshare.DonorSource = n.view
+	if n.gossipDonors != nil {
+		view = donorView{static: n.view, gossip: n.gossipDonors, self: n.gossipSelf()}
+	}
+	return n.set, view, n.reg
+}
+
+// serve saves vol's layout to path and serves it at the endpoint es
+// names (a new one when es is empty), and records the attachment.
+func (n *memshareNode) serve(vol *consumer.Volume, taskID, owner, path string, es *endpointState, tr *trackingRegisterer) (*remoteAttachment, error) {
+	n.mu.Lock()
+	key := n.set.key
+	n.mu.Unlock()
+	saver := &layoutSaver{vol: vol, path: path, key: key, task: taskID, logger: n.logger.With("task", owner)}
+	saver.save()
+	ep, err := serveEndpoint(savingExport{Volume: vol, saver: saver}, es.Addr, es.Export, n.logger.With("task", owner), tr)
+	if err != nil {
+		_ = os.Remove(saver.path)
+		tr.unregisterAll()
+		return nil, fmt.Errorf("remote_memory: %w", err)
+	}
+	a := &remoteAttachment{vol: vol, ep: ep, saver: saver, stop: make(chan struct{}), unreg: tr.unregisterAll}
+	go saver.loop(a.stop)
+	n.mu.Lock()
+	n.attached[taskID] = a
+	n.mu.Unlock()
+	return a, nil
+}
+
+// attachment returns a task's endpoint state, or nil.
+func (n *memshareNode) attachment(taskID string) *endpointState {
+	n.mu.Lock()
+	a := n.attached[taskID]
+	n.mu.Unlock()
+	if a == nil {
+		return nil
+	}
+	return a.state()
+}
+
+// detach closes a task's endpoint, gives its leases back and removes its
+// saved layout.
 func (n *memshareNode) detach(taskID string) {
 	n.mu.Lock()
 	a := n.attached[taskID]
@@ -188,6 +230,8 @@ func (n *memshareNode) detach(taskID string) {
 	n.mu.Unlock()
 	if a != nil {
 		_ = a.ep.Close()
+		close(a.stop)
+		a.saver.finish(true)
 		_ = a.vol.Close()
 		a.unreg()
 	}

@@ -40,7 +40,10 @@ func (d *Driver) attachRemoteMemory(cfg *drivers.TaskConfig, tc *TaskConfig) (ma
 	d.linkGossip()
 	ctx, cancel := context.WithTimeout(d.ctx, consumerOpenTimeout)
 	defer cancel()
-	return d.mem.attach(ctx, cfg.ID, cfg.AllocID+"/"+cfg.Name, req)
+	d.mu.RLock()
+	stateDir := d.config.StateDir
+	d.mu.RUnlock()
+	return d.mem.attach(ctx, cfg.ID, cfg.AllocID+"/"+cfg.Name, stateDir, req)
 }
 
 // lendDonorMemory registers a donor task so its unused reservation is
@@ -59,15 +62,19 @@ func (d *Driver) lendDonorMemory(cfg *drivers.TaskConfig, tc *TaskConfig, h *tas
 	if !tc.MemoryDonor && tc.DonateMemory == "" {
 		return
 	}
-	var limit int64
-	if tc.DonateMemory != "" {
-		mib, _ := taskspec.ParseMiB(tc.DonateMemory) // validated by parse
-		limit = int64(mib) << 20
-	}
 	d.linkGossip()
-	if err := d.mem.watchDonor(ctx, cfg.ID, cfg, limit, h.pid, h.exec); err != nil {
+	if err := d.mem.watchDonor(ctx, cfg.ID, cfg, donateLimit(tc), h.pid, h.exec); err != nil {
 		// The donor task runs all the same; it just lends nothing.
 		h.logger.Warn("memory donor lends nothing", "error", err)
 		d.emit(cfg, "memory donor lends nothing: "+err.Error(), nil)
 	}
+}
+
+// donateLimit is donate_memory in bytes (0: no cap).
+func donateLimit(tc *TaskConfig) int64 {
+	if tc.DonateMemory == "" {
+		return 0
+	}
+	mib, _ := taskspec.ParseMiB(tc.DonateMemory) // validated by parse
+	return int64(mib) << 20
 }

@@ -70,7 +70,7 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, *drive
 		d.releaseGrants(node, cfg.ID, a.mpsGPUs)
 		return nil, nil, err
 	}
-	handle, err := d.newTaskHandle(cfg, h, a)
+	handle, err := d.newTaskHandle(cfg, h, a, d.memshareState(cfg.ID, &tc))
 	if err != nil {
 		_ = h.exec.Shutdown("", 0)
 		h.pluginClient.Kill()
@@ -173,7 +173,7 @@ func (d *Driver) isolate(cmd *executor.ExecCommand, node *nodeGPUs, conf Config,
 }
 
 // newTaskHandle records what RecoverTask needs.
-func (d *Driver) newTaskHandle(cfg *drivers.TaskConfig, h *taskHandle, a assignment) (*drivers.TaskHandle, error) {
+func (d *Driver) newTaskHandle(cfg *drivers.TaskConfig, h *taskHandle, a assignment, ms *memshareTaskState) (*drivers.TaskHandle, error) {
 	handle := drivers.NewTaskHandle(taskHandleVersion)
 	handle.Config = cfg
 	state := taskState{
@@ -185,6 +185,7 @@ func (d *Driver) newTaskHandle(cfg *drivers.TaskConfig, h *taskHandle, a assignm
 		MPSGPUs:        a.mpsGPUs,
 		Env:            a.env,
 		CheckpointDir:  h.checkpointDir,
+		Memshare:       ms,
 	}
 	if err := handle.SetDriverState(&state); err != nil {
 		return nil, fmt.Errorf("failed to set driver state: %v", err)

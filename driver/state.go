@@ -22,4 +22,7 @@ type taskState struct {
 	Env map[string]string
 	// CheckpointDir is the task's checkpoint dir on the host.
 	CheckpointDir string
+	// Memshare is the task's remote memory endpoint and lending
+	// (remotemem_recover.go); nil for other tasks.
+	Memshare *memshareTaskState
 }

@@ -37,8 +37,8 @@ type Client struct {
 	wmu    sync.Mutex
 	bw     *bufio.Writer
 	hdr    [requestLen]byte // request header scratch, under wmu
-	queued atomic.Int32 // senders waiting for wmu: the last one flushes
-	corked atomic.Int32 // Cork depth: sends wait in the buffer until Uncork
+	queued atomic.Int32     // senders waiting for wmu: the last one flushes
+	corked atomic.Int32     // Cork depth: sends wait in the buffer until Uncork
 
 	mu      sync.Mutex
 	next    uint64
@@ -263,7 +263,9 @@ func (p *Pending) Wait() error {
 func (c *Client) ReadAtAsync(p []byte, off uint64) *Pending { return c.start(cmdRead, 0, off, p, nil) }
 
 // WriteAtAsync sends a write and returns at once.
-func (c *Client) WriteAtAsync(p []byte, off uint64) *Pending { return c.start(cmdWrite, 0, off, p, nil) }
+func (c *Client) WriteAtAsync(p []byte, off uint64) *Pending {
+	return c.start(cmdWrite, 0, off, p, nil)
+}
 
 // ReadAtIn is ReadAtAsync as a member of g.
 func (c *Client) ReadAtIn(g *Group, p []byte, off uint64) *Pending {

@@ -130,7 +130,7 @@ func colocateBench(args []string, stdout, stderr io.Writer) error {
 	seeds := fs.Int("seeds", 5, "workloads per cell (seeds 1..N), averaged")
 	maxDur := fs.Duration("max-duration", 8*time.Hour, "cap on Philly's run times, so one multi-week job does not set the makespan whatever the packing")
 	var o benchOptions
-	fs.StringVar(&o.heldOut, "held-out", "pair", "what the predicted rule never saw: pair (neither model of the pair) or model (the job's own model: a new model among known ones)")
+	fs.StringVar(&o.heldOut, "held-out", "pair", "what the predicted rule never saw: pair (neither model of the pair), model (the job's own model: a new model among known ones) or type (neither job type: known models at new batch sizes)")
 	fs.BoolVar(&o.opt.Partners, "partners", false, "predictor learns known partner models' profiles (FitOptions.Partners)")
 	fs.BoolVar(&o.best, "best-partner", false, "join the allowed GPU whose pair the rule judges fastest, not the first")
 	dropUnslowed := fs.Bool("drop-unslowed", false, "treat pairs that record a side at exactly its speed alone (V100's suspect records, profile.Gavel.Unslowed) as never run together, for every rule and the predictor's training")
@@ -141,8 +141,8 @@ func colocateBench(args []string, stdout, stderr io.Writer) error {
 	if !(o.target >= 0 && o.target < 1) {
 		return fmt.Errorf("colocate bench: -margin-target %v: want a share in [0, 1)", o.target)
 	}
-	if o.heldOut != "pair" && o.heldOut != "model" {
-		return fmt.Errorf("colocate bench: -held-out %q: want pair or model", o.heldOut)
+	if o.heldOut != "pair" && o.heldOut != "model" && o.heldOut != "type" {
+		return fmt.Errorf("colocate bench: -held-out %q: want pair, model or type", o.heldOut)
 	}
 	g, graphs, err := c.load()
 	if err != nil {
@@ -178,8 +178,11 @@ type benchOptions struct {
 }
 
 func (o benchOptions) predictor(samples []colocate.Sample) (colocate.Slowdowner, error) {
-	if o.heldOut == "model" {
+	switch o.heldOut {
+	case "model":
 		return colocate.NewLeaveOneOut(samples, o.opt)
+	case "type":
+		return colocate.NewHeldOutTypes(samples, o.opt)
 	}
 	return colocate.NewHeldOutWith(samples, o.opt)
 }

@@ -3,6 +3,7 @@ package colocate
 import (
 	"math"
 	"sort"
+	"strconv"
 )
 
 var inf = math.Inf(1)
@@ -18,7 +19,8 @@ type Slowdowner interface {
 // a benchmark on the measured job types stays honest: no prediction is
 // tuned on the pairs it predicts.
 type HeldOut struct {
-	fits map[[2]string]*Predictor
+	fits  map[[2]string]*Predictor
+	group func(Job) string
 }
 
 // NewHeldOut fits one predictor per pair of models in samples.
@@ -26,14 +28,35 @@ func NewHeldOut(samples []Sample) (*HeldOut, error) { return NewHeldOutWith(samp
 
 // NewHeldOutWith is NewHeldOut with the options' features.
 func NewHeldOutWith(samples []Sample, opt FitOptions) (*HeldOut, error) {
-	models := modelsOf(samples)
-	sort.Strings(models)
-	h := &HeldOut{fits: map[[2]string]*Predictor{}}
-	for i, a := range models {
-		for _, b := range models[i:] {
+	return newHeldOut(samples, opt, func(j Job) string { return j.Model })
+}
+
+// NewHeldOutTypes holds out job types, not models: each pair is predicted
+// by a fit that never saw either job's type (model at batch size), though
+// it saw the same models at other batch sizes. It is the case of a known
+// model run at a new batch size, easier than a new model.
+func NewHeldOutTypes(samples []Sample, opt FitOptions) (*HeldOut, error) {
+	return newHeldOut(samples, opt, func(j Job) string { return j.Model + "\x00" + strconv.Itoa(j.Batch) })
+}
+
+func newHeldOut(samples []Sample, opt FitOptions, group func(Job) string) (*HeldOut, error) {
+	seen := map[string]bool{}
+	var groups []string
+	for _, s := range samples {
+		for _, g := range []string{group(s.Job), group(s.Partner)} {
+			if !seen[g] {
+				seen[g] = true
+				groups = append(groups, g)
+			}
+		}
+	}
+	sort.Strings(groups)
+	h := &HeldOut{fits: map[[2]string]*Predictor{}, group: group}
+	for i, a := range groups {
+		for _, b := range groups[i:] {
 			var train []Sample
 			for _, s := range samples {
-				if !involves(s, a) && !involves(s, b) {
+				if ga, gb := group(s.Job), group(s.Partner); ga != a && ga != b && gb != a && gb != b {
 					train = append(train, s)
 				}
 			}
@@ -50,7 +73,7 @@ func NewHeldOutWith(samples []Sample, opt FitOptions) (*HeldOut, error) {
 // Slowdown predicts a beside b with the fit that saw neither model; a
 // pair of models it was not built for gets no co-location (+Inf).
 func (h *HeldOut) Slowdown(a, b Job) float64 {
-	p := h.fits[pairKey(a.Model, b.Model)]
+	p := h.fits[pairKey(h.group(a), h.group(b))]
 	if p == nil {
 		return inf
 	}

@@ -82,3 +82,34 @@ func TestPredictorDeterministicAndAccurate(t *testing.T) {
 		t.Fatalf("held-out median error %.3f on noise-free structure, want ≤ 5%%", ev.Horus.MedianRel)
 	}
 }
+
+// Holding out types, a pair's prediction never depends on the
+// measurements of either job type, though it sees the same models at other
+// batch sizes.
+func TestHeldOutTypesNeverSeesItsOwnTypes(t *testing.T) {
+	s := synthetic()
+	own := func(j Job) bool { return j.Model == "b" && j.Batch == 64 }
+	h1, err := NewHeldOutTypes(s, FitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scrambled := append([]Sample(nil), s...)
+	for i := range scrambled {
+		if own(scrambled[i].Job) || own(scrambled[i].Partner) {
+			scrambled[i].Slowdown = 9 + float64(i%7)
+		}
+	}
+	h2, _ := NewHeldOutTypes(scrambled, FitOptions{})
+	checked := 0
+	for _, x := range s {
+		if own(x.Job) || own(x.Partner) {
+			checked++
+			if p1, p2 := h1.Slowdown(x.Job, x.Partner), h2.Slowdown(x.Job, x.Partner); p1 != p2 {
+				t.Fatalf("%v beside %v: %v vs %v after scrambling its own type's pairs", x.Job, x.Partner, p1, p2)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no sample of the scrambled type")
+	}
+}

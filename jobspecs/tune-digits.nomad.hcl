@@ -25,6 +25,12 @@ variable "node_pool" {
   description = "caravan-queue goes through the caravan scheduler; default runs trials directly."
 }
 
+variable "gpu_fraction" {
+  type        = number
+  default     = 0.25
+  description = "GPU share a trial asks for (1 = a whole GPU each, the one-trial-per-GPU baseline); the fluid policy re-plans it."
+}
+
 variable "step_sleep" {
   type        = number
   default     = 0
@@ -37,16 +43,20 @@ job "tune-digits" {
 
   # checkpoint and resume_steps come from the tuner when the tuning spec
   # sets checkpoint (a directory every trial can write): a promoted trial
-  # then resumes its previous rung instead of retraining it.
+  # then resumes its previous rung instead of retraining it. caravan.model
+  # names the measured profile (scheduler/policy/fluid/profiles) the fluid
+  # policy packs by, with the batch the tuner sends as caravan.batch_size
+  # when the spec sets batch_param = "batch".
   meta = {
-    "caravan.pool" = "default"
-    "checkpoint"   = ""
-    "resume_steps" = "0"
+    "caravan.pool"  = "default"
+    "caravan.model" = "digits-mlp"
+    "checkpoint"    = ""
+    "resume_steps"  = "0"
   }
 
   parameterized {
     meta_required = ["lr", "batch", "width", "steps"]
-    meta_optional = ["trial", "checkpoint", "resume_steps"]
+    meta_optional = ["trial", "checkpoint", "resume_steps", "caravan.batch_size"]
   }
 
   group "trial" {
@@ -70,7 +80,7 @@ job "tune-digits" {
           "--lr", "${NOMAD_META_lr}", "--batch", "${NOMAD_META_batch}", "--width", "${NOMAD_META_width}",
           "--steps", "${NOMAD_META_steps}", "--holdout", "0.2", "--step-sleep", "${var.step_sleep}",
           "--trial-checkpoint", "${NOMAD_META_checkpoint}", "--resume-steps", "${NOMAD_META_resume_steps}"]
-        gpu_fraction = 0.25
+        gpu_fraction = var.gpu_fraction
         gpu_memory   = "1GiB"
       }
 

@@ -10,6 +10,9 @@ tune "digits" {
   algorithm = "sha"
   trials    = 9
   seed      = 1
+  # the batch param is the batch size: the fluid policy packs trials by
+  # the digits model's measured profile at it
+  batch_param = "batch"
 
   budget {
     unit      = "steps"

@@ -231,6 +231,9 @@ func (ct *Controller) dispatchPending(ctx context.Context) error {
 		}
 		meta[t.Spec.Budget.Unit] = strconv.FormatFloat(tr.Budget, 'f', -1, 64)
 		meta["trial"] = strconv.Itoa(tr.ID)
+		if b := t.Spec.BatchParam; b != "" {
+			meta[MetaBatchSize] = tr.Config[b]
+		}
 		ct.handOver(tr, meta)
 		job, err := ct.c.Dispatch(ctx, t.Spec.Job, meta, fmt.Sprintf("t%d-r%d", tr.ID, tr.Rung), run.Token)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -278,5 +279,35 @@ func TestControllerGivesUp(t *testing.T) {
 	defer cancel()
 	if _, err := ct.Run(ctx); err == nil || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestControllerSendsBatchSize: with batch_param, every trial's meta
+// carries its batch as caravan.batch_size (what the fluid policy reads);
+// without, no trial gets the key (a directly dispatched template that does
+// not declare it would refuse the dispatch).
+func TestControllerSendsBatchSize(t *testing.T) {
+	for _, param := range []string{"batch", ""} {
+		s := liveSpec()
+		s.Params = append(s.Params, Param{Name: "batch", Type: ParamChoice, Values: []string{"16", "64"}})
+		s.BatchParam = param
+		if err := s.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		f := newFake(1)
+		ct, err := NewController(context.Background(), f, s, ControllerConfig{Out: io.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runToEnd(t, ct, 100)
+		for id, j := range f.jobs {
+			got, ok := j.meta[MetaBatchSize]
+			if param == "" && ok {
+				t.Fatalf("%s: %s = %q without batch_param", id, MetaBatchSize, got)
+			}
+			if param != "" && (got != j.meta["batch"] || got == "") {
+				t.Fatalf("%s: %s = %q, batch %q", id, MetaBatchSize, got, j.meta["batch"])
+			}
+		}
 	}
 }

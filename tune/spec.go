@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2/hclsimple"
@@ -70,9 +71,20 @@ type Spec struct {
 	// each run gets meta "checkpoint" (its trial's file there) and
 	// "resume_steps" (the budget that file holds; 0 on a first rung).
 	// Without it, a promoted trial trains from scratch.
-	Checkpoint string  `hcl:"checkpoint,optional"`
+	Checkpoint string `hcl:"checkpoint,optional"`
+	// BatchParam names the param that is the trial's per-GPU batch size:
+	// each trial then also gets it as meta caravan.batch_size, with which
+	// the fluid policy looks up the utilisation of the model the job's
+	// meta caravan.model names (its registered profile) when the trial
+	// reports none, as on simulated GPUs. The template must declare
+	// caravan.batch_size in meta_optional if it is dispatched directly.
+	BatchParam string  `hcl:"batch_param,optional"`
 	Params     []Param `hcl:"param,block"`
 }
+
+// MetaBatchSize is the meta key of BatchParam's value: the live
+// scheduler's caravan.batch_size (scheduler/live.MetaBatchSize).
+const MetaBatchSize = "caravan.batch_size"
 
 // Budget is the training each rung grants, in Unit (steps or epochs).
 type Budget struct {
@@ -202,12 +214,44 @@ func (s *Spec) Validate() error {
 	case s.Checkpoint != "" && !path.IsAbs(s.Checkpoint):
 		return bad("checkpoint", "%q must be an absolute path (as trials see it)", s.Checkpoint)
 	}
+	if err := s.validateBatchParam(); err != nil {
+		return bad("batch_param", "%v", err)
+	}
 	if s.Sampler == "grid" {
 		if n := gridSize(s.Params); n > maxTrials {
 			return bad("param", "the grid has %d points, more than %d", n, maxTrials)
 		}
 	}
 	return nil
+}
+
+// validateBatchParam: BatchParam, if set, is a choice of whole numbers ≥ 1
+// or an int range from ≥ 1.
+func (s *Spec) validateBatchParam() error {
+	if s.BatchParam == "" {
+		return nil
+	}
+	for _, p := range s.Params {
+		if p.Name != s.BatchParam {
+			continue
+		}
+		switch p.Type {
+		case ParamInt:
+			if p.Min < 1 {
+				return fmt.Errorf("param %q: a batch size must be ≥ 1, got min %v", p.Name, p.Min)
+			}
+			return nil
+		case ParamChoice:
+			for _, v := range p.Values {
+				if x, err := strconv.ParseFloat(v, 64); err != nil || x < 1 || x != math.Trunc(x) || x > 1<<20 {
+					return fmt.Errorf("param %q: value %q is not a batch size (a whole number from 1 to %d)", p.Name, v, 1<<20)
+				}
+			}
+			return nil
+		}
+		return fmt.Errorf("param %q: a batch size must be a choice or an int, not %s", p.Name, p.Type)
+	}
+	return fmt.Errorf("%q is not a declared param", s.BatchParam)
 }
 
 // maxTrials bounds a tuning job's configurations (state lives in one

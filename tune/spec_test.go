@@ -63,9 +63,15 @@ func TestParseSpecErrorsNameTheField(t *testing.T) {
 		"syntax":            {`trials    = 9`, `trials = = 9`, "spec.hcl:"},
 		"missing metric":    {`metric    = "loss"`, ``, "metric"},
 		"relative ckpt":     {`trials    = 9`, "trials = 9\n checkpoint = \"ckpt\"", "checkpoint"},
+		"batch not a param": {`trials    = 9`, "trials = 9\n batch_param = \"bs\"", "batch_param"},
+		"batch of floats":   {`trials    = 9`, "trials = 9\n batch_param = \"lr\"", "batch_param"},
+		"batch value":       {`values = [16, 32, 64]`, "values = [16, 32.5]", "batch_param"},
 	}
 	for name, c := range cases {
 		src := strings.Replace(goodSpec, c.from, c.to, 1)
+		if strings.HasPrefix(name, "batch value") {
+			src = strings.Replace(src, `trials    = 9`, "trials = 9\n batch_param = \"batch\"", 1)
+		}
 		_, err := ParseSpec("spec.hcl", []byte(src))
 		if err == nil || !strings.Contains(err.Error(), c.field) {
 			t.Errorf("%s: error %v does not name %q", name, err, c.field)

@@ -38,6 +38,9 @@ type Config struct {
 	Interference profile.Interference
 	// Fraction is FixedFraction's share per trial (default 0.5).
 	Fraction float64
+	// Profiles gives the utilisation of trials that report none, by model
+	// and batch size (default BuiltinProfiles; an empty map: none).
+	Profiles Profiles
 }
 
 func (c Config) withDefaults() Config {
@@ -52,6 +55,9 @@ func (c Config) withDefaults() Config {
 	}
 	if !(c.Fraction > 0 && c.Fraction <= 1) {
 		c.Fraction = 0.5
+	}
+	if c.Profiles == nil {
+		c.Profiles = BuiltinProfiles()
 	}
 	return c
 }

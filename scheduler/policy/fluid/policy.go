@@ -270,6 +270,7 @@ func (p *Policy) decideGroup(d *policy.Decision, trials []*policy.Job, gpus []fr
 	}
 	for i, j := range trials {
 		in[i] = trialOf(j, p.speedOf(j))
+		p.cfg.Profiles.fill(j, &in[i])
 		if j.State == policy.Running {
 			for _, sl := range j.Placement.Slots {
 				if k, ok := where[gpuKey{sl.Node, sl.GPU}]; ok {
@@ -280,13 +281,17 @@ func (p *Policy) decideGroup(d *policy.Decision, trials []*policy.Job, gpus []fr
 		byID[j.ID] = j
 	}
 	plan := PlanGroup(pool, in, p.cfg)
+	util := make(map[string]float64, len(in))
+	for _, t := range in {
+		util[t.ID] = t.util()
+	}
 	for _, a := range plan.Allocs {
 		j := byID[a.ID]
 		pl := policy.Placement{Slots: make([]policy.Slot, 0, len(a.GPUs))}
 		for _, gi := range a.GPUs {
 			pl.Slots = append(pl.Slots, policy.Slot{Node: gpus[gi].key.node, GPU: gpus[gi].key.gpu, Fraction: a.Fraction, MemMiB: j.MemMiB})
 		}
-		if j.State == policy.Running && samePlacement(j.Placement, pl) {
+		if j.State == policy.Running && (samePlacement(j.Placement, pl) || widensOnly(j.Placement, pl, util[j.ID])) {
 			continue
 		}
 		d.Starts = append(d.Starts, policy.Start{JobID: j.ID, Placement: pl})
@@ -303,10 +308,14 @@ func (p *Policy) decideGroup(d *policy.Decision, trials []*policy.Job, gpus []fr
 }
 
 // TrialOf is what the planner knows of a trial job: its memory, observed
-// utilisation, Optimus speed fit from observed step times, the steps its
-// tuner says it has left, and its worker
-// cap (MaxWorkers if elastic, else its gang size).
-func TrialOf(j *policy.Job) Trial { return trialOf(j, optimus.FitSpeed(j.StepTimes)) }
+// utilisation (else its model's built-in profile's at its batch size),
+// Optimus speed fit from observed step times, the steps its tuner says it
+// has left, and its worker cap (MaxWorkers if elastic, else its gang size).
+func TrialOf(j *policy.Job) Trial {
+	t := trialOf(j, optimus.FitSpeed(j.StepTimes))
+	BuiltinProfiles().fill(j, &t)
+	return t
+}
 
 func trialOf(j *policy.Job, speed optimus.Speed) Trial {
 	capW := j.MaxWorkers
@@ -324,6 +333,24 @@ func minMem(gpus []freeGPU) int64 {
 		}
 	}
 	return m
+}
+
+// widensOnly: the new placement is the old one's GPUs with larger
+// fractions, and the trial's utilisation fits its old fraction. A bigger
+// share cannot speed it up, and the change is a restart (the last trial of
+// a rung left alone on a packed GPU would otherwise be restarted to own
+// it); it keeps running as it is.
+func widensOnly(old, new policy.Placement, util float64) bool {
+	if len(old.Slots) != len(new.Slots) || len(old.Slots) == 0 {
+		return false
+	}
+	for i, o := range old.Slots {
+		n := new.Slots[i]
+		if o.Node != n.Node || o.GPU != n.GPU || n.Fraction < o.Fraction || util > o.Fraction+1e-9 {
+			return false
+		}
+	}
+	return true
 }
 
 // samePlacement compares slots as sets (node, GPU, fraction).

@@ -172,3 +172,31 @@ func TestGroupOfDispatchedJobs(t *testing.T) {
 		t.Errorf("Job.Group must win, got %q", got)
 	}
 }
+
+// TestPolicyKeepsTheLastPackedTrial: two trials packed on one GPU; when
+// one ends, the survivor is left at its half if its utilisation fits it
+// (a bigger share cannot speed it up, a restart costs), and widened to the
+// whole GPU (a restart) if it is busier than its half.
+func TestPolicyKeepsTheLastPackedTrial(t *testing.T) {
+	for _, c := range []struct {
+		util    float64
+		restart bool
+	}{{0.4, false}, {0.8, true}} {
+		s := &policy.Snapshot{Cluster: cluster(1, 1)}
+		for i := 0; i < 2; i++ {
+			s.Jobs = append(s.Jobs, &policy.Job{ID: fmt.Sprint("t", i), Group: "g", Workers: 1, Fraction: 1, MemMiB: 1000, Util: c.util})
+		}
+		p := newFluid(WaterFill)
+		d := p.Decide(s)
+		apply(s, d)
+		if len(d.Starts) != 2 || s.Jobs[1].Placement.Slots[0].Fraction != 0.5 {
+			t.Fatalf("util %v: not packed: %+v", c.util, d)
+		}
+		apply(s, policy.Decision{Preempts: []string{"t0"}})
+		s.Jobs[0].State = policy.Finished
+		d = p.Decide(s)
+		if restarted := len(d.Starts) == 1 && d.Starts[0].Placement.Slots[0].Fraction == 1; restarted != c.restart || len(d.Preempts) != 0 {
+			t.Fatalf("util %v: decision %+v, want restart %v", c.util, d, c.restart)
+		}
+	}
+}

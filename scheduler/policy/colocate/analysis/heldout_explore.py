@@ -21,6 +21,9 @@ Predictors (log slowdown of job a beside partner b):
   prior-c   no fit: the summed compute proxy u_a + u_b itself as a score
             (only its AUC and the margin's threshold, learned by inner LOMO,
             mean anything; its "accepted" column is empty).
+Last, the latent model with each job *type* held out instead (a known model
+at a new batch size: alpha and beta regressed on graph features plus the
+model's own indicator and log batch).
 Reported: median |relative error|, the AUC of "pair under the bound" from
 the predicted max(s_a, s_b), and decisions at the bound: pairs accepted,
 accepted but over the bound, and (margin) accepted under a threshold chosen
@@ -191,5 +194,45 @@ def main():
                 sum(m > BOUND for m in acc), ma, mw, oracle))
 
 
+def latent_types(train):
+    types = sorted({t for k in train for t in k})
+    models = sorted({t[0] for t in types})
+
+    def fx(t):
+        return feats(t) + [1.0 * (t[0] == m) for m in models] + [math.log(max(t[1], 1)) * (t[0] == m) for m in models]
+    ix = {t: i for i, t in enumerate(types)}
+    n = len(types)
+    x, y = [], []
+    for (a, b), s in train.items():
+        r = np.zeros(1 + 2 * n)
+        r[0], r[1 + ix[a]], r[1 + n + ix[b]] = 1, 1, 1
+        x.append(r)
+        y.append(logs(s[0]))
+    w = ridge(x, y, 1e-3)
+    wa = ridge([fx(t) for t in types], [w[1 + ix[t]] for t in types], LAMBDA)
+    wb = ridge([fx(t) for t in types], [w[1 + n + ix[t]] for t in types], LAMBDA)
+
+    def p(a, b):
+        ua = w[1 + ix[a]] if a in ix else float(np.dot(wa, fx(a)))
+        ub = w[1 + n + ix[b]] if b in ix else float(np.dot(wb, fx(b)))
+        return math.exp(w[0] + ua + ub)
+    return p
+
+
+def by_type():
+    print("\nlatent, each job type held out (a known model at a new batch size):")
+    for gpu in ("v100", "p100", "k80"):
+        pairs = load(gpu)
+        sc = []
+        for t in sorted({a for a, _ in pairs}):
+            p = latent_types({k: v for k, v in pairs.items() if t not in k})
+            sc += [(max(p(a, b), p(b, a)), max(s), abs(max(p(a, b), 1) - max(s[0], 1)) / max(s[0], 1))
+                   for (a, b), s in pairs.items() if t in (a, b)]
+        acc = [m for p, m, _ in sc if p <= BOUND]
+        print("%-5s median|err| %.1f%%  AUC %.3f  accepted %d  over %d" % (
+            gpu, 100 * np.median([e for _, _, e in sc]), auc(sc), len(acc), sum(m > BOUND for m in acc)))
+
+
 if __name__ == "__main__":
     main()
+    by_type()

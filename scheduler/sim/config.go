@@ -26,6 +26,13 @@ type Config struct {
 	// start. It counts as attained service and executed time, as it does
 	// live. Default 0 (starts are instant).
 	StartLatency float64
+	// ServiceDelay is the leading part of StartLatency (seconds, clamped to
+	// [0, StartLatency]) before the job's tasks run: the scheduler's
+	// reaction and Nomad's placement. The live scheduler accrues attained
+	// service and executed time only once a job's tasks run, so during it
+	// the job holds its GPUs but gains neither. Default 0: all of
+	// StartLatency counts as service.
+	ServiceDelay float64
 	// StopLatency is wall time (seconds) a job's GPUs stay held after it
 	// finishes or is preempted: the task being killed (checkpointing) or
 	// exiting and the allocation becoming terminal. The job's JCT ends when
@@ -61,6 +68,7 @@ func (c Config) Defaults() Config {
 	}
 	c.StartLatency = max(c.StartLatency, 0)
 	c.StopLatency = max(c.StopLatency, 0)
+	c.ServiceDelay = min(max(c.ServiceDelay, 0), c.StartLatency)
 	if c.StuckQuanta <= 0 {
 		c.StuckQuanta = 3
 	}

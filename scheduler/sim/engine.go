@@ -233,8 +233,12 @@ func (e *engine) advance(t float64) {
 				done = j.remaining
 			}
 			j.remaining -= done
-			j.pj.Executed += dt
-			j.pj.Attained += j.gpus * dt
+			served := dt
+			if e.cfg.ServiceDelay > 0 { // no service before the tasks run
+				served = max(t-max(e.now, j.warmUntil-e.cfg.StartLatency+e.cfg.ServiceDelay), 0)
+			}
+			j.pj.Executed += served
+			j.pj.Attained += j.gpus * served
 			e.rec.credit(j.gpus*dt, j.gpus*j.speed*busy)
 			e.progress(j)
 		}

@@ -1,0 +1,46 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
+
+// serviceLog is testFIFO recording each job's attained service and
+// executed time when it finishes.
+type serviceLog struct {
+	testFIFO
+	attained, executed map[string]float64
+}
+
+func (p *serviceLog) ObserveFinished(j *policy.Job) {
+	p.attained[j.ID], p.executed[j.ID] = j.Attained, j.Executed
+}
+
+// With ServiceDelay D of StartLatency L, a job holds its GPUs from its
+// start but gains service only from D on, as live, where it accrues once
+// its tasks run; JCTs do not change. 1 GPU: a (t=0, 100 s) works 10..110
+// with L = 10, served from 4: 106 GPU·s. b (t=5, 20 s) starts when a ends
+// at 110, works 120..140, served from 114: 26.
+func TestServiceDelayHoldsGPUsWithoutService(t *testing.T) {
+	for _, tc := range []struct {
+		delay, a, b float64
+	}{
+		{0, 110, 30}, // the default: all of L is service
+		{4, 106, 26},
+		{50, 100, 20}, // clamped to L: service only while working
+	} {
+		p := &serviceLog{attained: map[string]float64{}, executed: map[string]float64{}}
+		jobs := []Job{job("a", 0, 100, 1), job("b", 5, 20, 1)}
+		r, err := Run(Config{Check: true, StartLatency: 10, ServiceDelay: tc.delay}, cluster(t, 1, 1), jobs, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := jctOf(r); !near(got["a"], 110) || !near(got["b"], 135) {
+			t.Errorf("delay %v: JCTs %v, want a=110 b=135", tc.delay, got)
+		}
+		if !near(p.attained["a"], tc.a) || !near(p.attained["b"], tc.b) || !near(p.executed["a"], tc.a) {
+			t.Errorf("delay %v: attained %v executed %v, want a=%v b=%v", tc.delay, p.attained, p.executed, tc.a, tc.b)
+		}
+	}
+}

@@ -27,17 +27,32 @@ func BenchmarkScale(b *testing.B) {
 	nodes := envInt("CARAVAN_SCALE_NODES", 100)
 	jobs := envInt("CARAVAN_SCALE_JOBS", 1000)
 	gangs := mix(jobs, 1)
+	modes := os.Getenv("CARAVAN_SCALE_MODES") // "nomad", "caravan" or both (empty)
 	for i := 0; i < b.N; i++ {
-		direct := runMode(b, nodes, gangs, false)
-		viaCaravan := runMode(b, nodes, gangs, true)
+		var direct, viaCaravan result
+		if modes != "caravan" {
+			direct = runMode(b, nodes, gangs, false)
+		}
+		if modes != "nomad" {
+			viaCaravan = runMode(b, nodes, gangs, true)
+		}
 		fmt.Printf("\n%d nodes × 8 GPUs, %d gang jobs (%d workers)\n", nodes, jobs, workers(gangs))
 		fmt.Println(header)
-		fmt.Println(direct.row("nomad directly"))
+		if modes != "caravan" {
+			fmt.Println(direct.row("nomad directly"))
+			b.ReportMetric(direct.jobsPerSec(), "nomad-jobs/s")
+		}
+		if modes == "nomad" {
+			continue
+		}
 		fmt.Println(viaCaravan.row("caravan scheduler"))
-		fmt.Printf("ratio of placement rates (caravan ÷ nomad): %.2f\n", viaCaravan.jobsPerSec()/direct.jobsPerSec())
-		fmt.Printf("scheduler: %s\n", viaCaravan.rounds)
+		if modes == "" {
+			fmt.Printf("ratio of placement rates (caravan ÷ nomad): %.2f\n", viaCaravan.jobsPerSec()/direct.jobsPerSec())
+		}
+		fmt.Printf("scheduler: %s, %.1f KiB from Nomad per round\n", viaCaravan.rounds,
+			float64(viaCaravan.apiBytes)/1024/max(viaCaravan.rounds.rounds, 1))
+		fmt.Printf("scheduler's Nomad API calls by endpoint:\n%s", viaCaravan.endpoints)
 		b.ReportMetric(viaCaravan.jobsPerSec(), "caravan-jobs/s")
-		b.ReportMetric(direct.jobsPerSec(), "nomad-jobs/s")
 		b.ReportMetric(viaCaravan.rounds.p99, "round-p99-s")
 	}
 }
@@ -54,6 +69,7 @@ type result struct {
 	apiCalls            int64 // the scheduler's requests to Nomad's HTTP API
 	apiBytes            int64 // bytes Nomad sent the scheduler
 	rounds              roundStats
+	endpoints           string // the busiest API endpoints, one a line
 }
 
 func (r result) jobsPerSec() float64 { return float64(r.jobs) / r.span.Seconds() }
@@ -78,7 +94,8 @@ func runMode(b *testing.B, nodes int, gangs []gang, queued bool) result {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c, err := harness.Start(ctx, harness.Options{ServerOnly: true, Ready: 3 * time.Minute})
+	c, err := harness.Start(ctx, harness.Options{ServerOnly: true, Ready: 3 * time.Minute,
+		ExtraConfig: "enable_debug = true\n"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -105,6 +122,9 @@ func runMode(b *testing.B, nodes int, gangs []gang, queued bool) result {
 	if sched != nil {
 		sched0 = procCPU(sched.Process.Pid)
 	}
+	if dir := os.Getenv("CARAVAN_SCALE_PPROF"); dir != "" {
+		go serverProfile(c, dir, queued)
+	}
 	submitted := submit(b, c, gangs, queued)
 	started := track(b, c, gangs, 30*time.Minute)
 	r := summarise(gangs, submitted, started)
@@ -113,6 +133,7 @@ func runMode(b *testing.B, nodes int, gangs []gang, queued bool) result {
 		r.schedCPU = procCPU(sched.Process.Pid) - sched0
 		r.schedRSS = procRSS(sched.Process.Pid)
 		r.apiCalls, r.apiBytes = counter.requests.Load(), counter.bytes.Load()
+		r.endpoints = counter.top(12)
 		if r.rounds, err = scrapeRounds(schedAddr, "scale"); err != nil {
 			b.Logf("reading the scheduler's round metrics: %v", err)
 		}

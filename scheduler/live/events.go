@@ -28,15 +28,20 @@ func (s *Scheduler) applyEvent(m *mirror, ev *api.Event) (bool, error) {
 // package's own accessors decode with mapstructure, which drops fields
 // whose mapstructure tag differs from the JSON name (a job's NodePool).
 func decode(ev *api.Event, key string, out any) error {
-	v, ok := ev.Payload[key]
-	if !ok {
-		return fmt.Errorf("no %s in the payload", key)
-	}
-	raw, err := json.Marshal(v)
+	raw, err := payload(ev, key)
 	if err != nil {
 		return err
 	}
 	return json.Unmarshal(raw, out)
+}
+
+// payload is the payload's key as JSON.
+func payload(ev *api.Event, key string) ([]byte, error) {
+	v, ok := ev.Payload[key]
+	if !ok {
+		return nil, fmt.Errorf("no %s in the payload", key)
+	}
+	return json.Marshal(v)
 }
 
 // jobPayload is what the job list's stub holds, read from a full job.
@@ -47,8 +52,12 @@ type jobPayload struct {
 }
 
 func (s *Scheduler) applyJob(m *mirror, ev *api.Event) (bool, error) {
+	raw, err := payload(ev, "Job")
 	var j jobPayload
-	if err := decode(ev, "Job", &j); err != nil || j.ID == "" {
+	if err == nil {
+		err = json.Unmarshal(raw, &j)
+	}
+	if err != nil || j.ID == "" {
 		return false, fmt.Errorf("job event at index %d: unreadable payload (%v)", ev.Index, err)
 	}
 	if j.Namespace != s.cfg.Namespace {
@@ -59,7 +68,8 @@ func (s *Scheduler) applyJob(m *mirror, ev *api.Event) (bool, error) {
 		if !m.remove(k, ev.Index) {
 			return false, nil
 		}
-		delete(m.jobs, j.ID)
+		m.dropJob(j.ID)
+		delete(s.jobs, j.ID)
 		return true, nil
 	}
 	if !m.newer(k, max(j.ModifyIndex, ev.Index)) {
@@ -67,8 +77,28 @@ func (s *Scheduler) applyJob(m *mirror, ev *api.Event) (bool, error) {
 	}
 	stub := j.jobStub
 	stub.ParameterizedJob = j.ParameterizedJob != nil && !j.Dispatched
-	m.jobs[j.ID] = &stub
+	m.putJob(&stub)
+	s.keepFullJob(&stub, raw)
 	return true, nil
+}
+
+// keepFullJob caches the full job a managed job's event carries when it is
+// a version the cache lacks, so classify need not read it (one read per
+// submission and one per admission were most of a round's calls at
+// scale). The payload is the job as Nomad stores it, the same JSON the
+// job read returns.
+func (s *Scheduler) keepFullJob(stub *jobStub, raw []byte) {
+	if !s.managed(stub) || stub.Stop {
+		return
+	}
+	if c := s.jobs[stub.ID]; c != nil && c.err == nil && c.index == stub.JobModifyIndex {
+		return
+	}
+	var job api.Job
+	if err := json.Unmarshal(raw, &job); err != nil || deref(job.JobModifyIndex) != stub.JobModifyIndex {
+		return // fullJob reads it instead
+	}
+	s.cacheJob(&job)
 }
 
 func applyAlloc(m *mirror, ev *api.Event, namespace string) (bool, error) {
@@ -80,7 +110,7 @@ func applyAlloc(m *mirror, ev *api.Event, namespace string) (bool, error) {
 	if a.Namespace != namespace || !m.newer(objKey{api.TopicAllocation, a.ID}, max(a.ModifyIndex, ev.Index)) {
 		return false, nil
 	}
-	m.allocs[a.ID] = a.Stub()
+	m.putAlloc(a.Stub())
 	return true, nil
 }
 
@@ -98,16 +128,13 @@ func (s *Scheduler) applyNode(m *mirror, ev *api.Event) (bool, error) {
 			return false, nil
 		}
 		delete(m.nodes, n.ID)
+		delete(m.nodeAt, n.ID)
 		m.sets = nil
 		return true, nil
 	}
 	if !m.newer(k, max(n.ModifyIndex, ev.Index)) {
 		return false, nil
 	}
-	delete(m.nodes, n.ID)
-	if info := s.nodeInfo(n); info != nil {
-		m.nodes[n.ID] = info
-	}
-	m.sets = nil
+	m.setNode(n, s.nodeInfo(n))
 	return true, nil
 }

@@ -175,3 +175,47 @@ func TestNodeEventsFollowUsability(t *testing.T) {
 		}
 	}
 }
+
+// fullJobEvent is a job event carrying a whole caravan job, as Nomad sends.
+func fullJobEvent(t *testing.T, id, pool string, jobIndex, index uint64) api.Event {
+	j := testJob(id, map[string]any{"command": "x", "gpus": 1}, map[string]any{"command": "x", "gpus": 1})
+	j.Namespace, j.Type, j.NodePool, j.Status = ptr("default"), ptr("batch"), &pool, ptr("pending")
+	j.JobModifyIndex, j.ModifyIndex, j.CreateIndex = &jobIndex, &index, ptr(uint64(5))
+	if pool != "caravan-queue" && id == "a" {
+		j.Meta = map[string]string{MetaAdmitted: "2026-01-01T00:00:00Z"}
+	}
+	return event(t, api.TopicJob, "JobRegistered", index, map[string]any{"Job": j})
+}
+
+func TestJobEventsCarryTheFullJobSoClassifyReadsNone(t *testing.T) {
+	s := testScheduler(t) // no Nomad client: a read would panic
+	m := newMirror()
+	apply := func(ev api.Event) {
+		t.Helper()
+		if _, err := s.applyEvent(m, &ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply(fullJobEvent(t, "a", "caravan-queue", 10, 10))
+	c := s.fullJob(m.jobs["a"])
+	if c.err != nil || c.index != 10 || len(c.gang.Workers) != 2 || deref(c.job.ID) != "a" {
+		t.Fatalf("cached from the event: index %d, %d workers, err %v", c.index, len(c.gang.Workers), c.err)
+	}
+	apply(fullJobEvent(t, "a", "default", 12, 12))       // the admission's rewrite
+	apply(fullJobEvent(t, "a", "caravan-queue", 10, 11)) // a late duplicate of the old version
+	if c := s.fullJob(m.jobs["a"]); c.index != 12 || deref(c.job.NodePool) != "default" {
+		t.Fatalf("after the rewrite: index %d pool %s", c.index, deref(c.job.NodePool))
+	}
+	if s.calls.Load() != 0 {
+		t.Fatalf("%d API calls", s.calls.Load())
+	}
+	apply(fullJobEvent(t, "other", "default", 3, 13)) // not caravan's: not cached
+	if s.jobs["other"] != nil {
+		t.Fatal("an unmanaged job was cached")
+	}
+	ev := jobEvent(t, "a", "default", "dead", 14, true)
+	apply(ev)
+	if s.jobs["a"] != nil || m.jobs["a"] != nil {
+		t.Fatal("a purged job stays cached")
+	}
+}

@@ -1,8 +1,6 @@
 package live
 
 import (
-	"sort"
-
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -28,8 +26,17 @@ type mirror struct {
 	// index is the newest event index applied; fresh is the newest write
 	// of ours known to be reflected (writes made before the reconcile).
 	index, fresh uint64
+	// order is every job by submit time then ID, and byJob each job's
+	// allocations by create index then ID (order.go): kept as events
+	// arrive, so a round neither sorts nor groups.
+	order []*jobStub
+	byJob map[string][]*api.AllocationListStub
 	// sets memoises node sets of nodes; dropped when nodes change.
 	sets *nodeSets
+	// nodeAt is the ModifyIndex of the full node each node's entry in
+	// nodes (or its absence) was made from: a reconcile reuses it while
+	// the node list shows the same index.
+	nodeAt map[string]uint64
 }
 
 type objKey struct {
@@ -40,7 +47,18 @@ type objKey struct {
 func newMirror() *mirror {
 	return &mirror{jobs: map[string]*jobStub{}, allocs: map[string]*api.AllocationListStub{},
 		nodes: map[string]*nodeInfo{}, pools: map[string]bool{allPool: true},
-		seen: map[objKey]uint64{}, gone: map[objKey]uint64{}, listed: map[api.Topic]uint64{}}
+		seen: map[objKey]uint64{}, gone: map[objKey]uint64{}, listed: map[api.Topic]uint64{},
+		nodeAt: map[string]uint64{}}
+}
+
+// setNode records a full node as read: usable (info) or not (nil).
+func (m *mirror) setNode(n *api.Node, info *nodeInfo) {
+	delete(m.nodes, n.ID)
+	if info != nil {
+		m.nodes[n.ID] = info
+	}
+	m.nodeAt[n.ID] = n.ModifyIndex
+	m.sets = nil
 }
 
 // newer reports whether a change of the object at index is newer than
@@ -68,40 +86,25 @@ func (m *mirror) remove(k objKey, index uint64) bool {
 func (m *mirror) caughtUp(wrote uint64) bool { return max(m.index, m.fresh) >= wrote }
 
 // world is the round's view of the mirror: managed jobs by submit time,
-// their allocations, nodes and pools.
+// their allocations, nodes and pools. The mirror keeps jobs in that order
+// and allocations grouped and ordered per job as events change them
+// (order.go), so a round walks the jobs once and sorts nothing.
 func (m *mirror) world(managed func(*jobStub) bool) *world {
 	if m.sets == nil {
 		m.sets = &nodeSets{}
 	}
-	w := &world{nodes: m.nodes, pools: m.pools, allocs: map[string][]*api.AllocationListStub{}, sets: m.sets,
-		index: max(m.index, m.listed[api.TopicJob])}
-	ids := map[string]bool{}
-	for _, j := range m.jobs {
+	if len(m.order) != len(m.jobs) {
+		m.resort()
+	}
+	if m.byJob == nil {
+		m.regroup()
+	}
+	w := &world{nodes: m.nodes, pools: m.pools, allocs: m.byJob, sets: m.sets,
+		index: max(m.index, m.listed[api.TopicJob]), jobs: make([]*jobStub, 0, len(m.order))}
+	for _, j := range m.order {
 		if managed(j) {
 			w.jobs = append(w.jobs, j)
-			ids[j.ID] = true
 		}
-	}
-	sort.SliceStable(w.jobs, func(a, b int) bool {
-		if w.jobs[a].SubmitTime != w.jobs[b].SubmitTime {
-			return w.jobs[a].SubmitTime < w.jobs[b].SubmitTime
-		}
-		return w.jobs[a].ID < w.jobs[b].ID
-	})
-	for _, a := range m.allocs {
-		if ids[a.JobID] {
-			w.allocs[a.JobID] = append(w.allocs[a.JobID], a)
-		}
-	}
-	// Allocations in the order Nomad lists them (create index, then ID),
-	// so what picks "the first" picks the same one as before.
-	for _, as := range w.allocs {
-		sort.Slice(as, func(i, j int) bool {
-			if as[i].CreateIndex != as[j].CreateIndex {
-				return as[i].CreateIndex < as[j].CreateIndex
-			}
-			return as[i].ID < as[j].ID
-		})
 	}
 	return w
 }

@@ -2,8 +2,11 @@ package live
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,9 +20,11 @@ import (
 
 // fakeNomad serves the four lists a full reconcile reads, at index 100.
 type fakeNomad struct {
-	mu       sync.Mutex
-	jobs     []*jobStub
-	requests atomic.Int64
+	mu        sync.Mutex
+	jobs      []*jobStub
+	nodes     []*api.Node
+	requests  atomic.Int64
+	nodeReads atomic.Int64
 }
 
 func (f *fakeNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -28,10 +33,77 @@ func (f *fakeNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer f.mu.Unlock()
 	w.Header().Set("X-Nomad-Index", "100")
 	var body any = []any{}
-	if r.URL.Path == "/v1/jobs" {
+	switch {
+	case r.URL.Path == "/v1/jobs":
 		body = f.jobs
+	case r.URL.Path == "/v1/nodes":
+		var stubs []*api.NodeListStub
+		for _, n := range f.nodes {
+			stubs = append(stubs, &api.NodeListStub{ID: n.ID, Name: n.Name, NodePool: n.NodePool, Status: n.Status,
+				ModifyIndex: n.ModifyIndex})
+		}
+		body = stubs
+	case strings.HasPrefix(r.URL.Path, "/v1/node/") && r.URL.Path != "/v1/node/pools":
+		f.nodeReads.Add(1)
+		for _, n := range f.nodes {
+			if n.ID == strings.TrimPrefix(r.URL.Path, "/v1/node/") {
+				body = n
+			}
+		}
 	}
 	_ = json.NewEncoder(w).Encode(body)
+}
+
+// fakeNode is a ready caravan node with gpus GPUs.
+func fakeNode(id string, gpus int, index uint64) *api.Node {
+	attrs := map[string]string{gpuAttr + "count": strconv.Itoa(gpus)}
+	for i := 0; i < gpus; i++ {
+		attrs[fmt.Sprintf("%s%d.uuid", gpuAttr, i)] = fmt.Sprintf("GPU-%s-%d", id, i)
+		attrs[fmt.Sprintf("%s%d.memory_mib", gpuAttr, i)] = "1024"
+	}
+	return &api.Node{ID: id, Name: id, NodePool: "default", Status: "ready", SchedulingEligibility: "eligible",
+		ModifyIndex: index, Drivers: map[string]*api.DriverInfo{"caravan": {Attributes: attrs}}}
+}
+
+// A full reconcile reads only the nodes whose ModifyIndex changed since
+// the mirror last read them; the rest are the same nodes.
+func TestReconcileReadsOnlyChangedNodes(t *testing.T) {
+	s, f := observeScheduler(t)
+	f.nodes = []*api.Node{fakeNode("n1", 2, 10), fakeNode("n2", 2, 11), fakeNode("n3", 2, 12)}
+	reconcile := func() *world {
+		t.Helper()
+		s.needFull = true
+		w, err := s.observe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	if w := reconcile(); f.nodeReads.Load() != 3 || len(w.nodes) != 3 {
+		t.Fatalf("first reconcile: %d node reads, %d nodes", f.nodeReads.Load(), len(w.nodes))
+	}
+	if w := reconcile(); f.nodeReads.Load() != 3 || len(w.nodes) != 3 {
+		t.Fatalf("nothing changed: %d node reads in all, %d nodes", f.nodeReads.Load(), len(w.nodes))
+	}
+	f.mu.Lock()
+	f.nodes[1] = fakeNode("n2", 4, 20)
+	f.mu.Unlock()
+	w := reconcile()
+	if f.nodeReads.Load() != 4 || len(w.nodes["n2"].GPUs) != 4 || len(w.nodes["n1"].GPUs) != 2 {
+		t.Fatalf("one node changed: %d node reads in all, n2 has %d GPUs", f.nodeReads.Load(), len(w.nodes["n2"].GPUs))
+	}
+	// A node the stream updated is at its new index: not read again.
+	ev := event(t, api.TopicNode, "NodeRegistration", 130, map[string]any{"Node": fakeNode("n3", 1, 130)})
+	s.feed.push([]api.Event{ev}, false)
+	if w, err := s.observe(); err != nil || len(w.nodes["n3"].GPUs) != 1 {
+		t.Fatalf("node event: %v", err)
+	}
+	f.mu.Lock()
+	f.nodes[2] = fakeNode("n3", 1, 130)
+	f.mu.Unlock()
+	if w := reconcile(); f.nodeReads.Load() != 4 || len(w.nodes["n3"].GPUs) != 1 {
+		t.Fatalf("after the event: %d node reads in all", f.nodeReads.Load())
+	}
 }
 
 func observeScheduler(t *testing.T) (*Scheduler, *fakeNomad) {

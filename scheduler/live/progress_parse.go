@@ -30,6 +30,11 @@ type progress struct {
 	bad            int
 	// final: the finished job's last allocation has been read.
 	final bool
+	// idle counts reads in a row that gave nothing (no file yet, a task
+	// that writes no progress, an unreachable client); nextAt (Unix s)
+	// is when the next read is due, later the more idle (progressBackoff).
+	idle   int
+	nextAt float64
 }
 
 // progressLine is one line as tasks write it; numbers may be missing.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -139,22 +141,49 @@ func (s *Scheduler) readTarget(ctx context.Context, t progressTarget) {
 		p = &progress{}
 	}
 	cur := p.cursor(t.alloc)
+	due := t.final || p.nextAt <= unix(s.now())
 	b.mu.Unlock()
+	if !due {
+		return
+	}
 	data, err := s.readFrom(ctx, t, cur.offset)
 	now := unix(s.now())
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if !b.known[t.job] { // forgotten meanwhile
+		return
+	}
+	if b.jobs[t.job] == nil {
+		b.jobs[t.job] = p
+	}
+	p = b.jobs[t.job]
 	p.final = p.final || t.final // one try: the allocation may be gone
+	s.backOff(p, cur, len(data) == 0 || err != nil, now)
 	if err != nil {
 		s.log.Debug("reading progress", "job", t.job, "alloc", t.alloc, "error", err)
 		return
 	}
-	if b.known[t.job] { // not forgotten meanwhile
-		if b.jobs[t.job] == nil {
-			b.jobs[t.job] = p
-		}
-		s.consume(b.jobs[t.job], t, cur, data, now)
+	s.consume(p, t, cur, data, now)
+}
+
+// progressBackoff bounds how far reads of a job whose reads give nothing
+// are spaced: 2, 4, 8 … up to this many progress intervals. At scale
+// most polls were of files that did not exist (tasks that write no
+// progress), each one a request to Nomad relayed to the client.
+const progressBackoff = 12
+
+// backOff spaces the reads of p's allocation after an empty one; a read
+// that moved resets it.
+func (s *Scheduler) backOff(p *progress, cur progress, empty bool, now float64) {
+	if p.alloc != cur.alloc {
+		return // a new allocation meanwhile: its schedule starts afresh
 	}
+	if !empty {
+		p.idle, p.nextAt = 0, 0
+		return
+	}
+	p.idle++
+	p.nextAt = now + s.cfg.ProgressInterval.Seconds()*float64(min(1<<min(p.idle, 10), progressBackoff)) - 0.5
 }
 
 // readTimeout bounds one progress read.
@@ -165,8 +194,13 @@ const readTimeout = 5 * time.Second
 func (s *Scheduler) readFrom(ctx context.Context, t progressTarget, offset int64) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
-	q := (&api.QueryOptions{Namespace: s.cfg.Namespace}).WithContext(ctx)
-	r, err := s.api.AllocFS().ReadAt(&api.Allocation{ID: t.alloc, NodeID: t.node}, progressPath(t.task), offset, maxProgressRead, q)
+	// Through the server in one request: the api package's AllocFS first
+	// reads the node and tries the client's own address, three requests
+	// (and a failed dial where clients are not reachable) per read.
+	q := (&api.QueryOptions{Namespace: s.cfg.Namespace, Params: map[string]string{
+		"path": progressPath(t.task), "offset": strconv.FormatInt(offset, 10),
+		"limit": strconv.Itoa(maxProgressRead)}}).WithContext(ctx)
+	r, err := s.api.Raw().Response("/v1/client/fs/readat/"+url.PathEscape(t.alloc), q)
 	if err != nil {
 		if strings.Contains(err.Error(), "no such file") {
 			return nil, nil
@@ -208,6 +242,7 @@ func (p *progress) cursor(alloc string) progress {
 	if p.alloc != alloc {
 		p.alloc, p.offset, p.partial, p.skipping = alloc, 0, nil, false
 		p.readAt = 0 // the step rate restarts with the new run
+		p.idle, p.nextAt = 0, 0
 	}
 	return progress{alloc: p.alloc, offset: p.offset}
 }

@@ -1,10 +1,17 @@
 package live
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
 	"github.com/hashicorp/nomad/api"
@@ -184,4 +191,74 @@ func TestFinishedJobGetsOneFinalProgressRead(t *testing.T) {
 	if len(s.progress.targets) != 0 {
 		t.Fatalf("read again after the final read: %+v", s.progress.targets)
 	}
+}
+
+// Progress is read through the server in one request per read, and a job
+// whose reads give nothing is read less and less often until it writes.
+func TestProgressReadsBackOffUntilTheTaskWrites(t *testing.T) {
+	var mu sync.Mutex
+	var reads, others int
+	body := ""
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r.URL.Path != "/v1/client/fs/readat/a1" || r.URL.Query().Get("path") != progressPath("work") {
+			others++
+			http.Error(w, "unexpected", http.StatusBadRequest)
+			return
+		}
+		reads++
+		if body == "" {
+			http.Error(w, "stat alloc/caravan/work.progress.jsonl: no such file or directory", http.StatusInternalServerError)
+			return
+		}
+		_, _ = io.WriteString(w, body[min(len(body), atoi(r.URL.Query().Get("offset"))):])
+		body += fmt.Sprintf("{\"step\": %d, \"loss\": 1}\n", reads+1) // it keeps writing
+	}))
+	t.Cleanup(srv.Close)
+	c, err := api.NewClient(&api.Config{Address: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Token: "t", ProgressInterval: 5 * time.Second}, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := time.Unix(1000, 0)
+	s.now = func() time.Time { return clock }
+	g := gang{Workers: []worker{{Group: "w0", Task: "work"}}, Fraction: 1}
+	e := &entry{stub: &jobStub{ID: "j"}, phase: phaseRunning, rec: &record{}, job: &cachedJob{gang: g}}
+	allocs := map[string][]*api.AllocationListStub{"j": {{ID: "a1", NodeID: "n1", TaskGroup: "w0", DesiredStatus: "run", ClientStatus: "running"}}}
+	s.progressTargets([]*entry{e}, allocs)
+	poll := func(until time.Duration) int {
+		mu.Lock()
+		before := reads
+		mu.Unlock()
+		for end := clock.Add(until); clock.Before(end); clock = clock.Add(5 * time.Second) {
+			s.readProgress(context.Background())
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return reads - before
+	}
+	if n := poll(65 * time.Second); n != 3 { // at 0, 10 and 30 s
+		t.Fatalf("%d reads of a missing file in 65 s, want 3", n)
+	}
+	mu.Lock()
+	body = "{\"step\": 1, \"loss\": 2}\n"
+	mu.Unlock()
+	if n := poll(10 * time.Second); n != 1 { // at 65 s not yet due, at 70 s due
+		t.Fatalf("%d reads when due", n)
+	}
+	if n := poll(10 * time.Second); n != 2 { // it wrote: every interval again
+		t.Fatalf("%d reads after the task wrote, want 2", n)
+	}
+	if p := s.progress.jobs["j"]; p == nil || len(p.points) != 3 || others != 0 {
+		t.Fatalf("progress %+v, %d other requests", p, others)
+	}
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }

@@ -1,7 +1,9 @@
 package live
 
 import (
+	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/hashicorp/nomad/api"
 )
@@ -62,8 +64,14 @@ func (s *Scheduler) listPools(m *mirror) error {
 	return nil
 }
 
-// listNodes reads every ready node outside the queue pool in full (the
-// list's stubs lack the caravan driver's attributes).
+// nodeReaders bounds the node reads a full reconcile sends at once.
+const nodeReaders = 8
+
+// listNodes lists the nodes and reads in full (the list's stubs lack the
+// caravan driver's attributes and node meta) every ready node outside the
+// queue pool that changed since the previous mirror read it: a node at the
+// same ModifyIndex is the same node, so at scale a reconcile reads the few
+// nodes that changed, not the whole fleet.
 func (s *Scheduler) listNodes(m *mirror) error {
 	s.call()
 	stubs, qm, err := s.api.Nodes().List(nil)
@@ -71,22 +79,52 @@ func (s *Scheduler) listNodes(m *mirror) error {
 		return fmt.Errorf("list nodes: %w", err)
 	}
 	m.listed[api.TopicNode] = qm.LastIndex
+	var read []*api.NodeListStub
 	for _, stub := range stubs {
 		m.seen[objKey{api.TopicNode, stub.ID}] = stub.ModifyIndex
 		if stub.NodePool == s.cfg.QueuePool || stub.Status != "ready" {
 			continue
 		}
-		s.call()
-		n, _, err := s.api.Nodes().Info(stub.ID, nil)
-		if err != nil {
-			return fmt.Errorf("read node %s: %w", stub.Name, err)
+		if old := s.mirror; old != nil && old.nodeAt[stub.ID] == stub.ModifyIndex {
+			m.nodeAt[stub.ID] = stub.ModifyIndex
+			if info := old.nodes[stub.ID]; info != nil {
+				m.nodes[stub.ID] = info
+			}
+			continue
 		}
-		m.seen[objKey{api.TopicNode, stub.ID}] = max(stub.ModifyIndex, n.ModifyIndex)
-		if info := s.nodeInfo(n); info != nil {
-			m.nodes[info.ID] = info
-		}
+		read = append(read, stub)
+	}
+	nodes, err := s.readNodes(read)
+	if err != nil {
+		return err
+	}
+	for i, n := range nodes {
+		m.seen[objKey{api.TopicNode, n.ID}] = max(read[i].ModifyIndex, n.ModifyIndex)
+		m.setNode(n, s.nodeInfo(n))
 	}
 	return nil
+}
+
+// readNodes reads nodes in full, nodeReaders at once.
+func (s *Scheduler) readNodes(stubs []*api.NodeListStub) ([]*api.Node, error) {
+	out := make([]*api.Node, len(stubs))
+	errs := make([]error, len(stubs))
+	sem := make(chan struct{}, nodeReaders)
+	var wg sync.WaitGroup
+	for i, stub := range stubs {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			s.call()
+			out[i], _, errs[i] = s.api.Nodes().Info(stub.ID, nil)
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("read node %s: %w", stub.Name, errs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
 }
 
 // nodeInfo is a node the scheduler may place on: ready, eligible, not

@@ -119,6 +119,12 @@ func (s *Scheduler) fullJob(stub *jobStub) *cachedJob {
 	if err != nil {
 		return &cachedJob{err: fmt.Errorf("read job: %w", err)}
 	}
+	return s.cacheJob(job)
+}
+
+// cacheJob parses and caches a full job at its JobModifyIndex: one read by
+// fullJob, or the job an event carried (events.go), which spares the read.
+func (s *Scheduler) cacheJob(job *api.Job) *cachedJob {
 	c := &cachedJob{index: deref(job.JobModifyIndex), job: job}
 	c.gang, c.err = parseGang(job)
 	if c.err == nil {
@@ -127,7 +133,7 @@ func (s *Scheduler) fullJob(stub *jobStub) *cachedJob {
 	if c.err == nil {
 		c.batch, c.err = parseBatchSize(job.Meta[MetaBatchSize])
 	}
-	s.jobs[stub.ID] = c
+	s.jobs[deref(job.ID)] = c
 	return c
 }
 

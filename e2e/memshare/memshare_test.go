@@ -21,6 +21,7 @@ type spillResult struct {
 	Verified   bool    `json:"verified"`
 	WriteMiBs  float64 `json:"write_mib_s"`
 	ReadMiBs   float64 `json:"read_mib_s"`
+	Reconnects int     `json:"reconnects"`
 }
 
 // TestSpillToDonatedMemory: donors on both clients lend; the consumer's

@@ -216,6 +216,9 @@ func (v *Volume) resume(ctx context.Context, sl Slab) (*shard, error) {
 		err = v.reconnect(ctx, sh)
 	}
 	if err != nil {
+		// The stand-in holds no node: a donor that restarted empty (its
+		// plugin restarted with the consumer's) may take the slab back.
+		sh.donor.Node = ""
 		sh.client = nbd.ClosedClient(err)
 		return sh, err
 	}

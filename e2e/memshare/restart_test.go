@@ -1,0 +1,145 @@
+package memshare_e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caravan-dl/caravan/e2e/harness"
+	"github.com/hashicorp/nomad/api"
+)
+
+// TestRemoteMemorySurvivesClientRestart: while the consumer's batches live
+// only in remote memory, its Nomad client agent is restarted, which kills
+// and restarts the caravan plugin (its endpoint, and its node's donor with
+// the slabs it lent). RecoverTask re-opens the volume from the saved
+// layout at the same URI: the task (same allocation, never restarted)
+// reconnects and every batch verifies, the slab its own node held rebuilt
+// from the other node's copy.
+func TestRemoteMemorySurvivesClientRestart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	root, err := harness.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	workloads := harness.TaskWorkloads
+	if _, err := cluster.RunFile(filepath.Join(root, "jobspecs", "memshare-donor.nomad.hcl"),
+		map[string]string{"workloads": workloads, "memory": "512", "seconds": "400"}); err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.StopJob("memshare-donor", 30*time.Second)
+	waitLending(t, ctx)
+	if _, err := cluster.RunFile(filepath.Join(root, "jobspecs", "memshare-consumer.nomad.hcl"), map[string]string{
+		"workloads": workloads, "remote_memory": "64MiB", "batches": "48", "hold_seconds": "40"}); err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.StopJob("memshare-consumer", 30*time.Second)
+	consumer, err := cluster.WaitAlloc(ctx, "memshare-consumer", harness.TaskState("spill", "running"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for !strings.Contains(logs(consumer, "spill"), "spilled_batches") {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("consumer never spilled: %s", logs(consumer, "spill"))
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	agent := agentNamed(t, consumer.NodeName)
+	t.Logf("restarting %s while the consumer's batches live only in remote memory", agent.Name)
+	start := time.Now()
+	if err := agent.Restart(20 * time.Second); err != nil {
+		t.Fatalf("restart %s: %v", agent.Name, err)
+	}
+	t.Logf("%s stopped and started again in %v", agent.Name, time.Since(start).Round(time.Millisecond))
+	waitDriverHealthy(t, ctx)
+
+	done, err := cluster.WaitAlloc(ctx, "memshare-consumer", func(a *api.Allocation) bool {
+		return a.ClientStatus == "complete" || a.ClientStatus == "failed"
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := logs(done, "spill")
+	var res spillResult
+	if err := json.Unmarshal([]byte(lastLine(out)), &res); err != nil || done.ClientStatus != "complete" || !res.Verified || res.Batches != 48 {
+		errOut, _ := cluster.Logs(done, "spill", "stderr")
+		t.Fatalf("consumer %s after the restart: %+v %v\n%s\n%s\nstderr: %s", done.ClientStatus, res, err, harness.Events(done, "spill"), out, errOut)
+	}
+	if res.Reconnects == 0 {
+		t.Fatalf("the task's connection never dropped: was the plugin restarted? %+v", res)
+	}
+	if done.ID != consumer.ID || done.TaskStates["spill"].Restarts != 0 {
+		t.Fatalf("the consumer must be recovered, not restarted: alloc %s (was %s), restarts %d", done.ID, consumer.ID, done.TaskStates["spill"].Restarts)
+	}
+	if ev := harness.Events(done, "spill"); strings.Contains(ev, "not recovered") {
+		t.Fatalf("recovery reported a failure: %s", ev)
+	}
+	t.Logf("consumer after the restart: %+v", res)
+	counts := pluginLog(t, agent, "remote memory recovered", "saved slab did not survive", "slab re-homed", "rebuild failed")
+	t.Logf("%s's plugin log after the restart: %v", agent.Name, counts)
+	waitReturned(t, ctx)
+}
+
+// pluginLog counts the agent's log lines holding each phrase, and fails
+// unless the first one is there.
+func pluginLog(t *testing.T, a *harness.Agent, must string, also ...string) map[string]int {
+	t.Helper()
+	raw, err := os.ReadFile(a.LogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		for _, p := range append([]string{must}, also...) {
+			if strings.Contains(line, p) {
+				counts[p]++
+			}
+		}
+	}
+	if counts[must] == 0 {
+		t.Fatalf("%s's log never says %q", a.Name, must)
+	}
+	return counts
+}
+
+func agentNamed(t *testing.T, name string) *harness.Agent {
+	t.Helper()
+	for _, c := range cluster.Clients {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no client agent named %s", name)
+	return nil
+}
+
+// waitDriverHealthy waits until every client is ready with a healthy
+// caravan driver.
+func waitDriverHealthy(t *testing.T, ctx context.Context) {
+	t.Helper()
+	for {
+		stubs, _, err := cluster.API.Nodes().List(nil)
+		ready, seen := 0, fmt.Sprint(err)
+		for _, s := range stubs {
+			if d := s.Drivers["caravan"]; s.Status == "ready" && d != nil && d.Healthy {
+				ready++
+			}
+			seen += " " + s.Name + ":" + s.Status
+		}
+		if err == nil && ready == len(cluster.Clients) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("clients not ready again: %s", seen)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}

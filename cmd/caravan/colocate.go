@@ -134,6 +134,7 @@ func colocateBench(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.opt.Partners, "partners", false, "predictor learns known partner models' profiles (FitOptions.Partners)")
 	fs.BoolVar(&o.best, "best-partner", false, "join the allowed GPU whose pair the rule judges fastest, not the first")
 	dropUnslowed := fs.Bool("drop-unslowed", false, "treat pairs that record a side at exactly its speed alone (V100's suspect records, profile.Gavel.Unslowed) as never run together, for every rule and the predictor's training")
+	fs.BoolVar(&o.learn, "learn", false, "also run predicted+learn: pairs of types the run already co-located are judged by what they measured then (Experiment.Learn)")
 	fs.Float64Var(&o.target, "margin-target", 0.1, "also run predicted+margin: accept a pair only under a threshold each held-out fit learns by leave-one-model-out on its own training models, keeping at most this share of accepted jobs over the bound there (0: skip)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -175,6 +176,7 @@ type benchOptions struct {
 	opt     colocate.FitOptions
 	best    bool
 	target  float64 // predicted+margin's Margin.Target; 0 skips that row
+	learn   bool    // add the predicted+learn row (Experiment.Learn)
 }
 
 func (o benchOptions) predictor(samples []colocate.Sample) (colocate.Slowdowner, error) {
@@ -211,6 +213,11 @@ func benchCell(w io.Writer, g *profile.Gavel, graphs map[string]profile.ModelGra
 		}
 		rows = append(rows, benchRow{"predicted+margin", colocate.Predicted, x})
 		x.Predictor = pred
+	}
+	if o.learn {
+		xl := x
+		xl.Learn = true
+		rows = append(rows, benchRow{"predicted+learn", colocate.Predicted, xl})
 	}
 	rows = append(rows, benchRow{"oracle", colocate.Oracle, x}, benchRow{"naive", colocate.Naive, x})
 	for _, r := range rows {

@@ -54,6 +54,12 @@ type Experiment struct {
 	// BestPartner joins the allowed GPU whose pair the rule judges fastest
 	// together (Horus' greedy), not the first allowed one.
 	BestPartner bool
+	// Learn lets the predicted rule remember what it saw: once two job
+	// types have shared a GPU in the run, their measured slowdowns decide
+	// for that pair of types from then on (as a live scheduler sees a
+	// shared job's speed in its progress), the predictor only pairs never
+	// seen together. Nothing is known before the run.
+	Learn bool
 }
 
 // Run plays the workload under rule.
@@ -118,7 +124,8 @@ type run struct {
 	onGPU   [][]*running
 	heap    *runHeap
 	now     float64
-	last    float64 // time the running jobs were last advanced to
+	last    float64                       // time the running jobs were last advanced to
+	seen    map[[2]profile.GavelType]bool // type pairs that shared (Learn)
 	started map[*ExperimentJob]float64
 	done    map[*ExperimentJob]float64
 	out     Outcome
@@ -128,7 +135,7 @@ func newRun(x Experiment, rule Rule, jobs []ExperimentJob) *run {
 	sorted := append([]ExperimentJob(nil), jobs...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Submit < sorted[j].Submit })
 	return &run{x: x, rule: rule, jobs: sorted, onGPU: make([][]*running, x.GPUs), heap: newRunHeap(),
-		started: map[*ExperimentJob]float64{}, done: map[*ExperimentJob]float64{}, out: Outcome{Rule: rule, WorstSlowdown: 1}}
+		seen: map[[2]profile.GavelType]bool{}, started: map[*ExperimentJob]float64{}, done: map[*ExperimentJob]float64{}, out: Outcome{Rule: rule, WorstSlowdown: 1}}
 }
 
 func (s *run) play() {
@@ -203,7 +210,7 @@ func (s *run) pick(j *ExperimentJob) (int, *running) {
 	}
 	best, bestGain := -1, math.Inf(-1)
 	for g, on := range s.onGPU {
-		if len(on) != 1 || !s.x.allowed(s.rule, j, on[0].job) {
+		if len(on) != 1 || !s.allowed(j, on[0].job) {
 			continue
 		}
 		if !s.x.BestPartner {
@@ -217,6 +224,15 @@ func (s *run) pick(j *ExperimentJob) (int, *running) {
 		return -1, nil
 	}
 	return best, s.onGPU[best][0]
+}
+
+// allowed is the rule's verdict, or with Learn the measurement of a pair
+// of types this run already co-located.
+func (s *run) allowed(j, r *ExperimentJob) bool {
+	if s.rule == Predicted && s.x.Learn && s.seen[[2]profile.GavelType{j.Type, r.Type}] {
+		return s.x.allowed(Oracle, j, r)
+	}
+	return s.x.allowed(s.rule, j, r)
 }
 
 // pairGain is the pair's combined speed (1/sa + 1/sb) as the rule sees it:
@@ -243,6 +259,8 @@ func (s *run) start(j *ExperimentJob, gpu int, partner *running) {
 		return
 	}
 	sj, sp, _ := s.x.Gavel.Slowdowns(s.x.GPU, j.Type, partner.job.Type)
+	s.seen[[2]profile.GavelType{j.Type, partner.job.Type}] = true
+	s.seen[[2]profile.GavelType{partner.job.Type, j.Type}] = true
 	s.out.Colocations++
 	if sj > s.x.Bound || sp > s.x.Bound {
 		s.out.OverBound++

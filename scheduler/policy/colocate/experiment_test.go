@@ -112,3 +112,39 @@ func TestExperimentBestPartner(t *testing.T) {
 		t.Fatalf("worst slowdowns first-fit %.3f, best %.3f; want 1.989 and 1.261", first.WorstSlowdown, best.WorstSlowdown)
 	}
 }
+
+// acceptAll predicts no slowdown for any pair.
+type acceptAll struct{}
+
+func (acceptAll) Slowdown(Job, Job) float64 { return 1 }
+
+// With Learn, a pair of types breaks the bound at most once in a run: the
+// first time it shares, its measurement is seen and rules from then on.
+func TestExperimentLearnsFromSharedPairs(t *testing.T) {
+	g, graphs := excerpt(t)
+	jobs, err := Workload(g, "v100", graphs, []float64{600, 1800, 3600}, 200, 4, 1, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range jobs {
+		jobs[i].Submit = 0
+	}
+	x := Experiment{Gavel: g, GPU: "v100", GPUs: 4, Bound: 1.25, Predictor: acceptAll{}}
+	plain, _ := x.Run(jobs, Predicted)
+	x.Learn = true
+	learn, _ := x.Run(jobs, Predicted)
+	over := 0 // unordered type pairs whose measurement breaks the bound
+	types := g.Types("v100")
+	for i, a := range types {
+		for _, b := range types[i:] {
+			if sa, sb, ok := g.Slowdowns("v100", a, b); ok && a.Scale == 1 && b.Scale == 1 && math.Max(sa, sb) > 1.25 {
+				over++
+			}
+		}
+	}
+	t.Logf("learn %d/%d over, plain %d/%d, type pairs over %d", learn.OverBound, learn.Colocations, plain.OverBound, plain.Colocations, over)
+	if learn.OverBound > over || learn.OverBound >= plain.OverBound || learn.Colocations == 0 {
+		t.Fatalf("learn: %d of %d co-locations over the bound (%d type pairs could be); without: %d",
+			learn.OverBound, learn.Colocations, over, plain.OverBound)
+	}
+}

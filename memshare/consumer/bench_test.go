@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	rtmetrics "runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -126,6 +127,7 @@ func runOps(b *testing.B, d blockDev, n int, write, random bool, depth int) {
 	errs := make(chan error, depth)
 	b.SetBytes(int64(n))
 	calls0 := ioSyscalls()
+	gor0 := goroutinesCreated()
 	b.ResetTimer()
 	var wg sync.WaitGroup
 	for w := range depth {
@@ -166,6 +168,7 @@ func runOps(b *testing.B, d blockDev, n int, write, random bool, depth int) {
 		// saves, free of the shared machine's timing noise.
 		b.ReportMetric(float64(ioSyscalls()-calls0)/float64(b.N), "syscalls/op")
 	}
+	reportGoroutines(b, gor0)
 	select {
 	case err := <-errs:
 		b.Fatal(err)
@@ -192,6 +195,7 @@ func runBatches(b *testing.B, c *nbd.Client, n int, write bool, depth int) {
 	pend := make([]*nbd.Pending, depth)
 	b.SetBytes(int64(n))
 	calls0 := ioSyscalls()
+	gor0 := goroutinesCreated()
 	b.ResetTimer()
 	for done := 0; done < b.N; {
 		m := min(depth, b.N-done)
@@ -218,7 +222,24 @@ func runBatches(b *testing.B, c *nbd.Client, n int, write bool, depth int) {
 	if calls0 >= 0 {
 		b.ReportMetric(float64(ioSyscalls()-calls0)/float64(b.N), "syscalls/op")
 	}
+	reportGoroutines(b, gor0)
 	reportLatency(b, lat)
+}
+
+// goroutinesCreated is how many goroutines the process has started.
+func goroutinesCreated() uint64 {
+	ms := []rtmetrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	rtmetrics.Read(ms)
+	if ms[0].Value.Kind() != rtmetrics.KindUint64 {
+		return 0
+	}
+	return ms[0].Value.Uint64()
+}
+
+// reportGoroutines reports goroutines started per operation in the whole
+// process (a goroutine per request would show as ≥ 1).
+func reportGoroutines(b *testing.B, g0 uint64) {
+	b.ReportMetric(float64(goroutinesCreated()-g0)/float64(b.N), "goroutines/op")
 }
 
 // ioSyscalls is the process's read+write system call count (-1 where

@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"math/rand/v2"
 	"net"
 	"net/url"
@@ -233,4 +234,24 @@ func finishTask(t *testing.T, td *testDriver, task *drivers.TaskConfig, ds []*do
 		t.Fatalf("the saved layout must go with the task: %v", err)
 	}
 	_ = td.DestroyTask(task.ID, true)
+}
+
+// FuzzParseLayout: any bytes give a layout or an error, never a panic,
+// and only a correctly signed file is accepted.
+func FuzzParseLayout(f *testing.F) {
+	key := []byte(testMemshareKey)
+	good, _ := writeLayout(filepath.Join(f.TempDir(), "seed.layout"), key, "t1", consumer.Layout{Version: consumer.LayoutVersion, ID: "a/b"})
+	f.Add([]byte(`{"version":1,"task":"t1","layout":` + string(good) + `,"mac":"` + layoutMAC(key, "t1", good) + `"}`))
+	f.Add([]byte(`{"version":1,"task":"t1","layout":{},"mac":"00"}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		l, err := parseLayout(raw, key, "t1")
+		if err != nil {
+			return
+		}
+		var lf layoutFile
+		if json.Unmarshal(raw, &lf) != nil || lf.MAC != layoutMAC(key, "t1", lf.Layout) {
+			t.Fatalf("accepted an unsigned layout %+v", l)
+		}
+	})
 }

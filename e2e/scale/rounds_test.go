@@ -18,11 +18,16 @@ type roundStats struct {
 	rounds        float64
 	p50, p99      float64 // seconds, bucket bounds
 	callsPerRound float64
+	stages        map[string]float64 // seconds per round stage, in all
 }
 
 func (r roundStats) String() string {
-	return fmt.Sprintf("%.0f rounds, round p50 ≤ %s, p99 ≤ %s, %.1f API calls per round", r.rounds,
-		secs(r.p50), secs(r.p99), r.callsPerRound)
+	var st []string
+	for _, k := range []string{"observe", "classify", "decide", "apply", "save"} {
+		st = append(st, fmt.Sprintf("%s %.1f s", k, r.stages[k]))
+	}
+	return fmt.Sprintf("%.0f rounds, round p50 ≤ %s, p99 ≤ %s, %.1f API calls per round; time in rounds: %s", r.rounds,
+		secs(r.p50), secs(r.p99), r.callsPerRound, strings.Join(st, ", "))
 }
 
 func secs(s float64) string { return time.Duration(s * float64(time.Second)).String() }
@@ -44,6 +49,7 @@ func scrapeRounds(addr, token string) (roundStats, error) {
 	}
 	var buckets []bucket
 	var calls, callRounds float64
+	stages := map[string]float64{}
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		name, v, ok := sample(sc.Text())
@@ -54,6 +60,8 @@ func scrapeRounds(addr, token string) (roundStats, error) {
 			if err == nil {
 				buckets = append(buckets, bucket{le, v})
 			}
+		case strings.HasPrefix(name, "caravan_scheduler_round_stage_seconds_total{stage=\""):
+			stages[strings.TrimSuffix(strings.TrimPrefix(name, "caravan_scheduler_round_stage_seconds_total{stage=\""), "\"}")] = v
 		case name == "caravan_scheduler_round_api_calls_sum":
 			calls = v
 		case name == "caravan_scheduler_round_api_calls_count":
@@ -63,7 +71,9 @@ func scrapeRounds(addr, token string) (roundStats, error) {
 	if err := sc.Err(); err != nil {
 		return roundStats{}, err
 	}
-	return summariseBuckets(buckets, calls, callRounds), nil
+	r := summariseBuckets(buckets, calls, callRounds)
+	r.stages = stages
+	return r, nil
 }
 
 type bucket struct{ le, count float64 }

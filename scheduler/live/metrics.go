@@ -18,6 +18,8 @@ type metrics struct {
 	eventsApplied, eventsIgnored, reconciles   prometheus.Counter
 	apiCalls                                   prometheus.Counter
 	roundSeconds, waitSeconds, roundCalls      prometheus.Histogram
+	// stageSeconds is where rounds spend their time (round.go's stages).
+	stageSeconds *prometheus.CounterVec
 }
 
 // newMetrics registers every series; the gauges read the latest round's
@@ -59,6 +61,10 @@ func newMetrics(view func() *QueueView, leader func() bool) *metrics {
 		waitSeconds: histogram("caravan_scheduler_admission_wait_seconds", "Time from submission to admission.",
 			prometheus.ExponentialBuckets(0.5, 2, 18)),
 	}
+	m.stageSeconds = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "caravan_scheduler_round_stage_seconds_total",
+		Help: "Seconds scheduling rounds spent per stage: observe, classify, decide (the policy), apply (Nomad writes), save (state)."},
+		[]string{"stage"})
+	reg.MustRegister(m.stageSeconds)
 	gauge("caravan_scheduler_leader", "1 if this instance holds the scheduler lock.", func() float64 {
 		if leader() {
 			return 1

@@ -17,10 +17,12 @@ func (s *Scheduler) round() (uint64, error) {
 	start := s.now()
 	s.calls.Store(0)
 	defer func() { observe(s.metrics.roundCalls, float64(s.calls.Load())) }()
+	st := s.stages()
 	w, err := s.observe()
 	if err != nil {
 		return 0, err
 	}
+	st("observe")
 	now := s.now()
 	es := s.classify(w, unix(now))
 	for _, e := range es {
@@ -33,10 +35,13 @@ func (s *Scheduler) round() (uint64, error) {
 	var ranking []policy.Rank
 	waiting := map[string]string{}
 	for _, c := range s.classes(w, es) {
+		st("classify")
 		dec := s.decide(s.snapshot(b, c.nodes, c.entries, unix(now)))
+		st("decide")
 		for id, why := range s.apply(w, c.entries, b, dec, now) {
 			waiting[id] = why
 		}
+		st("apply")
 		ranking = append(ranking, dec.Ranking...)
 	}
 	for _, e := range es {
@@ -47,9 +52,23 @@ func (s *Scheduler) round() (uint64, error) {
 	v := buildView(s.pol.Name(), es, ranking, waiting, now)
 	s.showProgress(v)
 	s.view.Store(v)
+	st("classify")
+	err = s.save(now)
+	st("save")
 	s.metrics.rounds.Inc()
 	observe(s.metrics.roundSeconds, s.now().Sub(start).Seconds())
-	return w.index, s.save(now)
+	return w.index, err
+}
+
+// stages returns a clock that adds the time since its last call to a
+// stage's total (caravan_scheduler_round_stage_seconds_total).
+func (s *Scheduler) stages() func(stage string) {
+	last := time.Now()
+	return func(stage string) {
+		now := time.Now()
+		s.metrics.stageSeconds.WithLabelValues(stage).Add(now.Sub(last).Seconds())
+		last = now
+	}
 }
 
 // decide asks the policy once. Its Decision carries the ranking the queue

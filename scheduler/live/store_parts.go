@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/nomad/api"
 )
@@ -17,22 +18,58 @@ func (s *store) partPath(g generation, i int) string {
 
 func (s *store) partPrefix() string { return s.path + "/part/" }
 
+// partWriters bounds the part writes and deletes a save sends at once: a
+// save of 10,000 jobs writes 16 parts and deletes the previous 16, each a
+// Raft commit, which one at a time made the save most of a round.
+const partWriters = 8
+
+// eachPart runs f for parts 0..n-1, partWriters at once, and returns each
+// one's error.
+func eachPart(n int, f func(i int) error) []error {
+	errs := make([]error, n)
+	sem := make(chan struct{}, partWriters)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = f(i)
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
 // writeParts creates generation g's parts and returns their sums. Each is
 // created with check-and-set 0 (only if absent), so no write ever replaces
 // a part, whoever wrote it. On error the parts written are deleted.
 func (s *store) writeParts(g generation, chunks []string) ([]string, error) {
+	errs := eachPart(len(chunks), func(i int) error {
+		v := &api.Variable{Namespace: s.ns, Path: s.partPath(g, i), Items: api.VariableItems{itemData: chunks[i]}}
+		_, _, err := s.vars.CheckedUpdate(v, s.write())
+		return err
+	})
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		eachPart(len(chunks), func(j int) error {
+			if errs[j] == nil {
+				_, err := s.vars.Delete(s.partPath(g, j), s.write())
+				return err
+			}
+			return nil
+		})
+		p := s.partPath(g, i)
+		var cas api.ErrCASConflict
+		if errors.As(err, &cas) {
+			return nil, fmt.Errorf("write state part %s: it already exists", p)
+		}
+		return nil, fmt.Errorf("write state part %s (%d of %d): %w", p, i+1, len(chunks), err)
+	}
 	sums := make([]string, len(chunks))
 	for i, c := range chunks {
-		p := s.partPath(g, i)
-		v := &api.Variable{Namespace: s.ns, Path: p, Items: api.VariableItems{itemData: c}}
-		if _, _, err := s.vars.CheckedUpdate(v, s.write()); err != nil {
-			_ = s.deleteParts(header{Gen: g, Parts: i})
-			var cas api.ErrCASConflict
-			if errors.As(err, &cas) {
-				return nil, fmt.Errorf("write state part %s: it already exists", p)
-			}
-			return nil, fmt.Errorf("write state part %s (%d of %d): %w", p, i+1, len(chunks), err)
-		}
 		sums[i] = sum(c)
 	}
 	return sums, nil
@@ -59,14 +96,19 @@ func (s *store) readParts(h header) (string, error) {
 
 // deleteParts deletes h's parts, returning the first error.
 func (s *store) deleteParts(h header) error {
-	var first error
-	for i := 0; i < h.Parts; i++ {
+	errs := eachPart(h.Parts, func(i int) error {
 		p := s.partPath(h.Gen, i)
-		if _, err := s.vars.Delete(p, s.write()); err != nil && first == nil {
-			first = fmt.Errorf("delete %s: %w", p, err)
+		if _, err := s.vars.Delete(p, s.write()); err != nil {
+			return fmt.Errorf("delete %s: %w", p, err)
+		}
+		return nil
+	})
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
-	return first
+	return nil
 }
 
 // sweepParts deletes parts older than the current generation that it does

@@ -22,9 +22,15 @@ func (s *Scheduler) apply(w *world, es []*entry, l *gpuBook, dec policy.Decision
 	}
 	waiting := dec.Waiting.Map()
 	for _, id := range dec.Preempts {
-		if e := byID[id]; e != nil && e.phase == phaseRunning {
-			s.preempt(e, preemptReason(waiting[id]), now)
+		e := byID[id]
+		if e == nil || e.phase != phaseRunning {
+			continue
 		}
+		if startingTask(e, now) {
+			s.log.Debug("preemption waits for the job's tasks to start", "job", id)
+			continue
+		}
+		s.preempt(e, preemptReason(waiting[id]), now)
 	}
 	started := map[string]bool{}
 	var ads []*admission

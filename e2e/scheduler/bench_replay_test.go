@@ -81,7 +81,7 @@ func BenchmarkTraceReplay(b *testing.B) {
 // the mean JCT in trace seconds, and how long each job really occupied its
 // GPUs (first allocation created to last task finished, trace seconds):
 // the recorded duration plus Nomad's start and stop latencies.
-func replayLive(b *testing.B, tr *trace.Trace, pol string, iter int, queueLimits []float64) (float64, map[string]float64, latencies) {
+func replayLive(b testing.TB, tr *trace.Trace, pol string, iter int, queueLimits []float64) (float64, map[string]float64, latencies) {
 	limits := fmt.Sprintf("%g,%g", queueLimits[0]/replayCompress, queueLimits[1]/replayCompress)
 	startScheduler(b, "-policy", pol, "-queue-limits", limits,
 		"-quantum", time.Duration(float64(60*time.Second)/replayCompress).String(), "-log-level", "info")
@@ -138,8 +138,10 @@ var tiresiasLimits = []float64{3250, 7200}
 // replay2x8 is the Tiresias replay's cluster; its simulator keeps the default queues.
 var replay2x8 = replayShape{nodes: 2, gpus: 8}
 
-// latencies are Nomad's per-start and per-stop overheads, trace seconds.
-type latencies struct{ start, stop float64 }
+// latencies are Nomad's per-start and per-stop overheads, trace seconds;
+// unserved is the part of start before the job's tasks run (react +
+// place), in which the live scheduler accrues it no service.
+type latencies struct{ start, stop, unserved float64 }
 
 // measureLatencies reads, from Nomad's timestamps of every allocation of
 // the replay, what a start and a stop cost (medians, trace seconds):
@@ -157,7 +159,7 @@ type latencies struct{ start, stop float64 }
 //     a preempted allocation, its Killing event to terminal.
 //
 // start = react + place + process; stop = stop. None of it looks at JCTs.
-func measureLatencies(b *testing.B, pol string, ids []string, submitted map[string]time.Time) latencies {
+func measureLatencies(b testing.TB, pol string, ids []string, submitted map[string]time.Time) latencies {
 	var react, place, process, stop []float64
 	var terminals []time.Time
 	type first struct {
@@ -215,7 +217,7 @@ func measureLatencies(b *testing.B, pol string, ids []string, submitted map[stri
 		react = append(react, max(f.admit.Sub(trigger).Seconds(), 0))
 	}
 	m := func(xs []float64) float64 { return median(xs) * replayCompress }
-	l := latencies{start: m(react) + m(place) + m(process), stop: m(stop)}
+	l := latencies{start: m(react) + m(place) + m(process), stop: m(stop), unserved: m(react) + m(place)}
 	b.Logf("%s overheads (median, trace s; ×%g of real): react %.1f (n=%d) + place %.1f (n=%d) + process %.1f (n=%d) = start %.1f; stop %.1f (n=%d)",
 		pol, replayCompress, m(react), len(react), m(place), len(place), m(process), len(process), l.start, l.stop, len(stop))
 	return l
@@ -261,7 +263,7 @@ func median(xs []float64) float64 {
 // occupied, each job's duration is what it really occupied live, which
 // separates Nomad's per-job latencies from the scheduler's decisions.
 // With lat, the simulator models those start and stop latencies instead.
-func replaySim(b *testing.B, tr *trace.Trace, pol string, shape replayShape, occupied map[string]float64, lat latencies) float64 {
+func replaySim(b testing.TB, tr *trace.Trace, pol string, shape replayShape, occupied map[string]float64, lat latencies) float64 {
 	c, err := sim.Homogeneous(shape.nodes, shape.gpus, 0)
 	if err != nil {
 		b.Fatal(err)
@@ -282,7 +284,7 @@ func replaySim(b *testing.B, tr *trace.Trace, pol string, shape replayShape, occ
 	if err != nil {
 		b.Fatal(err)
 	}
-	res, err := sim.Run(sim.Config{Quantum: 60, StartLatency: lat.start, StopLatency: lat.stop}, c, jobs, p)
+	res, err := sim.Run(sim.Config{Quantum: 60, StartLatency: lat.start, StopLatency: lat.stop, ServiceDelay: lat.unserved}, c, jobs, p)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -296,7 +298,7 @@ func replaySim(b *testing.B, tr *trace.Trace, pol string, shape replayShape, occ
 }
 
 // writeJCTs keeps the per-job live JCTs when CARAVAN_REPLAY_OUT names a folder.
-func writeJCTs(b *testing.B, pol string, ids []string, jcts []float64) {
+func writeJCTs(b testing.TB, pol string, ids []string, jcts []float64) {
 	dir := os.Getenv("CARAVAN_REPLAY_OUT")
 	if dir == "" {
 		return

@@ -42,6 +42,7 @@ func (d *Driver) RecoverTask(handle *drivers.TaskHandle) error {
 		// The executor is gone, so is the task: Nomad will restart it under
 		// a new task ID, and the old grant would otherwise never be freed.
 		d.releaseGrants(node, state.TaskConfig.ID, nil)
+		dropMemshare(state)
 		return fmt.Errorf("recover: reattaching to executor: %v", err)
 	}
 	if err := d.readopt(node, state); err != nil {

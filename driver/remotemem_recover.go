@@ -3,6 +3,8 @@ package driver
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/caravan-dl/caravan/memshare/consumer"
 	"github.com/prometheus/client_golang/prometheus"
@@ -133,5 +135,18 @@ func (n *memshareNode) abandonAll() {
 		a.saver.finish(false)
 		a.vol.Abandon()
 		a.unreg()
+	}
+}
+
+// dropMemshare forgets the saved layout of a task that is gone (its
+// leases expire unrenewed).
+func dropMemshare(state taskState) {
+	ms := state.Memshare
+	if ms == nil || ms.Endpoint == nil {
+		return
+	}
+	// Only ever a file of ours: <state_dir>/memshare/<task id>.layout.
+	if p := ms.Endpoint.Layout; filepath.Base(p) == state.TaskConfig.ID+".layout" && filepath.Base(filepath.Dir(p)) == "memshare" {
+		_ = os.Remove(p)
 	}
 }

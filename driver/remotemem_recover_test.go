@@ -255,3 +255,29 @@ func FuzzParseLayout(f *testing.F) {
 		}
 	})
 }
+
+// A task gone at recovery leaves no layout behind; a path that is not a
+// layout of that task is never removed.
+func TestDropMemshareRemovesOnlyItsLayout(t *testing.T) {
+	dir := t.TempDir()
+	mine, other := layoutPath(dir, "t1"), filepath.Join(dir, "memshare", "precious")
+	for _, p := range []string{mine, other} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := func(path string) taskState {
+		return taskState{TaskConfig: &drivers.TaskConfig{ID: "t1"}, Memshare: &memshareTaskState{Endpoint: &endpointState{Layout: path}}}
+	}
+	dropMemshare(st(other))
+	dropMemshare(st(mine))
+	if _, err := os.Stat(mine); !os.IsNotExist(err) {
+		t.Fatalf("the task's layout is still there: %v", err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Fatalf("another file was removed: %v", err)
+	}
+}

@@ -78,9 +78,9 @@ func (e *engine) stop(j *simJob) {
 		e.run = removeJob(e.run, j)
 	}
 	e.led.release(j, j.pj.Placement)
-	if e.cfg.StopLatency > 0 && len(j.pj.Placement.Slots) > 0 {
+	if until := e.drainedAt(j); until > e.now && len(j.pj.Placement.Slots) > 0 {
 		e.led.hold(j.pj.Placement, 1)
-		e.drains = append(e.drains, drain{p: j.pj.Placement, until: e.now + e.cfg.StopLatency})
+		e.drains = append(e.drains, drain{p: j.pj.Placement, until: until})
 	}
 	j.pj.Placement = policy.Placement{}
 	j.pj.State = policy.Queued
@@ -177,4 +177,16 @@ func removeJob(list []*simJob, j *simJob) []*simJob {
 		}
 	}
 	return list
+}
+
+// drainedAt is when a job stopped now frees its GPUs: StopLatency from
+// now, or, stopped within its ServiceDelay, StopLatency after its tasks
+// run: the live scheduler defers a preemption until then, since a task
+// stopped while Nomad sets it up misses its kill signal.
+func (e *engine) drainedAt(j *simJob) float64 {
+	from := e.now
+	if e.cfg.ServiceDelay > 0 {
+		from = max(from, j.warmUntil-e.cfg.StartLatency+e.cfg.ServiceDelay)
+	}
+	return from + e.cfg.StopLatency
 }

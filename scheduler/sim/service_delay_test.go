@@ -44,3 +44,22 @@ func TestServiceDelayHoldsGPUsWithoutService(t *testing.T) {
 		}
 	}
 }
+
+// A job preempted before its tasks run holds its GPUs until they run and
+// then StopLatency more, as live, where the preemption waits for them. 1
+// GPU, L = 4, S = 1: a starts at 0; b arrives at 2 and preempts it. With
+// D = 0 a's GPU drains 2..3, b works 7..17 (JCT 15) and a, resumed when b's
+// GPU drains at 18, works 22..122. With D = 3 it drains until 3 + 1 = 4:
+// b works 8..18 (JCT 16), a 23..123.
+func TestServiceDelayPreemptedBeforeTasksRun(t *testing.T) {
+	for _, tc := range []struct{ delay, a, b float64 }{{0, 122, 15}, {3, 123, 16}} {
+		jobs := []Job{job("a", 0, 100, 1), job("b", 2, 10, 1)}
+		r, err := Run(Config{Check: true, StartLatency: 4, StopLatency: 1, ServiceDelay: tc.delay}, cluster(t, 1, 1), jobs, &preemptForNewcomer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := jctOf(r); !near(got["a"], tc.a) || !near(got["b"], tc.b) {
+			t.Errorf("delay %v: JCTs %v, want a=%v b=%v", tc.delay, got, tc.a, tc.b)
+		}
+	}
+}

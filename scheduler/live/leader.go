@@ -93,9 +93,12 @@ func (s *Scheduler) lead(ctx context.Context) error {
 		return err
 	}
 	s.st, s.jobs, s.dirty = st, map[string]*cachedJob{}, false
+	_, _ = s.saver.result() // a failure of an earlier term is not this one's
 	s.mirror, s.feed, s.needFull = nil, newFeed(), true
 	s.leader.Store(true)
 	defer s.leader.Store(false)
+	// A state write in flight ends before the lock is released.
+	defer s.saver.wait()
 	s.log.Info("leading", "policy", s.pol.Name(), "jobs_in_state", len(st.Jobs))
 	if _, err := s.round(); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
@@ -79,14 +80,23 @@ func (s *Scheduler) decide(snap *policy.Snapshot) policy.Decision {
 }
 
 // save writes state when something important changed, or periodically.
+// The round encodes it; Nomad commits it in the background (saver.go), so
+// the next round does not wait for the commits.
 func (s *Scheduler) save(now time.Time) error {
-	if !s.dirty && now.Sub(s.savedAt) < saveEvery {
-		return nil
-	}
-	s.call()
-	if err := s.store.save(s.st); err != nil {
+	busy, err := s.saver.result()
+	if err != nil {
+		s.dirty = true // written again by a later round
 		return err
 	}
+	if busy || !s.dirty && now.Sub(s.savedAt) < saveEvery {
+		return nil // a busy saver: dirty stays set, a later round saves
+	}
+	s.call()
+	payload, err := encodeState(s.st)
+	if err != nil {
+		return fmt.Errorf("encode state: %w", err)
+	}
+	s.saver.start(func() error { return s.store.savePayload(payload) }, s.poke)
 	s.dirty, s.savedAt = false, now
 	return nil
 }

@@ -111,6 +111,11 @@ func (s *store) save(st *state) error {
 	if err != nil {
 		return fmt.Errorf("encode state: %w", err)
 	}
+	return s.savePayload(payload)
+}
+
+// savePayload is save of an encoded state (encodeState).
+func (s *store) savePayload(payload string) error {
 	gen, err := nextGeneration(s.cur.Gen)
 	if err != nil {
 		return err

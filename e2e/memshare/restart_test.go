@@ -53,6 +53,7 @@ func TestRemoteMemorySurvivesClientRestart(t *testing.T) {
 	}
 	agent := agentNamed(t, consumer.NodeName)
 	t.Logf("restarting %s while the consumer's batches live only in remote memory", agent.Name)
+	before, _ := os.Stat(agent.LogPath)
 	start := time.Now()
 	if err := agent.Restart(20 * time.Second); err != nil {
 		t.Fatalf("restart %s: %v", agent.Name, err)
@@ -82,19 +83,20 @@ func TestRemoteMemorySurvivesClientRestart(t *testing.T) {
 		t.Fatalf("recovery reported a failure: %s", ev)
 	}
 	t.Logf("consumer after the restart: %+v", res)
-	counts := pluginLog(t, agent, "remote memory recovered", "saved slab did not survive", "slab re-homed", "rebuild failed")
+	counts := pluginLog(t, agent, before.Size(), "remote memory recovered", "saved slab did not survive", "slab re-homed", "rebuild failed")
 	t.Logf("%s's plugin log after the restart: %v", agent.Name, counts)
 	waitReturned(t, ctx)
 }
 
-// pluginLog counts the agent's log lines holding each phrase, and fails
-// unless the first one is there.
-func pluginLog(t *testing.T, a *harness.Agent, must string, also ...string) map[string]int {
+// pluginLog counts the agent's log lines past offset holding each
+// phrase, and fails unless the first one is there.
+func pluginLog(t *testing.T, a *harness.Agent, offset int64, must string, also ...string) map[string]int {
 	t.Helper()
 	raw, err := os.ReadFile(a.LogPath)
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || int64(len(raw)) < offset {
+		t.Fatalf("agent log: %v", err)
 	}
+	raw = raw[offset:]
 	counts := map[string]int{}
 	for _, line := range strings.Split(string(raw), "\n") {
 		for _, p := range append([]string{must}, also...) {

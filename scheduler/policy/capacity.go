@@ -8,6 +8,10 @@ import (
 // eps absorbs float noise when fractions are summed and subtracted.
 const eps = 1e-9
 
+// smallGang is the most GPUs (or nodes) a gang's slots are deduplicated
+// over by linear search; larger gangs use a map.
+const smallGang = 32
+
 // FreeGPU is what is still free on one GPU during a decision.
 type FreeGPU struct {
 	Index    int
@@ -227,18 +231,35 @@ func (c *Capacity) Commit(p Placement, util float64) error {
 		frac float64
 		mem  int64
 	}
-	var wants []want // a gang has few slots: a slice beats a map here
+	// a gang has few slots: a slice beats a map, up to a point (a gang
+	// of thousands searched it quadratically, seconds per commit)
+	var wants []want
+	var at map[*FreeGPU]int
 	for _, s := range p.Slots {
 		g, _, err := c.gpu(s)
 		if err != nil {
 			return err
 		}
-		k := 0
-		for k < len(wants) && wants[k].g != g {
-			k++
+		k, seen := 0, false
+		if at != nil {
+			k, seen = at[g]
+		} else {
+			for k < len(wants) && wants[k].g != g {
+				k++
+			}
+			seen = k < len(wants)
 		}
-		if k == len(wants) {
+		if !seen {
+			k = len(wants)
 			wants = append(wants, want{g: g, node: s.Node})
+			if at != nil {
+				at[g] = k
+			} else if len(wants) > smallGang {
+				at = make(map[*FreeGPU]int, len(p.Slots))
+				for i, w := range wants {
+					at[w.g] = i
+				}
+			}
 		}
 		wants[k].frac += s.Fraction
 		wants[k].mem += s.MemMiB
@@ -261,6 +282,7 @@ func (c *Capacity) Release(p Placement, util float64) {
 
 func (c *Capacity) apply(p Placement, sign float64, util float64) {
 	var touched []int
+	var seen map[int]bool // past smallGang nodes, as in Commit
 	for _, s := range p.Slots {
 		g, ni, err := c.gpu(s)
 		if err != nil {
@@ -275,8 +297,20 @@ func (c *Capacity) apply(p Placement, sign float64, util float64) {
 			g.FreeMem = g.TotalMem
 		}
 		g.Util = math.Max(0, g.Util-sign*util)
-		if !containsInt(touched, ni) {
+		switch {
+		case seen != nil:
+			if !seen[ni] {
+				seen[ni] = true
+				touched = append(touched, ni)
+			}
+		case !containsInt(touched, ni):
 			touched = append(touched, ni)
+			if len(touched) > smallGang {
+				seen = make(map[int]bool, len(p.Slots))
+				for _, t := range touched {
+					seen[t] = true
+				}
+			}
 		}
 	}
 	for _, ni := range touched {

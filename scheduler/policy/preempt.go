@@ -16,44 +16,52 @@ func (r *round) preemptFor(i int, d Demand, m *shapeMemo, placeFail *failure) (P
 	epoch := r.cap.Epoch
 	// The cheap check is memoised too: within an epoch free capacity only
 	// shrinks and later ranks have less held below them.
-	if r.cap.FreeSum()+r.held.sumFrom(i+1)+eps >= d.GPUs() {
-		if p, ok := r.tryVictims(i, d); ok {
+	if !m.hopeless && r.cap.FreeSum()+r.held.sumFrom(i+1)+eps >= d.GPUs() {
+		p, ok, complete := r.tryVictims(i, d)
+		if ok {
 			return p, nil
 		}
 		r.cap.Epoch = epoch // capacity is exactly as before the trial
+		m.hopeless = complete
+	} else {
+		m.hopeless = true // the sum only shrinks for later ranks (see hopeless)
 	}
 	m.preempt = &failure{epoch: epoch, reason: placeFail.reason + " (preempting lower-priority jobs would not make it fit)"}
 	return Placement{}, m.preempt
 }
 
 // tryVictims releases victims below rank i in doubling batches until the
-// gang places; on failure it re-commits them all.
-func (r *round) tryVictims(i int, d Demand) (Placement, bool) {
+// gang places; on failure it re-commits them all. complete reports a
+// failure with every victim released (or none to release): the gang did
+// not fit even then.
+func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 	j := r.ranked[i].Job
-	var victims []int // ranks
-	batch := 1
+	victims := r.victims[:0] // ranks
+	defer func() { r.victims = victims[:0] }()
+	batch, tested := 1, true
 	for k := len(r.running) - 1; k >= 0 && r.running[k] > i; k-- {
 		v := r.running[k]
 		if !r.victimOK(v) {
 			continue
 		}
 		r.cap.ReleaseJob(r.ranked[v].Job, r.f.util(r.ranked[v].Job))
-		victims = append(victims, v)
+		victims, tested = append(victims, v), false
 		if len(victims) < batch && k > 0 && r.running[k-1] > i {
 			continue // keep releasing until the batch is complete
 		}
 		batch *= 2
+		tested = true
 		if shortOf(d, r.cap) != "" {
 			continue
 		}
 		if p, bad := r.f.Place.Place(j, d, r.cap); bad == "" && len(p.Slots) == d.Workers &&
 			r.cap.CommitJob(j, p, r.f.util(j)) == nil {
 			r.settle(j, p, victims)
-			return p, true
+			return p, true, false
 		}
 	}
 	r.restore(victims)
-	return Placement{}, false
+	return Placement{}, false, tested
 }
 
 // victimOK reports whether the running job at rank v may still be released

@@ -26,12 +26,22 @@ type round struct {
 	ranked     []Ranked
 	running    []int  // ranks of preemptable running jobs, ascending
 	preempted  []bool // by rank
+	victims    []int  // tryVictims' scratch list
 	window     batchWindow
 }
 
 // shapeMemo is what a round learned about one shape.
 type shapeMemo struct {
 	place, preempt *failure
+	// hopeless: a job of the shape did not fit with every victim ranked
+	// below it released (or not even by the GPU sums), so no later-ranked
+	// job of the shape can start in this round, epoch or not. For a
+	// later rank, the capacity with its victims released is at most that
+	// one: since then the round only committed gangs and released victims
+	// ranked below the earlier job, which that trial had released too;
+	// and a placer fails on less capacity where it failed on more (the
+	// Placer contract the epoch memo rests on as well).
+	hopeless bool
 }
 
 // failure is a memoised reason a shape does not fit at an epoch. Every job
@@ -229,6 +239,9 @@ func (r *round) admissible(rk Ranked) (Demand, bool) {
 func (r *round) admit(i int, d Demand) bool {
 	j := r.ranked[i].Job
 	m := r.memo(r.f.Place.Shape(j, d))
+	if m.hopeless && r.s.SkipReasons {
+		return false // it cannot start (see hopeless): only its reason would change
+	}
 	p, fail := r.place(j, d, m)
 	if fail != nil && r.preemptive {
 		p, fail = r.preemptFor(i, d, m, fail)

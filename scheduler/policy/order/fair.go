@@ -84,5 +84,5 @@ func (o *Fair) Order(s *policy.Snapshot) []policy.Ranked {
 	for i, j := range js {
 		ks[i] = keyed{job: j, k: [3]float64{-o.Rho(j, s.Now, len(js), gpus), stateTie(j)}}
 	}
-	return o.sc.sort(ks)
+	return o.sc.sortIncremental(ks, s.SubmitOrdered)
 }

@@ -47,5 +47,5 @@ func (o *FIFO) Order(s *policy.Snapshot) []policy.Ranked {
 	for i, j := range js {
 		ks[i] = keyed{job: j, k: [3]float64{j.Submit}}
 	}
-	return o.sc.sort(ks)
+	return o.sc.sortIncremental(ks, false)
 }

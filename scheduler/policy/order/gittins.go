@@ -97,14 +97,10 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 	for i, j := range js {
 		ks[i].job = j
 	}
-	var prev []int32
-	matched := false
-	if s.SubmitOrdered {
-		// between consecutive events few keys change (running jobs'
-		// indexes, starts, preemptions): re-rank only those, and reuse
-		// the index of a job whose service and distribution are unchanged
-		prev, matched = o.sc.inc.match(ks)
-	}
+	// between consecutive events few keys change (running jobs'
+	// indexes, starts, preemptions): re-rank only those, and reuse the
+	// index of a job whose service and distribution are unchanged
+	prev, matched := o.sc.inc.matchAny(ks, s.SubmitOrdered)
 	reuse := matched && len(o.lastSvc) == len(o.sc.inc.keys)
 	newMax := o.dist.MaxAddedSince(o.lastVer)
 	fresh := o.Index(0) // most queued jobs have not run yet
@@ -129,9 +125,6 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 			}
 		}
 		ks[i] = keyed{job: j, queue: o.q.queueOf(a), k: [3]float64{stateTie(j), -idx, queuedAt(j)}}
-	}
-	if !s.SubmitOrdered {
-		return o.sc.sort(ks)
 	}
 	o.spans, o.spare = spans, o.spans
 	o.lastSvc, o.lastVer = append(o.lastSvc[:0], svc...), o.dist.Added()

@@ -113,10 +113,7 @@ func (o *GittinsRef) Order(s *policy.Snapshot) []policy.Ranked {
 	for i, j := range js {
 		ks[i] = keyed{job: j, queue: o.q.queueOf(svc[i]), k: [3]float64{-o.Index(svc[i]), j.Submit}}
 	}
-	if s.SubmitOrdered {
-		return o.sc.sortIncremental(ks)
-	}
-	return o.sc.sort(ks)
+	return o.sc.sortIncremental(ks, s.SubmitOrdered)
 }
 
 // NextChange is when the queues next change (see queues.nextChange): the

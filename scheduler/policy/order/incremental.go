@@ -20,16 +20,28 @@ type incremental struct {
 	out, merged       []int32
 }
 
-// sortIncremental is sortKeyed's order for keys of jobs listed in
-// (Submit, ID) order (Snapshot.SubmitOrdered). Jobs that were in the last
-// call with the same keys keep their relative order (compareKeyed is a
-// total order on distinct (Submit, ID), so it cannot change); the others
-// are sorted and merged in by binary search. O(n + m log n) for m changed
-// jobs. Duplicate (Submit, ID) pairs, whose ties sortKeyed breaks by
-// position, fall back to the full sort.
-func (sc *scratch) sortIncremental(ks []keyed) []policy.Ranked {
-	prev, ok := sc.inc.match(ks)
+// sortIncremental is sortKeyed's order, re-ranking only the jobs whose
+// keys changed since the last call. For jobs listed in (Submit, ID) order
+// (Snapshot.SubmitOrdered) the last call's jobs are found by walking both
+// lists together; otherwise by position, as a scheduler that lists its
+// jobs in a stable order sends nearly the same list every round. Jobs that
+// were in the last call with the same keys keep their relative order
+// (sortKeyed's order is compareKeyed, then position, and a job matched by
+// position kept its position); the others are sorted and merged in by
+// binary search. O(n + m log n) for m changed jobs. Duplicate (Submit, ID)
+// pairs in a listed snapshot, and lists where most jobs changed, fall back
+// to the full sort.
+func (sc *scratch) sortIncremental(ks []keyed, listed bool) []policy.Ranked {
+	prev, ok := sc.inc.matchAny(ks, listed)
 	return sc.sortMatched(ks, prev, ok)
+}
+
+// matchAny is match for a listed snapshot, else matchPositions.
+func (in *incremental) matchAny(ks []keyed, listed bool) ([]int32, bool) {
+	if listed {
+		return in.match(ks)
+	}
+	return in.matchPositions(ks), true
 }
 
 // sortMatched is sortIncremental with match already done (an ordering
@@ -70,6 +82,9 @@ func (sc *scratch) sortMatched(ks []keyed, prev []int32, ok bool) []policy.Ranke
 	// changed jobs, listed in their last order, which their new keys
 	// mostly keep (running jobs' indexes move together): nearly sorted
 	moved = append(moved[arrived:], moved[:arrived]...)
+	if manyMoved(len(moved), len(ks)) {
+		return sc.sortMatched(ks, nil, false)
+	}
 	sortNearly(ks, moved)
 	in.moved, in.out = moved, out
 	if len(moved) > 0 {
@@ -105,6 +120,30 @@ func (in *incremental) match(ks []keyed) (prev []int32, ok bool) {
 	return prev, true
 }
 
+// matchPositions finds, for each job of ks, its index in the last call's
+// list when it was listed at the same position (the same job, or one with
+// its ID and Submit); -1 otherwise, which only costs a merge.
+func (in *incremental) matchPositions(ks []keyed) []int32 {
+	prev := grow(in.prev, len(ks))
+	in.prev = prev
+	for i := range ks {
+		prev[i] = -1
+		if i < len(in.keys) && sameJob(in.keys[i].job, ks[i].job) {
+			prev[i] = int32(i)
+		}
+	}
+	return prev
+}
+
+// sameJob reports whether a and b are one job or list the same (ID, Submit).
+func sameJob(a, b *policy.Job) bool {
+	return a == b || (a.ID == b.ID && a.Submit == b.Submit)
+}
+
+// manyMoved reports that so many of n jobs changed (m) that sorting all
+// of them again is cheaper than merging the changed ones in.
+func manyMoved(m, n int) bool { return m > 64 && m > n/4 }
+
 // remember keeps this call's keys and ranks (idx lists ks in rank
 // order). ks is the scratch key buffer: rather than copying it, remember
 // swaps it with the one holding the last call's keys, which the next call
@@ -125,14 +164,14 @@ func sameKeys(a, b *keyed) bool {
 		math.Float64bits(a.k[1]) == math.Float64bits(b.k[1]) && math.Float64bits(a.k[2]) == math.Float64bits(b.k[2])
 }
 
-// mergeSorted merges the sorted index lists a and b (compareKeyed order)
+// mergeSorted merges the sorted index lists a and b (compareAt order)
 // into buf, placing each b by galloping from the last insertion point:
 // O(|b| log(|a|/|b|)) comparisons.
 func mergeSorted(ks []keyed, a, b, buf []int32) []int32 {
 	out := slices.Grow(buf[:0], len(a)+len(b))
 	lo := 0
 	for _, x := range b {
-		before := func(y int32) bool { return compareKeyed(&ks[y], &ks[x]) < 0 }
+		before := func(y int32) bool { return compareAt(ks, y, x) < 0 }
 		step := 1
 		for lo+step <= len(a) && before(a[lo+step-1]) {
 			step *= 2
@@ -152,19 +191,28 @@ func mergeSorted(ks []keyed, a, b, buf []int32) []int32 {
 	return append(out, a[lo:]...)
 }
 
-// sortNearly sorts the indexes idx of ks in compareKeyed order: by
+// compareAt is sortKeyed's order of ks[a] and ks[b]: compareKeyed, then
+// position (full ties only arise from duplicate (Submit, ID) pairs).
+func compareAt(ks []keyed, a, b int32) int {
+	if c := compareKeyed(&ks[a], &ks[b]); c != 0 {
+		return c
+	}
+	return cmpInt(int(a), int(b))
+}
+
+// sortNearly sorts the indexes idx of ks in compareAt order: by
 // insertion while the input is nearly sorted (a bounded number of moves),
 // else by pdqsort.
 func sortNearly(ks []keyed, idx []int32) {
 	budget := 4*len(idx) + 16
 	for i := 1; i < len(idx); i++ {
 		x, j := idx[i], i
-		for j > 0 && compareKeyed(&ks[idx[j-1]], &ks[x]) > 0 {
+		for j > 0 && compareAt(ks, idx[j-1], x) > 0 {
 			idx[j] = idx[j-1]
 			j--
 			if budget--; budget == 0 {
 				idx[j] = x
-				slices.SortFunc(idx, func(a, b int32) int { return compareKeyed(&ks[a], &ks[b]) })
+				slices.SortFunc(idx, func(a, b int32) int { return compareAt(ks, a, b) })
 				return
 			}
 		}

@@ -41,9 +41,6 @@ func (o *LAS) Order(s *policy.Snapshot) []policy.Ranked {
 	for i, j := range js {
 		ks[i] = keyed{job: j, queue: o.q.queueOf(svc[i]), k: [3]float64{stateTie(j), queuedAt(j)}}
 	}
-	if s.SubmitOrdered {
-		// between consecutive events few keys change: re-rank only those
-		return o.sc.sortIncremental(ks)
-	}
-	return o.sc.sort(ks)
+	// between consecutive events few keys change: re-rank only those
+	return o.sc.sortIncremental(ks, s.SubmitOrdered)
 }

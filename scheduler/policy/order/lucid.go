@@ -221,7 +221,7 @@ func (l *Lucid) Order(s *policy.Snapshot) []policy.Ranked {
 		}
 	}
 	l.prune()
-	return l.sc.sort(ks)
+	return l.sc.sortIncremental(ks, s.SubmitOrdered)
 }
 
 // prune forgets, now and then, cached estimates of jobs that left the

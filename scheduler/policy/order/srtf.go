@@ -34,11 +34,8 @@ func (o *SRTFOracle) Order(s *policy.Snapshot) []policy.Ranked {
 		// running first on ties, so equal jobs never swap places
 		ks[i] = keyed{job: j, k: [3]float64{rem, stateTie(j), queuedAt(j)}}
 	}
-	if s.SubmitOrdered {
-		// only running jobs' remaining time moves between events
-		return o.sc.sortIncremental(ks)
-	}
-	return o.sc.sort(ks)
+	// only running jobs' remaining time moves between events
+	return o.sc.sortIncremental(ks, s.SubmitOrdered)
 }
 
 // stateTie ranks running jobs ahead of queued ones with the same key.

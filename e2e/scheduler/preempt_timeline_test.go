@@ -136,3 +136,21 @@ func simEvents(tb testing.TB, tr *trace.Trace, shape replayShape, lat latencies)
 	}
 	return d.events, fin
 }
+
+// submittedAt is when a job was first submitted (its version 0), the
+// replay's time 0 for the trace's first job; def if Nomad no longer
+// keeps that version.
+func submittedAt(tb testing.TB, id string, def time.Time) time.Time {
+	tb.Helper()
+	vs, _, _, err := cluster.API.Jobs().Versions(id, false, nil)
+	if err != nil {
+		tb.Logf("versions of %s: %v", id, err)
+		return def
+	}
+	for _, v := range vs {
+		if v.Version != nil && *v.Version == 0 && v.SubmitTime != nil {
+			return time.Unix(0, *v.SubmitTime)
+		}
+	}
+	return def
+}

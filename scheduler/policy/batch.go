@@ -18,7 +18,7 @@ func (r *round) batchFrom(i, n int) int {
 		if j.State != Queued {
 			continue
 		}
-		d, ok := r.admissible(r.ranked[k])
+		d, ok := r.admissible(k)
 		if !ok {
 			continue
 		}

@@ -18,6 +18,7 @@ type Framework struct {
 	held      fenwick
 	preempted []bool
 	running   []int
+	info      []rankInfo
 }
 
 // victimBuffers returns a zeroed victim index, preempted flags for n
@@ -66,10 +67,7 @@ func (f *Framework) Decide(s *Snapshot) Decision {
 	r := newRound(f, s)
 	ranked := f.Order.Order(s)
 	if !s.SkipReasons {
-		r.dec.Ranking = make([]Rank, len(ranked))
-		for i, x := range ranked {
-			r.dec.Ranking[i] = Rank{JobID: x.Job.ID, Queue: x.Queue}
-		}
+		r.rankAll(ranked)
 	}
 	r.walk(ranked)
 	return r.dec

@@ -27,6 +27,9 @@ type round struct {
 	running    []int  // ranks of preemptable running jobs, ascending
 	preempted  []bool // by rank
 	victims    []int  // tryVictims' scratch list
+	// info is the ranked jobs' states and gangs, read in one pass (nil
+	// when reasons are skipped: jobs are then read where needed)
+	info []rankInfo
 	window     batchWindow
 }
 
@@ -153,6 +156,65 @@ func (r *round) memo(key ShapeKey) *shapeMemo {
 	return m
 }
 
+// rankAll fills Decision.Ranking and info in one pass over the ranked
+// jobs. At 100,000 jobs each job is a cache miss wherever it is first
+// read in rank order; this loop's iterations are independent, so the
+// processor overlaps those misses, where the walk, doing more per job,
+// took them one by one (a quarter of a decision). The walk then reads the
+// compact copy.
+func (r *round) rankAll(ranked []Ranked) {
+	r.dec.Ranking = make([]Rank, len(ranked))
+	if cap(r.f.info) < len(ranked) {
+		r.f.info = make([]rankInfo, len(ranked))
+	}
+	r.info = r.f.info[:len(ranked)]
+	for i, x := range ranked {
+		j := x.Job
+		r.dec.Ranking[i] = Rank{JobID: j.ID, Queue: x.Queue}
+		r.info[i] = rankInfo{state: j.State, workers: j.Workers, frac: j.Fraction, mem: j.MemMiB}
+	}
+}
+
+// rankInfo is what the walk reads of a ranked job: its state and gang.
+type rankInfo struct {
+	state   JobState
+	workers int
+	frac    float64
+	mem     int64
+}
+
+// state is the state of the job at rank i.
+func (r *round) state(i int) JobState {
+	if r.info != nil {
+		return r.info[i].state
+	}
+	return r.ranked[i].Job.State
+}
+
+// demand is DemandOf the job at rank i.
+func (r *round) demand(i int) (Demand, error) {
+	if r.info == nil {
+		return DemandOf(r.ranked[i].Job)
+	}
+	in := &r.info[i]
+	d := Demand{Workers: in.workers, Fraction: in.frac, MemMiB: in.mem}
+	if d.Fraction == 0 {
+		d.Fraction = 1
+	}
+	if d.Workers <= 0 || !(d.Fraction > 0 && d.Fraction <= 1) || d.MemMiB < 0 {
+		return DemandOf(r.ranked[i].Job) // its error names the job
+	}
+	return d, nil
+}
+
+// waitAt is wait for the job at rank i.
+func (r *round) waitAt(i int, why string) {
+	if r.s.SkipReasons {
+		return
+	}
+	r.dec.Waiting = append(r.dec.Waiting, Wait{JobID: r.dec.Ranking[i].JobID, Reason: why})
+}
+
 // walk visits the ranked jobs; batch placers get windows of queued jobs.
 func (r *round) walk(ranked []Ranked) {
 	r.ranked = ranked
@@ -162,14 +224,13 @@ func (r *round) walk(ranked []Ranked) {
 	hol, batch := r.f.blocksHead(), r.f.batchSize()
 	behind := 0 // queued jobs waiting ahead, under head-of-line blocking
 	for i := 0; i < len(ranked); i++ {
-		j := ranked[i].Job
-		if j.State != Queued {
+		if r.state(i) != Queued {
 			continue
 		}
 		if r.s.SkipReasons && r.exhausted(i) {
 			break // nothing below can start: only reasons would come of it
 		}
-		d, ok := r.admissible(ranked[i])
+		d, ok := r.admissible(i)
 		if !ok {
 			continue
 		}
@@ -177,7 +238,7 @@ func (r *round) walk(ranked []Ranked) {
 			if r.s.SkipReasons {
 				break // nothing behind a blocked head starts
 			}
-			r.wait(j, r.f.holText(behind))
+			r.waitAt(i, r.f.holText(behind))
 			behind++
 			continue
 		}
@@ -202,7 +263,7 @@ func (r *round) exhausted(i int) bool {
 func (r *round) indexVictims() {
 	r.held, r.preempted, r.running = r.f.victimBuffers(len(r.ranked))
 	for i, rk := range r.ranked {
-		if rk.Job.State == Running && r.f.canPreempt(rk.Job, r.s.Now) {
+		if r.state(i) == Running && r.f.canPreempt(rk.Job, r.s.Now) {
 			r.held.add(i, placementGPUs(rk.Job.Placement))
 			r.running = append(r.running, i)
 		}
@@ -222,14 +283,14 @@ func (f *Framework) holText(behind int) string {
 }
 
 // admissible validates a queued job and rules out gangs that can never fit.
-func (r *round) admissible(rk Ranked) (Demand, bool) {
-	d, err := DemandOf(rk.Job)
+func (r *round) admissible(i int) (Demand, bool) {
+	d, err := r.demand(i)
 	if err != nil {
-		r.wait(rk.Job, "invalid request: "+err.Error())
+		r.waitAt(i, "invalid request: "+err.Error())
 		return d, false
 	}
 	if why := r.fit.Never(d); why != "" {
-		r.wait(rk.Job, why)
+		r.waitAt(i, why)
 		return d, false
 	}
 	return d, true
@@ -248,7 +309,7 @@ func (r *round) admit(i int, d Demand) bool {
 	}
 	if fail != nil {
 		if !r.s.SkipReasons { // building the text is not free
-			r.wait(j, fail.text(r.ranked[i].Queue, r.queued))
+			r.waitAt(i, fail.text(r.ranked[i].Queue, r.queued))
 		}
 		return false
 	}

@@ -29,8 +29,8 @@ type round struct {
 	victims    []int  // tryVictims' scratch list
 	// info is the ranked jobs' states and gangs, read in one pass (nil
 	// when reasons are skipped: jobs are then read where needed)
-	info []rankInfo
-	window     batchWindow
+	info   []rankInfo
+	window batchWindow
 }
 
 // shapeMemo is what a round learned about one shape.

@@ -18,9 +18,14 @@ type entry struct {
 	cur    int // workers now (running jobs), else 0
 	frac   float64
 	target int // workers allocated this round; 0 = not admitted
+	// copies of the job's fields read in admission order, where each
+	// job read was a cache miss at 100,000 jobs
+	id  string
+	mem int64
+	run bool
 }
 
-func (e *entry) running() bool { return e.job.State == policy.Running }
+func (e *entry) running() bool { return e.run }
 
 // collect validates active jobs and estimates them.
 func (o *Optimus) collect(s *policy.Snapshot, dec *policy.Decision) []*entry {
@@ -64,7 +69,8 @@ func (o *Optimus) entryOf(lim policy.ClusterLimits, j *policy.Job, e *entry) str
 	if why := lim.Never(d); why != "" {
 		return why
 	}
-	*e = entry{job: j, est: o.estimateOf(j), lo: lo, hi: hi, cur: len(j.Placement.Slots), frac: d.Fraction}
+	*e = entry{job: j, est: o.estimateOf(j), lo: lo, hi: hi, cur: len(j.Placement.Slots), frac: d.Fraction,
+		id: j.ID, mem: d.MemMiB, run: j.State == policy.Running}
 	return ""
 }
 

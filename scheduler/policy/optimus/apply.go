@@ -47,11 +47,11 @@ func (o *Optimus) admit(c *policy.Capacity, e *entry, dec *policy.Decision, buf 
 			return buf
 		}
 		buf = append(buf[:0], "optimus: GPUs went to jobs with larger marginal gain (needs "...)
-		buf = appendDemand(buf, e.job, e.lo)
+		buf = policy.Demand{Workers: e.lo, Fraction: e.frac, MemMiB: e.mem}.AppendText(buf)
 		buf = append(buf, ", estimated "...)
 		buf = appendSecs(buf, e.est.remaining(e.lo))
 		buf = append(append(append(buf, " left by "...), e.est.how...), ')')
-		dec.Waiting = append(dec.Waiting, policy.Wait{JobID: e.job.ID, Reason: string(buf)})
+		dec.Waiting = append(dec.Waiting, policy.Wait{JobID: e.id, Reason: string(buf)})
 		return buf
 	}
 	why := ""
@@ -97,13 +97,4 @@ func (o *Optimus) placeGang(c *policy.Capacity, j *policy.Job, workers int) (pol
 		return policy.Placement{}, "placer chose an invalid placement: " + err.Error()
 	}
 	return p, ""
-}
-
-// appendDemand appends the text of j's demand at w workers.
-func appendDemand(b []byte, j *policy.Job, w int) []byte {
-	d, err := policy.DemandWith(j, w)
-	if err != nil {
-		return append(b, '?')
-	}
-	return d.AppendText(b)
 }

@@ -47,7 +47,7 @@ tune "%s" {
 // so that training, not process start, dominates, as a GPU step would:
 // from scratch trains 4·40 + 2·80 + 160 = 480 trial-steps, resume 320.
 func BenchmarkTuneResumeLive(b *testing.B) {
-	c := startTuneCluster(b, unisolated)
+	c := startTuneCluster(b, unisolated, 2)
 	if _, err := c.RunFile(filepath.Join(repo, "jobspecs", "tune-digits.nomad.hcl"),
 		map[string]string{"workloads": filepath.Join(repo, "workloads"), "node_pool": "default", "step_sleep": "0.1"}); err != nil {
 		b.Fatal(err)

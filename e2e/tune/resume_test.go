@@ -50,7 +50,7 @@ tune "resume" {
 // isolated tasks (chroot, user nobody, read-only binds) have no directory
 // shared across jobs.
 func TestTuneResumesPromotedTrial(t *testing.T) {
-	c := startTuneCluster(t, unisolated)
+	c := startTuneCluster(t, unisolated, 2)
 	if _, err := c.RunFile(filepath.Join(repo, "jobspecs", "tune-digits.nomad.hcl"),
 		map[string]string{"workloads": filepath.Join(repo, "workloads"), "node_pool": "default"}); err != nil {
 		t.Fatal(err)

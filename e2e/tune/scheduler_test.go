@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,38 +52,8 @@ tune "e2e-sched" {
 // admission is an update), the scheduler admits every one, and the search
 // finishes with a best configuration.
 func TestTuneThroughScheduler(t *testing.T) {
-	c := startTuneCluster(t, "")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	var schedLog bytes.Buffer
-	sched := exec.Command(caravanBin, "scheduler", "-policy", "fluid", "-listen", addr, "-token", "e2e",
-		"-quantum", "1s", "-debounce", "100ms", "-progress-interval", "1s", "-lock-ttl", "10s", "-lock-delay", "1s")
-	sched.Env = append(os.Environ(), "NOMAD_ADDR="+c.Server.HTTPAddr)
-	sched.Stdout, sched.Stderr = &schedLog, &schedLog
-	if err := sched.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = sched.Process.Kill()
-		_ = sched.Wait()
-		if t.Failed() {
-			t.Logf("scheduler log:\n%s", tailOf(schedLog.String(), 8000))
-		}
-	})
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if p, _, err := c.API.NodePools().Info("caravan-queue", nil); err == nil && p != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the scheduler made no caravan-queue pool\n%s", schedLog.String())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	c := startTuneCluster(t, "", 2)
+	startScheduler(t, c, "fluid", "caravan/scheduler/state")
 	if _, err := c.RunFile(filepath.Join(repo, "jobspecs", "tune-digits.nomad.hcl"),
 		map[string]string{"workloads": harness.TaskWorkloads}); err != nil {
 		t.Fatal(err)
@@ -114,6 +85,46 @@ func TestTuneThroughScheduler(t *testing.T) {
 		}
 	}
 	t.Logf("through the scheduler:\n%s", run.out.String())
+}
+
+// startScheduler runs `caravan scheduler -policy pol` on c, its state in
+// the Nomad Variable state (a lock beside it), until stop is called or tb
+// ends, and waits for the queue pool it makes.
+func startScheduler(tb testing.TB, c *harness.Cluster, pol, state string) (stop func()) {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var schedLog bytes.Buffer
+	sched := exec.Command(caravanBin, "scheduler", "-policy", pol, "-listen", addr, "-token", "e2e",
+		"-state-path", state, "-lock-path", state+"-lock",
+		"-quantum", "1s", "-debounce", "100ms", "-progress-interval", "1s", "-lock-ttl", "10s", "-lock-delay", "1s")
+	sched.Env = append(os.Environ(), "NOMAD_ADDR="+c.Server.HTTPAddr)
+	sched.Stdout, sched.Stderr = &schedLog, &schedLog
+	if err := sched.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	stop = sync.OnceFunc(func() {
+		_ = sched.Process.Kill()
+		_ = sched.Wait()
+		if tb.Failed() {
+			tb.Logf("scheduler (%s) log:\n%s", pol, tailOf(schedLog.String(), 8000))
+		}
+	})
+	tb.Cleanup(stop)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if p, _, err := c.API.NodePools().Info("caravan-queue", nil); err == nil && p != nil {
+			return stop
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("the scheduler made no caravan-queue pool\n%s", schedLog.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 func tailOf(s string, n int) string {

@@ -90,13 +90,13 @@ func (p *tuner) finish(t testing.TB, what string, timeout time.Duration) {
 // binds) have none shared across jobs.
 const unisolated = "no_isolation = true\n    allow_root = true\n    default_user = \"root\""
 
-// startTuneCluster starts a Nomad agent with two simulated GPUs and the
+// startTuneCluster starts a Nomad agent with gpus simulated GPUs and the
 // caravan driver (plugin config pluginConfig), stopped when tb ends.
-func startTuneCluster(tb testing.TB, pluginConfig string) *harness.Cluster {
+func startTuneCluster(tb testing.TB, pluginConfig string, gpus int) *harness.Cluster {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := harness.Start(ctx, harness.Options{GPUs: harness.GPUs{Model: "Simulated A100 40GB", MemoryMiB: 40960, Count: 2},
+	c, err := harness.Start(ctx, harness.Options{GPUs: harness.GPUs{Model: "Simulated A100 40GB", MemoryMiB: 40960, Count: gpus},
 		PluginConfig: pluginConfig})
 	if err != nil {
 		tb.Fatal(err)
@@ -114,7 +114,7 @@ func startTuneCluster(tb testing.TB, pluginConfig string) *harness.Cluster {
 // that it resumes without dispatching any rung twice and ends with the
 // best configuration.
 func TestTuneEndToEnd(t *testing.T) {
-	c := startTuneCluster(t, "")
+	c := startTuneCluster(t, "", 2)
 	if _, err := c.RunFile(filepath.Join(repo, "jobspecs", "tune-digits.nomad.hcl"),
 		map[string]string{"workloads": harness.TaskWorkloads, "node_pool": "default"}); err != nil {
 		t.Fatal(err)

@@ -38,6 +38,8 @@ func BenchmarkScale(b *testing.B) {
 		}
 		fmt.Printf("\n%d nodes × 8 GPUs, %d gang jobs (%d workers)\n", nodes, jobs, workers(gangs))
 		fmt.Println(header)
+		fmt.Printf("submitting took %s straight to Nomad, %s into the queue (one register at a time)\n",
+			direct.submitSpan.Round(time.Second), viaCaravan.submitSpan.Round(time.Second))
 		if modes != "caravan" {
 			fmt.Println(direct.row("nomad directly"))
 			b.ReportMetric(direct.jobsPerSec(), "nomad-jobs/s")
@@ -69,7 +71,8 @@ type result struct {
 	apiCalls            int64 // the scheduler's requests to Nomad's HTTP API
 	apiBytes            int64 // bytes Nomad sent the scheduler
 	rounds              roundStats
-	endpoints           string // the busiest API endpoints, one a line
+	endpoints           string        // the busiest API endpoints, one a line
+	submitSpan          time.Duration // the submitting loop alone
 }
 
 func (r result) jobsPerSec() float64 { return float64(r.jobs) / r.span.Seconds() }
@@ -125,9 +128,12 @@ func runMode(b *testing.B, nodes int, gangs []gang, queued bool) result {
 	if dir := os.Getenv("CARAVAN_SCALE_PPROF"); dir != "" {
 		go serverProfile(c, dir, queued)
 	}
+	t0 := time.Now()
 	submitted := submit(b, c, gangs, queued)
+	submitSpan := time.Since(t0)
 	started := track(b, c, gangs, 30*time.Minute)
 	r := summarise(gangs, submitted, started)
+	r.submitSpan = submitSpan
 	r.serverCPU = procCPU(c.Server.Pid()) - cpu0
 	if sched != nil {
 		r.schedCPU = procCPU(sched.Process.Pid) - sched0

@@ -35,9 +35,10 @@ type FreeNode struct {
 	LinkGbps float64
 	GPUs     []FreeGPU
 	// WholeFree counts GPUs with nothing allocated, Partial those partly
-	// allocated with compute left; FreeSum sums Free.
+	// allocated with compute left; FreeSum sums Free and MaxFree is the
+	// largest Free (a fraction above it fits nowhere on the node).
 	WholeFree, Partial int
-	FreeSum            float64
+	FreeSum, MaxFree   float64
 }
 
 // Capacity is the mutable free-capacity view a decision works on. It is
@@ -182,8 +183,9 @@ func (c *Capacity) resummarise(i int) {
 
 // summarise recomputes a node's summary from its GPUs.
 func summarise(n *FreeNode) {
-	n.WholeFree, n.Partial, n.FreeSum = 0, 0, 0
+	n.WholeFree, n.Partial, n.FreeSum, n.MaxFree = 0, 0, 0, 0
 	for k := range n.GPUs {
+		n.MaxFree = max(n.MaxFree, n.GPUs[k].Free)
 		if n.GPUs[k].Whole() {
 			n.WholeFree++
 		} else if n.GPUs[k].Free > 0 {

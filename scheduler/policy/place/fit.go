@@ -13,8 +13,8 @@ func nodeFit(n *policy.FreeNode, d policy.Demand) int {
 		if n.WholeFree == 0 {
 			return 0
 		}
-	} else if n.FreeSum+1e-9 < d.Fraction {
-		return 0
+	} else if n.FreeSum+1e-9 < d.Fraction || d.Fraction > n.MaxFree+2e-9 {
+		return 0 // no GPU has the fraction (FitsOn's floor is 0 with margin)
 	}
 	c := 0
 	for k := range n.GPUs {

@@ -70,7 +70,7 @@ func (c *Capacity) addResident(j *Job, p Placement) {
 
 // pos finds a slot's GPU.
 func (c *Capacity) pos(s Slot) (gpuPos, bool) {
-	ni, ok := c.byName[s.Node]
+	ni, ok := c.nodeOf(s.Node)
 	if !ok {
 		return gpuPos{}, false
 	}

@@ -10,8 +10,8 @@ import (
 // nodeFit is how many workers of d fit on node n.
 func nodeFit(n *policy.FreeNode, d policy.Demand) int {
 	if d.WholeGPU() {
-		if n.WholeFree == 0 {
-			return 0
+		if n.WholeFree == 0 || d.MemMiB == 0 {
+			return n.WholeFree // a whole GPU asking no memory fits exactly the whole ones
 		}
 	} else if n.FreeSum+1e-9 < d.Fraction || d.Fraction > n.MaxFree+2e-9 {
 		return 0 // no GPU has the fraction (FitsOn's floor is 0 with margin)

@@ -172,15 +172,20 @@ func (r *round) rankAll(ranked []Ranked) {
 		j := x.Job
 		r.dec.Ranking[i] = Rank{JobID: j.ID, Queue: x.Queue}
 		r.info[i] = rankInfo{state: j.State, workers: j.Workers, frac: j.Fraction, mem: j.MemMiB}
+		if j.State == Running {
+			r.info[i].held = placementGPUs(j.Placement)
+		}
 	}
 }
 
-// rankInfo is what the walk reads of a ranked job: its state and gang.
+// rankInfo is what the walk reads of a ranked job: its state and gang,
+// and for a running job the GPU share it holds.
 type rankInfo struct {
 	state   JobState
 	workers int
 	frac    float64
 	mem     int64
+	held    float64
 }
 
 // state is the state of the job at rank i.
@@ -189,6 +194,14 @@ func (r *round) state(i int) JobState {
 		return r.info[i].state
 	}
 	return r.ranked[i].Job.State
+}
+
+// holds is the GPU share the running job at rank i holds.
+func (r *round) holds(i int) float64 {
+	if r.info != nil {
+		return r.info[i].held
+	}
+	return placementGPUs(r.ranked[i].Job.Placement)
 }
 
 // demand is DemandOf the job at rank i.
@@ -264,7 +277,7 @@ func (r *round) indexVictims() {
 	r.held, r.preempted, r.running = r.f.victimBuffers(len(r.ranked))
 	for i, rk := range r.ranked {
 		if r.state(i) == Running && r.f.canPreempt(rk.Job, r.s.Now) {
-			r.held.add(i, placementGPUs(rk.Job.Placement))
+			r.held.add(i, r.holds(i))
 			r.running = append(r.running, i)
 		}
 	}

@@ -116,3 +116,27 @@ func TestBuiltinDigitsProfilePacks(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseProfile: any input parses to a valid profile or an error,
+// never a panic, and a parsed profile answers At for any batch within
+// its measured utilisations.
+func FuzzParseProfile(f *testing.F) {
+	data, err := builtinFS.ReadFile("profiles/digits-mlp.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data, 48.0)
+	f.Fuzz(func(t *testing.T, src []byte, batch float64) {
+		p, err := ParseProfile(src)
+		if err != nil {
+			return
+		}
+		lo, hi := 1.0, 0.0
+		for _, pt := range p.Points {
+			lo, hi = min(lo, pt.Util), max(hi, pt.Util)
+		}
+		if u := p.At(batch).Util; !math.IsNaN(batch) && (u < lo-1e-9 || u > hi+1e-9) {
+			t.Fatalf("util %v at batch %v outside [%v, %v]", u, batch, lo, hi)
+		}
+	})
+}

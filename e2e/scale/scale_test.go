@@ -11,12 +11,19 @@
 // (counted by a proxy), then the ratio of placement rates and the
 // scheduler's own round latency (caravan_scheduler_round_seconds buckets)
 // and API calls per round. caravan is built from this tree.
+// CARAVAN_SCALE_MODES=nomad or =caravan runs one side only;
+// CARAVAN_SCALE_PPROF=<dir> saves a 30 s CPU profile of the Nomad server
+// taken during placement; the scheduler's calls are also listed by
+// endpoint, and its round time by stage.
 //
 // Measured on this shared 2-core machine (scheduler/live/README.md, "Round
 // cost and admission rate at scale", has the table): 100 nodes, 200 jobs:
 // caravan 11.2 jobs/s vs Nomad alone 11.5 (ratio 0.97), round p99 ≤ 2 s;
 // 300 nodes, 1,000 jobs: 3.1 vs 10.9 (0.28), round p99 ≤ 33 s (the state
-// Variable outgrew Nomad's 64 KiB limit and the server was CPU-bound).
+// Variable outgrew Nomad's 64 KiB limit). Since (same README, "Where the
+// time went at 300 nodes"): 5.2 instead of 13.1 API calls per job, round
+// p99 ≤ 8.2 s, submit→running p50 3.1 s, on a machine so loaded that the
+// submitting loop itself ran at ~1 job/s.
 //
 // It is a benchmark, not a test: `make test` runs nothing here.
 package scale

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -52,14 +53,19 @@ func (f preemptFigures) err() float64 { return 100 * math.Abs(f.withLat-f.live) 
 // the default node-local root, a job resumed on the other node starts over
 // (measured: 270–400 trace s of work lost per such resume, a 593–742 s
 // live mean against the simulator's 520–543).
+// CARAVAN_REPLAY_LOCAL_CHECKPOINTS=1 keeps them node-local, to measure that.
 func startCheckpointCluster(tb testing.TB) *harness.Cluster {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	shared := fmt.Sprintf("checkpoint_root = %q", tb.TempDir())
+	if os.Getenv("CARAVAN_REPLAY_LOCAL_CHECKPOINTS") != "" {
+		shared = "" // each driver's default root: node-local
+	}
 	c, err := harness.Start(ctx, harness.Options{
 		Clients:      2,
 		GPUs:         harness.GPUs{Model: "Simulated A100 40GB", MemoryMiB: 40960, Count: 2},
-		PluginConfig: fmt.Sprintf("checkpoint_root = %q", tb.TempDir()),
+		PluginConfig: shared,
 	})
 	if err != nil {
 		tb.Fatalf("e2e: start nomad: %v", err)
@@ -118,7 +124,10 @@ func preemptReplay(tb testing.TB, iter int) preemptFigures {
 //     stretched runs 1.5×), 749 / 725 (3.2 %);
 //   - and sched_work.py counting wall time: 565 / 551 (2.5 %), 531 / 521
 //     (1.9 %), 509 / 505 (0.9 %), and the test 538 / 529 (1.6 %, 66 s);
-//     the plain simulator says 476.
+//     the plain simulator says 476;
+//   - everything but node-local checkpoints again
+//     (CARAVAN_REPLAY_LOCAL_CHECKPOINTS=1): 603 / 528 (12.4 %): long0
+//     resumed on the other node and redid all 800 s, long2 lost 326.
 //
 // Where the gap came from, job by job (logTimelines): resumes on the other
 // node restarted from zero (270–400 trace s of work lost each, 4 per run);

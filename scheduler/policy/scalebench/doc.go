@@ -7,7 +7,7 @@
 //
 // CARAVAN_SCALE_POLICIES (comma-separated registry names) narrows the
 // policies; CARAVAN_SCALE_SIZES ("1k", "10k" or "1k,10k") the sizes.
-// Figures and the profile of the slow case are in scheduler/live/README.md
-// ("The policy core alone, tenfold"): at 10k × 100k no ordering meets the
-// 10 ms p99 goal yet (fair and tiresias-las come closest, ~31 ms of CPU).
+// Figures before and after the issue #20 work, and what is still over
+// the 10 ms p99 goal at 10k × 100k and why, are in scheduler/policy/README.md
+// ("At scale").
 package scalebench

@@ -185,8 +185,11 @@ func startScheduler(b *testing.B, c *harness.Cluster, nomadAddr string) (*exec.C
 	if err != nil {
 		b.Fatal(err)
 	}
-	cmd := exec.Command(bin, "scheduler", "-policy", "fifo", "-quantum", "2s", "-debounce", "100ms",
-		"-listen", addr, "-token", "scale", "-log-level", "info")
+	args := []string{"scheduler", "-policy", "fifo", "-quantum", "2s", "-debounce", "100ms",
+		"-listen", addr, "-token", "scale", "-log-level", "info"}
+	// CARAVAN_SCALE_SCHED_ARGS adds flags, e.g. "-progress-interval 10m".
+	args = append(args, strings.Fields(os.Getenv("CARAVAN_SCALE_SCHED_ARGS"))...)
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "NOMAD_ADDR="+nomadAddr)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {

@@ -98,7 +98,7 @@ func runMode(b *testing.B, nodes int, gangs []gang, queued bool) result {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c, err := harness.Start(ctx, harness.Options{ServerOnly: true, Ready: 3 * time.Minute,
-		ExtraConfig: "enable_debug = true\n"})
+		ExtraConfig: "enable_debug = true\n" + telemetryConfig})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -115,9 +115,17 @@ func runMode(b *testing.B, nodes int, gangs []gang, queued bool) result {
 	var counter *apiCounter
 	var schedAddr string
 	if queued {
-		counter = startAPICounter(b, c.Server.HTTPAddr)
-		defer counter.close()
-		sched, schedAddr = startScheduler(b, c, counter.addr)
+		// CARAVAN_SCALE_PROXY=on counts the scheduler's calls through a
+		// proxy; it runs in this process beside the simulated clients, so
+		// each call then also waits for their CPU (~70 ms a register at
+		// 300 nodes): count calls, do not time rates, with it.
+		target := c.Server.HTTPAddr
+		if os.Getenv("CARAVAN_SCALE_PROXY") == "on" {
+			counter = startAPICounter(b, c.Server.HTTPAddr)
+			defer counter.close()
+			target = counter.addr
+		}
+		sched, schedAddr = startScheduler(b, c, target)
 		defer stopProc(sched)
 	}
 	cpu0 := procCPU(c.Server.Pid())
@@ -128,9 +136,21 @@ func runMode(b *testing.B, nodes int, gangs []gang, queued bool) result {
 	if dir := os.Getenv("CARAVAN_SCALE_PPROF"); dir != "" {
 		go serverProfile(c, dir, queued)
 	}
-	t0 := time.Now()
-	submitted := submit(b, c, gangs, queued)
+	t0, self0 := time.Now(), procCPU(os.Getpid())
+	var submitted map[string]time.Time
+	var regs []time.Duration
+	if os.Getenv("CARAVAN_SCALE_SUBMIT") == "inproc" {
+		submitted, regs = submit(b, c, gangs, queued)
+	} else {
+		submitted, regs = submitOut(b, c, gangs, queued)
+	}
 	submitSpan := time.Since(t0)
+	fmt.Printf("register calls (queued=%v): %s\n", queued, latencies(regs))
+	fmt.Printf("the simulated clients' process used %.1f CPU s while submitting took %s\n",
+		procCPU(os.Getpid())-self0, submitSpan.Round(time.Second))
+	if m, err := serverMetrics(c); err == nil {
+		fmt.Printf("server after submitting (queued=%v):\n%s", queued, m)
+	}
 	started := track(b, c, gangs, 30*time.Minute)
 	r := summarise(gangs, submitted, started)
 	r.submitSpan = submitSpan
@@ -138,8 +158,10 @@ func runMode(b *testing.B, nodes int, gangs []gang, queued bool) result {
 	if sched != nil {
 		r.schedCPU = procCPU(sched.Process.Pid) - sched0
 		r.schedRSS = procRSS(sched.Process.Pid)
-		r.apiCalls, r.apiBytes = counter.requests.Load(), counter.bytes.Load()
-		r.endpoints = counter.top(12)
+		if counter != nil {
+			r.apiCalls, r.apiBytes = counter.requests.Load(), counter.bytes.Load()
+			r.endpoints = counter.top(12)
+		}
 		if r.rounds, err = scrapeRounds(schedAddr, "scale"); err != nil {
 			b.Logf("reading the scheduler's round metrics: %v", err)
 		}
@@ -219,21 +241,45 @@ func stopProc(cmd *exec.Cmd) {
 }
 
 // submit registers every gang as fast as the API takes them, recording
-// when each register call returned.
-func submit(b *testing.B, c *harness.Cluster, gangs []gang, queued bool) map[string]time.Time {
+// when each register call began and how long it took. With
+// CARAVAN_SCALE_PPROF it dumps the server's goroutines 100 ms into every
+// 50th register.
+func submit(b *testing.B, c *harness.Cluster, gangs []gang, queued bool) (map[string]time.Time, []time.Duration) {
 	at := make(map[string]time.Time, len(gangs))
-	for _, g := range gangs {
+	took := make([]time.Duration, 0, len(gangs))
+	dir, mode := os.Getenv("CARAVAN_SCALE_PPROF"), "direct"
+	if queued {
+		mode = "caravan"
+	}
+	var parses []time.Duration
+	stop := make(chan struct{})
+	lags := wakeLag(stop)
+	defer func() {
+		close(stop)
+		fmt.Printf("parse calls (queued=%v): %s\n", queued, latencies(parses))
+		fmt.Printf("10 ms sleeps in the benchmark process woke late by: %s\n", latencies(<-lags))
+	}()
+	if dir != "" {
+		noteAddr(c, dir, mode)
+	}
+	for i, g := range gangs {
+		p0 := time.Now()
 		job, err := c.API.Jobs().ParseHCLOpts(&api.JobsParseRequest{JobHCL: g.hcl(queued), Canonicalize: true})
 		if err != nil {
 			b.Fatalf("parse %s: %v", g.ID, err)
+		}
+		parses = append(parses, time.Since(p0))
+		if dir != "" && i%50 == 25 {
+			time.AfterFunc(100*time.Millisecond, func() { goroutineDump(c, dir, mode, i) })
 		}
 		t0 := time.Now()
 		if _, _, err := c.API.Jobs().Register(job, nil); err != nil {
 			b.Fatalf("register %s: %v", g.ID, err)
 		}
+		took = append(took, time.Since(t0))
 		at[g.ID] = t0
 	}
-	return at
+	return at, took
 }
 
 // track polls all allocations until every gang has had all its workers

@@ -16,6 +16,14 @@
 // taken during placement; the scheduler's calls are also listed by
 // endpoint, and its round time by stage.
 //
+// The jobs are submitted from a child process (submitter_test.go): the
+// simulated clients keep this process's two Ps busy, and a loop here saw
+// each HTTP call take ~0.1 s of Go run-queue wait (CARAVAN_SCALE_SUBMIT=
+// inproc brings it back). For the same reason the counting proxy is off
+// unless CARAVAN_SCALE_PROXY=on (then count calls, do not time rates).
+// Each run prints the register and parse latencies seen by the submitter,
+// its wake-up lag, and the server's Raft/FSM/register metrics.
+//
 // Measured on this shared 2-core machine (scheduler/live/README.md, "Round
 // cost and admission rate at scale", has the table): 100 nodes, 200 jobs:
 // caravan 11.2 jobs/s vs Nomad alone 11.5 (ratio 0.97), round p99 ≤ 2 s;

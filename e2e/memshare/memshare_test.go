@@ -2,8 +2,6 @@ package memshare_e2e
 
 import (
 	"context"
-	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,58 +11,15 @@ import (
 	"github.com/hashicorp/nomad/api"
 )
 
-// spillResult is workloads/memshare_spill.py's summary line.
-type spillResult struct {
-	Batches    int     `json:"batches"`
-	SpilledMiB float64 `json:"spilled_mib"`
-	BadBatches int     `json:"bad_batches"`
-	Verified   bool    `json:"verified"`
-	WriteMiBs  float64 `json:"write_mib_s"`
-	ReadMiBs   float64 `json:"read_mib_s"`
-	Reconnects int     `json:"reconnects"`
-}
-
 // TestSpillToDonatedMemory: donors on both clients lend; the consumer's
 // batches go to remote memory mirrored across the two nodes and come back
 // bit for bit; when it ends its leases are returned.
 func TestSpillToDonatedMemory(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	root, err := harness.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	workloads := harness.TaskWorkloads
-	if _, err := cluster.RunFile(filepath.Join(root, "jobspecs", "memshare-donor.nomad.hcl"),
-		map[string]string{"workloads": workloads, "memory": "512", "seconds": "300"}); err != nil {
-		t.Fatal(err)
-	}
-	defer cluster.StopJob("memshare-donor", 30*time.Second)
-	waitLending(t, ctx)
-
-	if _, err := cluster.RunFile(filepath.Join(root, "jobspecs", "memshare-consumer.nomad.hcl"),
-		map[string]string{"workloads": workloads, "remote_memory": "64MiB", "batches": "48"}); err != nil {
-		t.Fatal(err)
-	}
-	defer cluster.StopJob("memshare-consumer", 30*time.Second)
-	alloc, err := cluster.WaitAlloc(ctx, "memshare-consumer", func(a *api.Allocation) bool {
-		return a.ClientStatus == "complete" || a.ClientStatus == "failed"
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, _ := cluster.Logs(alloc, "spill", "stdout")
-	errOut, _ := cluster.Logs(alloc, "spill", "stderr")
-	if alloc.ClientStatus != "complete" {
-		t.Fatalf("consumer %s: %s\nstdout: %s\nstderr: %s", alloc.ClientStatus, harness.Events(alloc, "spill"), out, errOut)
-	}
-	var res spillResult
-	if err := json.Unmarshal([]byte(lastLine(out)), &res); err != nil {
-		t.Fatalf("consumer output %q: %v", out, err)
-	}
-	if !res.Verified || res.BadBatches != 0 || res.Batches != 48 {
-		t.Fatalf("spilled batches did not verify: %+v", res)
-	}
+	runDonors(t, ctx, map[string]string{"memory": "512", "seconds": "300"})
+	runJob(t, "memshare-consumer", map[string]string{"remote_memory": "64MiB", "batches": "48"})
+	_, res := consumerVerified(t, ctx, 48, "spilling to donated memory")
 	t.Logf("consumer: %+v", res)
 	waitReturned(t, ctx)
 }
@@ -77,33 +32,8 @@ func TestSpillToDonatedMemory(t *testing.T) {
 func TestDonorGrowthReclaims(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	root, err := harness.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	workloads := harness.TaskWorkloads
-	if _, err := cluster.RunFile(filepath.Join(root, "jobspecs", "memshare-donor.nomad.hcl"), map[string]string{
-		"workloads": workloads, "memory": "768", "seconds": "300", "grow_mib": "600"}); err != nil {
-		t.Fatal(err)
-	}
-	defer cluster.StopJob("memshare-donor", 30*time.Second)
-	waitLending(t, ctx)
-	if _, err := cluster.RunFile(filepath.Join(root, "jobspecs", "memshare-consumer.nomad.hcl"), map[string]string{
-		"workloads": workloads, "remote_memory": "64MiB", "batches": "48", "hold_seconds": "45"}); err != nil {
-		t.Fatal(err)
-	}
-	defer cluster.StopJob("memshare-consumer", 30*time.Second)
-	consumer, err := cluster.WaitAlloc(ctx, "memshare-consumer", harness.TaskState("spill", "running"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for !strings.Contains(logs(consumer, "spill"), "spilled_batches") {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("consumer never spilled: %s", logs(consumer, "spill"))
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
+	runDonors(t, ctx, map[string]string{"memory": "768", "seconds": "300", "grow_mib": "600"})
+	runSpilledConsumer(t, ctx, map[string]string{"remote_memory": "64MiB", "batches": "48", "hold_seconds": "45"})
 	donor, err := cluster.WaitAlloc(ctx, "memshare-donor", func(a *api.Allocation) bool {
 		return harness.TaskState("prep", "running")(a) && strings.Contains(logs(a, "prep"), "prepared_batches")
 	})
@@ -116,26 +46,11 @@ func TestDonorGrowthReclaims(t *testing.T) {
 	reclaimed := waitReclaimed(t, ctx, donor)
 	t.Logf("donor %s took its memory back: %+v", reclaimed.Node, reclaimed)
 
-	done, err := cluster.WaitAlloc(ctx, "memshare-consumer", func(a *api.Allocation) bool {
-		return a.ClientStatus == "complete" || a.ClientStatus == "failed"
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := logs(done, "spill")
-	var res spillResult
-	if err := json.Unmarshal([]byte(lastLine(out)), &res); err != nil || done.ClientStatus != "complete" || !res.Verified {
-		t.Fatalf("consumer %s after the reclaim: %+v %v\n%s", done.ClientStatus, res, err, out)
-	}
+	consumerVerified(t, ctx, 48, "after the reclaim")
 	d, _, err := cluster.API.Allocations().Info(donor.ID, nil)
 	if err != nil || d.TaskStates["prep"].State != "running" || d.TaskStates["prep"].Failed {
 		t.Fatalf("the donor task must keep running after lending: %v %+v", err, d.TaskStates["prep"])
 	}
-}
-
-func logs(a *api.Allocation, task string) string {
-	out, _ := cluster.Logs(a, task, "stdout")
-	return out
 }
 
 // waitReclaimed polls until a donor lends nothing beyond its capacity and
@@ -198,9 +113,4 @@ func waitReturned(t *testing.T, ctx context.Context) {
 			}
 		}
 	}
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
 }

@@ -2,16 +2,13 @@ package memshare_e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/caravan-dl/caravan/e2e/harness"
-	"github.com/hashicorp/nomad/api"
 )
 
 // TestRemoteMemorySurvivesClientRestart: while the consumer's batches live
@@ -24,33 +21,8 @@ import (
 func TestRemoteMemorySurvivesClientRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	root, err := harness.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	workloads := harness.TaskWorkloads
-	if _, err := cluster.RunFile(filepath.Join(root, "jobspecs", "memshare-donor.nomad.hcl"),
-		map[string]string{"workloads": workloads, "memory": "512", "seconds": "400"}); err != nil {
-		t.Fatal(err)
-	}
-	defer cluster.StopJob("memshare-donor", 30*time.Second)
-	waitLending(t, ctx)
-	if _, err := cluster.RunFile(filepath.Join(root, "jobspecs", "memshare-consumer.nomad.hcl"), map[string]string{
-		"workloads": workloads, "remote_memory": "64MiB", "batches": "48", "hold_seconds": "40"}); err != nil {
-		t.Fatal(err)
-	}
-	defer cluster.StopJob("memshare-consumer", 30*time.Second)
-	consumer, err := cluster.WaitAlloc(ctx, "memshare-consumer", harness.TaskState("spill", "running"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for !strings.Contains(logs(consumer, "spill"), "spilled_batches") {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("consumer never spilled: %s", logs(consumer, "spill"))
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
+	runDonors(t, ctx, map[string]string{"memory": "512", "seconds": "400"})
+	consumer := runSpilledConsumer(t, ctx, map[string]string{"remote_memory": "64MiB", "batches": "48", "hold_seconds": "40"})
 	agent := agentNamed(t, consumer.NodeName)
 	t.Logf("restarting %s while the consumer's batches live only in remote memory", agent.Name)
 	before, _ := os.Stat(agent.LogPath)
@@ -61,18 +33,7 @@ func TestRemoteMemorySurvivesClientRestart(t *testing.T) {
 	t.Logf("%s stopped and started again in %v", agent.Name, time.Since(start).Round(time.Millisecond))
 	waitDriverHealthy(t, ctx)
 
-	done, err := cluster.WaitAlloc(ctx, "memshare-consumer", func(a *api.Allocation) bool {
-		return a.ClientStatus == "complete" || a.ClientStatus == "failed"
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := logs(done, "spill")
-	var res spillResult
-	if err := json.Unmarshal([]byte(lastLine(out)), &res); err != nil || done.ClientStatus != "complete" || !res.Verified || res.Batches != 48 {
-		errOut, _ := cluster.Logs(done, "spill", "stderr")
-		t.Fatalf("consumer %s after the restart: %+v %v\n%s\n%s\nstderr: %s", done.ClientStatus, res, err, harness.Events(done, "spill"), out, errOut)
-	}
+	done, res := consumerVerified(t, ctx, 48, "after the restart")
 	if res.Reconnects == 0 {
 		t.Fatalf("the task's connection never dropped: was the plugin restarted? %+v", res)
 	}

@@ -56,15 +56,7 @@ func (d *Driver) memshareState(taskID string, tc *TaskConfig) *memshareTaskState
 // wrong data).
 func (d *Driver) recoverMemshare(state taskState, h *taskHandle) {
 	cfg := state.TaskConfig
-	ctx, cancel := context.WithCancel(d.ctx)
-	release := h.release
-	h.release = func() {
-		cancel()
-		d.mem.detach(cfg.ID)
-		if release != nil {
-			release()
-		}
-	}
+	ctx := d.detachOnRelease(cfg.ID, h)
 	ms := state.Memshare
 	if ms == nil {
 		return

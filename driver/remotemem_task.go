@@ -46,19 +46,26 @@ func (d *Driver) attachRemoteMemory(cfg *drivers.TaskConfig, tc *TaskConfig) (ma
 	return d.mem.attach(ctx, cfg.ID, cfg.AllocID+"/"+cfg.Name, stateDir, req)
 }
 
-// lendDonorMemory registers a donor task so its unused reservation is
-// lent, and wraps its release so the lending and any endpoint stop with
-// the task.
-func (d *Driver) lendDonorMemory(cfg *drivers.TaskConfig, tc *TaskConfig, h *taskHandle) {
+// detachOnRelease returns a context that ends, with the task's remote
+// memory and lending, when the task's handle is released.
+func (d *Driver) detachOnRelease(taskID string, h *taskHandle) context.Context {
 	ctx, cancel := context.WithCancel(d.ctx)
 	release := h.release
 	h.release = func() {
 		cancel()
-		d.mem.detach(cfg.ID)
+		d.mem.detach(taskID)
 		if release != nil {
 			release()
 		}
 	}
+	return ctx
+}
+
+// lendDonorMemory registers a donor task so its unused reservation is
+// lent, and wraps its release so the lending and any endpoint stop with
+// the task.
+func (d *Driver) lendDonorMemory(cfg *drivers.TaskConfig, tc *TaskConfig, h *taskHandle) {
+	ctx := d.detachOnRelease(cfg.ID, h)
 	if !tc.MemoryDonor && tc.DonateMemory == "" {
 		return
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/caravan-dl/caravan/memshare"
 	"github.com/caravan-dl/caravan/memshare/nbd"
-	"github.com/klauspost/reedsolomon"
 )
 
 // Persistence: a Volume's layout (which leased slab holds which slot of
@@ -153,29 +152,6 @@ func Reopen(ctx context.Context, cfg Config, l Layout) (*Volume, error) {
 	v.wg.Add(2)
 	go func() { defer v.wg.Done(); v.renewLoop() }()
 	go func() { defer v.wg.Done(); v.rebuildLoop() }()
-	return v, nil
-}
-
-// newVolume is Open's set-up without placement (EC mode only).
-func newVolume(cfg Config) (*Volume, error) {
-	k, r := cfg.DataShards, cfg.ParityShards
-	v := &Volume{
-		cfg: cfg, k: k, n: k + r, piece: BlockSize / uint64(k),
-		apis: map[string]*memshare.APIClient{}, rebuildQ: make(chan job, 1024),
-		m: newMetrics(cfg.Registry),
-	}
-	v.rows = cfg.SlabSize / v.piece
-	v.blocks = v.rows
-	if cfg.Layout == LayoutWhole {
-		v.whole, v.piece = true, BlockSize
-		v.rows = cfg.SlabSize / BlockSize
-		v.blocks = v.rows * uint64(k)
-	}
-	enc, err := reedsolomon.New(k, r)
-	if err != nil {
-		return nil, err
-	}
-	v.enc = enc
 	return v, nil
 }
 

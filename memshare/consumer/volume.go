@@ -67,6 +67,31 @@ func Open(ctx context.Context, cfg Config) (*Volume, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	v, err := newVolume(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Mode == ModeBackup {
+		b, err := openBackup(cfg.BackupPath, cfg.Size)
+		if err != nil {
+			return nil, err
+		}
+		v.backup = b
+	}
+	v.ctx, v.cancel = context.WithCancel(context.Background())
+	if err := v.place(ctx); err != nil {
+		v.Close()
+		return nil, err
+	}
+	v.wg.Add(2)
+	go func() { defer v.wg.Done(); v.renewLoop() }()
+	go func() { defer v.wg.Done(); v.rebuildLoop() }()
+	return v, nil
+}
+
+// newVolume is the set-up Open and Reopen share: geometry and codec,
+// no slabs yet.
+func newVolume(cfg Config) (*Volume, error) {
 	k, r := cfg.DataShards, cfg.ParityShards
 	v := &Volume{
 		cfg: cfg, k: k, n: k + r, piece: BlockSize / uint64(k),
@@ -87,21 +112,6 @@ func Open(ctx context.Context, cfg Config) (*Volume, error) {
 		}
 		v.enc = enc
 	}
-	if cfg.Mode == ModeBackup {
-		b, err := openBackup(cfg.BackupPath, cfg.Size)
-		if err != nil {
-			return nil, err
-		}
-		v.backup = b
-	}
-	v.ctx, v.cancel = context.WithCancel(context.Background())
-	if err := v.place(ctx); err != nil {
-		v.Close()
-		return nil, err
-	}
-	v.wg.Add(2)
-	go func() { defer v.wg.Done(); v.renewLoop() }()
-	go func() { defer v.wg.Done(); v.rebuildLoop() }()
 	return v, nil
 }
 

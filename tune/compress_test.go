@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/caravan-dl/caravan/internal/gzip64"
 )
 
 // TestBigStateCompresses: a 4,000-trial state is far over Nomad's 64 KiB
@@ -17,18 +19,18 @@ func TestBigStateCompresses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	z, err := gzipBase64(raw)
+	z, err := gzip64.Encode(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(raw) <= 64<<10 || len(z) > 64<<10 {
 		t.Fatalf("json %d bytes, compressed %d", len(raw), len(z))
 	}
-	back, err := gunzip(z)
+	back, err := gzip64.Decode(z, maxState)
 	if err != nil || !bytes.Equal(back, raw) {
 		t.Fatalf("round trip: %v", err)
 	}
-	if _, err := gunzip("not base64!"); err == nil {
+	if _, err := gzip64.Decode("not base64!", maxState); err == nil {
 		t.Fatal("garbage accepted")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/caravan-dl/caravan/internal/gzip64"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -148,7 +149,7 @@ func (n *NomadCluster) Load(ctx context.Context, path string) ([]byte, uint64, e
 		return nil, 0, nil
 	}
 	if z := v.Items[gzItem]; z != "" {
-		b, err := gunzip(z)
+		b, err := gzip64.Decode(z, maxState)
 		if err != nil {
 			return nil, 0, fmt.Errorf("read %s: %s: %w", path, gzItem, err)
 		}
@@ -161,7 +162,7 @@ func (n *NomadCluster) Load(ctx context.Context, path string) ([]byte, uint64, e
 func (n *NomadCluster) Save(ctx context.Context, path string, data []byte, index uint64) (uint64, error) {
 	items := api.VariableItems{stateItem: string(data)}
 	if len(data) > plainLimit {
-		z, err := gzipBase64(data)
+		z, err := gzip64.Encode(data)
 		if err != nil {
 			return 0, err
 		}

@@ -1,18 +1,16 @@
 package live
 
 import (
-	"bytes"
-	"compress/gzip"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
+
+	"github.com/caravan-dl/caravan/internal/gzip64"
 )
 
 // The state Variable's items. Nomad limits a Variable's items to 64 KiB in
@@ -115,37 +113,14 @@ func encodeState(st *state) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return gzip64(js)
-}
-
-func gzip64(b []byte) (string, error) {
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if _, err := zw.Write(b); err != nil {
-		return "", err
-	}
-	if err := zw.Close(); err != nil {
-		return "", err
-	}
-	return base64.StdEncoding.EncodeToString(buf.Bytes()), nil
+	return gzip64.Encode(js)
 }
 
 // decodeState is encodeState's inverse; garbage is an error, never a panic.
 func decodeState(payload string) (*state, error) {
-	raw, err := base64.StdEncoding.DecodeString(payload)
+	js, err := gzip64.Decode(payload, maxStateJSON)
 	if err != nil {
-		return nil, fmt.Errorf("payload is not base64: %w", err)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(raw))
-	if err != nil {
-		return nil, fmt.Errorf("payload is not gzip: %w", err)
-	}
-	js, err := io.ReadAll(io.LimitReader(zr, maxStateJSON+1))
-	if err != nil {
-		return nil, fmt.Errorf("payload is not valid gzip: %w", err)
-	}
-	if len(js) > maxStateJSON {
-		return nil, fmt.Errorf("payload inflates past %d bytes", maxStateJSON)
+		return nil, err
 	}
 	return decodeJSON(js)
 }

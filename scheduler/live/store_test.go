@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/caravan-dl/caravan/internal/gzip64"
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/nomad/api"
 )
@@ -244,8 +245,8 @@ func TestStoreSweepsACrashedWritersParts(t *testing.T) {
 
 func TestDecodeStateRejectsGarbage(t *testing.T) {
 	good, _ := encodeState(bigState(3))
-	nullRec, _ := gzip64([]byte(`{"jobs":{"a":null}}`))
-	notJSON, _ := gzip64([]byte(`{"jobs":`))
+	nullRec, _ := gzip64.Encode([]byte(`{"jobs":{"a":null}}`))
+	notJSON, _ := gzip64.Encode([]byte(`{"jobs":`))
 	for name, in := range map[string]string{
 		"empty": "", "not base64": "!!!", "not gzip": "aGVsbG8=", "truncated": good[:len(good)/2],
 		"null record": nullRec, "not JSON": notJSON, "binary": "\x00\xff\x1f\x8b",
@@ -271,7 +272,7 @@ func TestDecodeStateRejectsGarbage(t *testing.T) {
 // panic, and what decodes re-encodes to the same state.
 func FuzzDecodeState(f *testing.F) {
 	good, _ := encodeState(bigState(2))
-	empty, _ := gzip64([]byte(`{"jobs":{}}`))
+	empty, _ := gzip64.Encode([]byte(`{"jobs":{}}`))
 	for _, s := range []string{good, empty, "", "!!!", "aGVsbG8=", good[:len(good)/2]} {
 		f.Add(s)
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
@@ -105,17 +104,10 @@ const admitParallel = 8
 // write touches only its own job; the round's bookkeeping happens after,
 // in order (admitted).
 func (s *Scheduler) writeAdmissions(ads []*admission, nodes map[string]*nodeInfo, now time.Time) {
-	sem := make(chan struct{}, admitParallel)
-	var wg sync.WaitGroup
-	for _, ad := range ads {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			ad.err = s.writeAdmission(ad.e, ad.ts, nodes, now)
-		}()
-	}
-	wg.Wait()
+	inParallel(len(ads), admitParallel, func(i int) error {
+		ads[i].err = s.writeAdmission(ads[i].e, ads[i].ts, nodes, now)
+		return nil
+	})
 }
 
 // writeAdmission rewrites one job (safe to run beside others).

@@ -117,17 +117,10 @@ func (s *Scheduler) readProgress(ctx context.Context) {
 	b.mu.Lock()
 	ts := b.targets
 	b.mu.Unlock()
-	sem := make(chan struct{}, progressReaders)
-	var wg sync.WaitGroup
-	for _, t := range ts {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			s.readTarget(ctx, t)
-		}()
-	}
-	wg.Wait()
+	inParallel(len(ts), progressReaders, func(i int) error {
+		s.readTarget(ctx, ts[i])
+		return nil
+	})
 }
 
 // progressReaders bounds concurrent reads (each may wait on a client).

@@ -3,7 +3,6 @@ package live
 import (
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/hashicorp/nomad/api"
 )
@@ -108,22 +107,15 @@ func (s *Scheduler) listNodes(m *mirror) error {
 // readNodes reads nodes in full, nodeReaders at once.
 func (s *Scheduler) readNodes(stubs []*api.NodeListStub) ([]*api.Node, error) {
 	out := make([]*api.Node, len(stubs))
-	errs := make([]error, len(stubs))
-	sem := make(chan struct{}, nodeReaders)
-	var wg sync.WaitGroup
-	for i, stub := range stubs {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			s.call()
-			out[i], _, errs[i] = s.api.Nodes().Info(stub.ID, nil)
-			if errs[i] != nil {
-				errs[i] = fmt.Errorf("read node %s: %w", stub.Name, errs[i])
-			}
-		}()
-	}
-	wg.Wait()
+	errs := inParallel(len(stubs), nodeReaders, func(i int) error {
+		s.call()
+		n, _, err := s.api.Nodes().Info(stubs[i].ID, nil)
+		if err != nil {
+			return fmt.Errorf("read node %s: %w", stubs[i].Name, err)
+		}
+		out[i] = n
+		return nil
+	})
 	return out, errors.Join(errs...)
 }
 

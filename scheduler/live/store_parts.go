@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/hashicorp/nomad/api"
 )
@@ -23,29 +22,11 @@ func (s *store) partPrefix() string { return s.path + "/part/" }
 // Raft commit, which one at a time made the save most of a round.
 const partWriters = 8
 
-// eachPart runs f for parts 0..n-1, partWriters at once, and returns each
-// one's error.
-func eachPart(n int, f func(i int) error) []error {
-	errs := make([]error, n)
-	sem := make(chan struct{}, partWriters)
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			errs[i] = f(i)
-		}()
-	}
-	wg.Wait()
-	return errs
-}
-
 // writeParts creates generation g's parts and returns their sums. Each is
 // created with check-and-set 0 (only if absent), so no write ever replaces
 // a part, whoever wrote it. On error the parts written are deleted.
 func (s *store) writeParts(g generation, chunks []string) ([]string, error) {
-	errs := eachPart(len(chunks), func(i int) error {
+	errs := inParallel(len(chunks), partWriters, func(i int) error {
 		v := &api.Variable{Namespace: s.ns, Path: s.partPath(g, i), Items: api.VariableItems{itemData: chunks[i]}}
 		_, _, err := s.vars.CheckedUpdate(v, s.write())
 		return err
@@ -54,7 +35,7 @@ func (s *store) writeParts(g generation, chunks []string) ([]string, error) {
 		if err == nil {
 			continue
 		}
-		eachPart(len(chunks), func(j int) error {
+		inParallel(len(chunks), partWriters, func(j int) error {
 			if errs[j] == nil {
 				_, err := s.vars.Delete(s.partPath(g, j), s.write())
 				return err
@@ -96,7 +77,7 @@ func (s *store) readParts(h header) (string, error) {
 
 // deleteParts deletes h's parts, returning the first error.
 func (s *store) deleteParts(h header) error {
-	errs := eachPart(h.Parts, func(i int) error {
+	errs := inParallel(h.Parts, partWriters, func(i int) error {
 		p := s.partPath(h.Gen, i)
 		if _, err := s.vars.Delete(p, s.write()); err != nil {
 			return fmt.Errorf("delete %s: %w", p, err)

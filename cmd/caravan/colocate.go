@@ -136,9 +136,19 @@ func colocateBench(args []string, stdout, stderr io.Writer) error {
 	dropUnslowed := fs.Bool("drop-unslowed", false, "treat pairs that record a side at exactly its speed alone (V100's suspect records, profile.Gavel.Unslowed) as never run together, for every rule and the predictor's training")
 	fs.BoolVar(&o.learn, "learn", false, "also run predicted+learn: pairs of types the run already co-located are judged by what they measured then (Experiment.Learn)")
 	fs.Float64Var(&o.target, "margin-target", 0.1, "also run predicted+margin: accept a pair only under a threshold each held-out fit learns by leave-one-model-out on its own training models, keeping at most this share of accepted jobs over the bound there (0: skip)")
+	ex := colocate.DefaultExplore()
+	fs.BoolVar(&o.explore, "explore", false, "also run predicted+explore: unjudged type pairs share on trial for a probe window, then their measured slowdowns decide (Experiment.Explore)")
+	fs.Float64Var(&ex.Window, "explore-window", ex.Window, "seconds a probe runs before its measurement decides")
+	fs.Float64Var(&ex.Restart, "explore-restart", ex.Restart, "seconds of work an evicted newcomer repeats on restart, beyond its lost probe progress")
+	fs.Float64Var(&ex.Factor, "explore-factor", ex.Factor, "probe a pair whose optimistic estimate is at most bound × this")
+	fs.IntVar(&ex.MaxInFlight, "explore-inflight", 0, "probes at once (0: a quarter of -gpus, at least 1)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := exploreFlags(ex); err != nil {
+		return err
+	}
+	o.ex = ex
 	if !(o.target >= 0 && o.target < 1) {
 		return fmt.Errorf("colocate bench: -margin-target %v: want a share in [0, 1)", o.target)
 	}
@@ -159,7 +169,7 @@ func colocateBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	w := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "gpu\tload\trule\tmakespan\tavg JCT\tavg wait\tco-locations\tover bound\tworst slowdown")
+	fmt.Fprintln(w, "gpu\tload\trule\tmakespan\tavg JCT\tavg wait\tco-locations\tover bound\tsustained over\tsustained over s\tprobes / over\tover-probe s\tworst slowdown")
 	for _, gpu := range c.gpus {
 		for _, l := range strings.Split(*loads, ",") {
 			if err := benchCell(w, g, graphs, durations, gpu, l, *n, *gpus, *seeds, c.bound, o); err != nil {
@@ -177,6 +187,23 @@ type benchOptions struct {
 	best    bool
 	target  float64 // predicted+margin's Margin.Target; 0 skips that row
 	learn   bool    // add the predicted+learn row (Experiment.Learn)
+	explore bool    // add the predicted+explore row (Experiment.Explore)
+	ex      colocate.Explore
+}
+
+// exploreFlags names the bench flag a bad Explore setting came from.
+func exploreFlags(e colocate.Explore) error {
+	switch {
+	case !(e.Window > 0):
+		return fmt.Errorf("colocate bench: -explore-window %v: want > 0 seconds", e.Window)
+	case !(e.Restart >= 0):
+		return fmt.Errorf("colocate bench: -explore-restart %v: want ≥ 0 seconds", e.Restart)
+	case !(e.Factor >= 1):
+		return fmt.Errorf("colocate bench: -explore-factor %v: want ≥ 1", e.Factor)
+	case e.MaxInFlight < 0:
+		return fmt.Errorf("colocate bench: -explore-inflight %d: want ≥ 0", e.MaxInFlight)
+	}
+	return nil
 }
 
 func (o benchOptions) predictor(samples []colocate.Sample) (colocate.Slowdowner, error) {
@@ -219,6 +246,11 @@ func benchCell(w io.Writer, g *profile.Gavel, graphs map[string]profile.ModelGra
 		xl.Learn = true
 		rows = append(rows, benchRow{"predicted+learn", colocate.Predicted, xl})
 	}
+	if o.explore {
+		xe, ex := x, o.ex
+		xe.Explore = &ex
+		rows = append(rows, benchRow{"predicted+explore", colocate.Predicted, xe})
+	}
 	rows = append(rows, benchRow{"oracle", colocate.Oracle, x}, benchRow{"naive", colocate.Naive, x})
 	for _, r := range rows {
 		rule, x := r.rule, r.x
@@ -239,8 +271,9 @@ func benchCell(w io.Writer, g *profile.Gavel, graphs map[string]profile.ModelGra
 			}
 			m.add(o, float64(seeds))
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%.1f\t%.1f\t%.2f\n", gpu, load, r.name,
-			m.makespan, m.jct, m.wait, m.colocations, m.overBound, m.worst)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%.1f\t%.1f\t%.1f\t%.0f\t%.1f / %.1f\t%.0f\t%.2f\n", gpu, load, r.name,
+			m.makespan, m.jct, m.wait, m.colocations, m.overBound, m.sustainedOver, m.sustainedOverS,
+			m.probes, m.probesOver, m.probeOverS, m.worst)
 	}
 	return nil
 }
@@ -254,7 +287,8 @@ type benchRow struct {
 
 // meanOutcome averages outcomes over seeds; worst is the worst of all.
 type meanOutcome struct {
-	makespan, jct, wait, colocations, overBound, worst float64
+	makespan, jct, wait, colocations, overBound, worst            float64
+	sustainedOver, sustainedOverS, probes, probesOver, probeOverS float64
 }
 
 func (m *meanOutcome) add(o colocate.Outcome, n float64) {
@@ -263,6 +297,11 @@ func (m *meanOutcome) add(o colocate.Outcome, n float64) {
 	m.wait += o.AvgWait / n
 	m.colocations += float64(o.Colocations) / n
 	m.overBound += float64(o.OverBound) / n
+	m.sustainedOver += float64(o.SustainedOver()) / n
+	m.sustainedOverS += o.SustainedOverSeconds / n
+	m.probes += float64(o.Probes) / n
+	m.probesOver += float64(o.ProbesOver) / n
+	m.probeOverS += o.ProbeOverSeconds / n
 	m.worst = max(m.worst, o.WorstSlowdown)
 }
 

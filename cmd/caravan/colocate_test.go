@@ -17,6 +17,12 @@ func TestColocateBenchFlags(t *testing.T) {
 		{[]string{"-margin-target", "1"}, "-margin-target"},
 		{[]string{"-margin-target", "-0.1"}, "-margin-target"},
 		{[]string{"-held-out", "both"}, "-held-out"},
+		{[]string{"-explore", "-explore-window", "0"}, "-explore-window"},
+		{[]string{"-explore-restart", "-1"}, "-explore-restart"},
+		{[]string{"-explore-factor", "0.9"}, "-explore-factor"},
+		{[]string{"-explore-factor", "NaN"}, "-explore-factor"},
+		{[]string{"-explore-inflight", "-2"}, "-explore-inflight"},
+		{[]string{"-explore-window", "soon"}, "-explore-window"},
 	} {
 		err := colocateBench(c.args, io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -39,7 +39,19 @@ type Outcome struct {
 	Colocations   int
 	OverBound     int     // co-locations where a job measured above the bound
 	WorstSlowdown float64 // the largest measured slowdown any job ran at
+	// Probes are co-locations Explore started on trial (counted in
+	// Colocations too); ProbesOver of them measured above the bound.
+	Probes, ProbesOver int
+	// ProbeOverSeconds is the time over-bound probes ran together;
+	// SustainedOverSeconds the time over-bound pairs stayed together past
+	// their probe window (all of it for a co-location that was no probe).
+	ProbeOverSeconds, SustainedOverSeconds float64
+	// Evictions are newcomers Explore sent back to the queue.
+	Evictions int
 }
+
+// SustainedOver are the over-bound co-locations that were not probes.
+func (o Outcome) SustainedOver() int { return o.OverBound - o.ProbesOver }
 
 // Experiment runs a workload on GPUs under one rule: FIFO order, a job
 // takes an idle GPU if there is one, else joins a GPU holding one job if
@@ -60,6 +72,9 @@ type Experiment struct {
 	// shared job's speed in its progress), the predictor only pairs never
 	// seen together. Nothing is known before the run.
 	Learn bool
+	// Explore, when set, lets the predicted rule try pairs no measurement
+	// has judged yet, each for a bounded probe window (see Explore).
+	Explore *Explore
 }
 
 // Run plays the workload under rule.
@@ -69,6 +84,11 @@ func (x Experiment) Run(jobs []ExperimentJob, rule Rule) (Outcome, error) {
 	}
 	if rule == Predicted && x.Predictor == nil {
 		return Outcome{}, errors.New("colocate: the predicted rule needs a predictor")
+	}
+	if x.Explore != nil {
+		if err := x.Explore.validate(); err != nil {
+			return Outcome{}, err
+		}
 	}
 	s := newRun(x, rule, jobs)
 	s.play()
@@ -98,6 +118,7 @@ type running struct {
 	speed     float64 // work seconds per second (1 alone)
 	index     int
 	finish    float64
+	co        *coloc // the co-location it is in, if any
 }
 
 type runHeap []*running
@@ -111,6 +132,7 @@ func (h runHeap) peek() *running      { return h[0] }
 func (h *runHeap) fix(r *running)     { heap.Fix(h, r.index) }
 func (h *runHeap) add(r *running)     { heap.Push(h, r) }
 func (h *runHeap) popMin() *running   { return heap.Pop(h).(*running) }
+func (h *runHeap) remove(r *running)  { heap.Remove(h, r.index) }
 func newRunHeap() *runHeap            { h := runHeap{}; return &h }
 func (h runHeap) empty() bool         { return len(h) == 0 }
 func (r *running) advance(dt float64) { r.remaining -= dt * r.speed }
@@ -128,6 +150,9 @@ type run struct {
 	seen    map[[2]profile.GavelType]bool // type pairs that shared (Learn)
 	started map[*ExperimentJob]float64
 	done    map[*ExperimentJob]float64
+	left    map[*ExperimentJob]float64 // work left of a job sent back to the queue
+	ex      *explorer                  // Explore's state (nil without it)
+	check   func(*run)                 // tests: called after each event (nil otherwise)
 	out     Outcome
 }
 
@@ -135,7 +160,8 @@ func newRun(x Experiment, rule Rule, jobs []ExperimentJob) *run {
 	sorted := append([]ExperimentJob(nil), jobs...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Submit < sorted[j].Submit })
 	return &run{x: x, rule: rule, jobs: sorted, onGPU: make([][]*running, x.GPUs), heap: newRunHeap(),
-		seen: map[[2]profile.GavelType]bool{}, started: map[*ExperimentJob]float64{}, done: map[*ExperimentJob]float64{}, out: Outcome{Rule: rule, WorstSlowdown: 1}}
+		seen: map[[2]profile.GavelType]bool{}, started: map[*ExperimentJob]float64{}, done: map[*ExperimentJob]float64{},
+		left: map[*ExperimentJob]float64{}, ex: newExplorer(x, rule), out: Outcome{Rule: rule, WorstSlowdown: 1}}
 }
 
 func (s *run) play() {
@@ -147,17 +173,24 @@ func (s *run) play() {
 		if !s.heap.empty() {
 			tFinish = s.heap.peek().finish
 		}
+		p, tProbe := s.ex.next()
 		if math.IsInf(tArrive, 1) && math.IsInf(tFinish, 1) {
 			return // queued jobs no rule can place: cannot happen with ≥ 1 GPU
 		}
-		s.advanceTo(math.Min(tArrive, tFinish))
-		if tFinish <= tArrive {
+		s.advanceTo(math.Min(tArrive, math.Min(tFinish, tProbe)))
+		switch {
+		case tFinish <= tArrive && tFinish <= tProbe:
 			s.finish(s.heap.popMin())
-		} else {
+		case tProbe <= tArrive:
+			s.endProbe(p)
+		default:
 			s.queue = append(s.queue, &s.jobs[s.next])
 			s.next++
 		}
 		s.schedule()
+		if s.check != nil {
+			s.check(s)
+		}
 	}
 }
 
@@ -170,6 +203,12 @@ func (s *run) advanceTo(t float64) {
 
 func (s *run) finish(r *running) {
 	s.done[r.job] = s.now
+	s.leave(r)
+}
+
+// leave takes r off its GPU, ends its co-location (the partner runs
+// alone again) and records what a probe of it measured.
+func (s *run) leave(r *running) {
 	g := s.onGPU[r.gpu]
 	for i, o := range g {
 		if o == r {
@@ -177,8 +216,11 @@ func (s *run) finish(r *running) {
 			break
 		}
 	}
+	if r.co != nil {
+		s.endColoc(r.co)
+	}
 	for _, o := range s.onGPU[r.gpu] {
-		s.setSpeed(o, 1) // the partner runs alone again
+		s.setSpeed(o, 1)
 	}
 }
 
@@ -207,6 +249,9 @@ func (s *run) pick(j *ExperimentJob) (int, *running) {
 	}
 	if s.rule == Exclusive {
 		return -1, nil
+	}
+	if s.ex != nil {
+		return s.ex.pick(s, j)
 	}
 	best, bestGain := -1, math.Inf(-1)
 	for g, on := range s.onGPU {
@@ -251,7 +296,12 @@ func (x Experiment) pairGain(rule Rule, j, r *ExperimentJob) float64 {
 
 func (s *run) start(j *ExperimentJob, gpu int, partner *running) {
 	s.started[j] = s.now
-	r := &running{job: j, gpu: gpu, remaining: j.Duration, finish: math.Inf(1)}
+	work, ok := s.left[j]
+	if !ok {
+		work = j.Duration
+	}
+	delete(s.left, j)
+	r := &running{job: j, gpu: gpu, remaining: work, finish: math.Inf(1)}
 	s.onGPU[gpu] = append(s.onGPU[gpu], r)
 	s.heap.add(r)
 	if partner == nil {
@@ -262,7 +312,12 @@ func (s *run) start(j *ExperimentJob, gpu int, partner *running) {
 	s.seen[[2]profile.GavelType{j.Type, partner.job.Type}] = true
 	s.seen[[2]profile.GavelType{partner.job.Type, j.Type}] = true
 	s.out.Colocations++
-	if sj > s.x.Bound || sp > s.x.Bound {
+	co := &coloc{resident: partner, newcomer: r, start: s.now, work: work, over: sj > s.x.Bound || sp > s.x.Bound, end: math.Inf(1)}
+	r.co, partner.co = co, co
+	if s.ex != nil {
+		s.ex.begin(s, co)
+	}
+	if co.over {
 		s.out.OverBound++
 	}
 	s.out.WorstSlowdown = math.Max(s.out.WorstSlowdown, math.Max(sj, sp))

@@ -89,6 +89,7 @@ func colocateEval(args []string, stdout, stderr io.Writer) error {
 	var c colocateFlags
 	c.register(fs)
 	perModel := fs.Bool("per-model", false, "also print the graph-feature predictor's error on each held-out model")
+	pool := fs.Bool("pool", false, "also print a fit pooled over v100, p100 and k80 (GPU type as a feature): held out on every type, and, not held out, with the model's pairs on the other types seen")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -98,9 +99,25 @@ func colocateEval(args []string, stdout, stderr io.Writer) error {
 	}
 	w := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "gpu\tpredictor\tpairs\tmedian |err|\tmean |err|\twithin 10%%\taccepted ≤ %.2f but over\n", c.bound)
+	var pooled map[string]colocate.PooledErrors
+	if *pool {
+		pooled = map[string]colocate.PooledErrors{}
+		for _, e := range colocate.EvaluatePooled(colocate.PooledSamples(g, poolGPUs, graphs), c.gpus, c.bound) {
+			pooled[e.GPU] = e
+		}
+	}
 	for _, gpu := range c.gpus {
 		s, _ := colocate.GavelSamples(g, gpu, graphs)
 		ev := colocate.EvaluateLOMO(s, c.bound, colocate.DefaultBeta())
+		if e, ok := pooled[gpu]; ok {
+			for _, r := range []struct {
+				name string
+				e    colocate.Errors
+			}{{"horus pooled over GPU types, held out", e.HeldOut}, {"horus pooled, model seen on other GPUs (NOT held out)", e.SeenElsewhere}} {
+				fmt.Fprintf(w, "%s\t%s\t%d\t%.1f%%\t%.1f%%\t%.0f%%\t%.0f%%\n", gpu, r.name, r.e.Pairs,
+					100*r.e.MedianRel, 100*r.e.MeanRel, 100*r.e.Within10, 100*r.e.FalseAccept)
+			}
+		}
 		for _, r := range []struct {
 			name string
 			e    colocate.Errors
@@ -131,6 +148,7 @@ func colocateBench(args []string, stdout, stderr io.Writer) error {
 	maxDur := fs.Duration("max-duration", 8*time.Hour, "cap on Philly's run times, so one multi-week job does not set the makespan whatever the packing")
 	var o benchOptions
 	fs.StringVar(&o.heldOut, "held-out", "pair", "what the predicted rule never saw: pair (neither model of the pair), model (the job's own model: a new model among known ones) or type (neither job type: known models at new batch sizes)")
+	fs.StringVar(&o.pool, "pool", "", "fit the predicted rule on all three GPU types' pairs, the type as a feature: held-out (neither model on any type) or seen-elsewhere (a different case, NOT held out: the models' pairs on the other types are seen); only with -held-out pair")
 	fs.BoolVar(&o.opt.Partners, "partners", false, "predictor learns known partner models' profiles (FitOptions.Partners)")
 	fs.BoolVar(&o.best, "best-partner", false, "join the allowed GPU whose pair the rule judges fastest, not the first")
 	dropUnslowed := fs.Bool("drop-unslowed", false, "treat pairs that record a side at exactly its speed alone (V100's suspect records, profile.Gavel.Unslowed) as never run together, for every rule and the predictor's training")
@@ -155,6 +173,12 @@ func colocateBench(args []string, stdout, stderr io.Writer) error {
 	if o.heldOut != "pair" && o.heldOut != "model" && o.heldOut != "type" {
 		return fmt.Errorf("colocate bench: -held-out %q: want pair, model or type", o.heldOut)
 	}
+	if o.pool != "" && o.pool != "held-out" && o.pool != "seen-elsewhere" {
+		return fmt.Errorf("colocate bench: -pool %q: want held-out or seen-elsewhere", o.pool)
+	}
+	if o.pool != "" && o.heldOut != "pair" {
+		return fmt.Errorf("colocate bench: -pool %s works with -held-out pair only, not %s", o.pool, o.heldOut)
+	}
 	g, graphs, err := c.load()
 	if err != nil {
 		return err
@@ -163,6 +187,9 @@ func colocateBench(args []string, stdout, stderr io.Writer) error {
 		for _, gpu := range c.gpus {
 			g = g.WithoutUnslowed(gpu)
 		}
+	}
+	if o.pool != "" {
+		o.pooled = colocate.PooledSamples(g, poolGPUs, graphs)
 	}
 	durations, err := phillySingleGPU(filepath.Join(c.traces, "philly", "philly_jobs.csv"), maxDur.Seconds())
 	if err != nil {
@@ -189,7 +216,12 @@ type benchOptions struct {
 	learn   bool    // add the predicted+learn row (Experiment.Learn)
 	explore bool    // add the predicted+explore row (Experiment.Explore)
 	ex      colocate.Explore
+	pool    string // "", held-out or seen-elsewhere: fit on every GPU type's pairs
+	pooled  []colocate.Sample
 }
+
+// poolGPUs are the GPU types a pooled fit learns from.
+var poolGPUs = []string{"v100", "p100", "k80"}
 
 // exploreFlags names the bench flag a bad Explore setting came from.
 func exploreFlags(e colocate.Explore) error {
@@ -206,7 +238,13 @@ func exploreFlags(e colocate.Explore) error {
 	return nil
 }
 
-func (o benchOptions) predictor(samples []colocate.Sample) (colocate.Slowdowner, error) {
+func (o benchOptions) predictor(samples []colocate.Sample, gpu string) (colocate.Slowdowner, error) {
+	switch o.pool {
+	case "held-out":
+		return colocate.NewHeldOutPooled(o.pooled, o.opt)
+	case "seen-elsewhere":
+		return colocate.NewSeenElsewhere(o.pooled, gpu, o.opt)
+	}
 	switch o.heldOut {
 	case "model":
 		return colocate.NewLeaveOneOut(samples, o.opt)
@@ -226,7 +264,7 @@ func benchCell(w io.Writer, g *profile.Gavel, graphs map[string]profile.ModelGra
 		}
 	}
 	samples, _ := colocate.GavelSamples(g, gpu, graphs)
-	pred, err := o.predictor(samples)
+	pred, err := o.predictor(samples, gpu)
 	if err != nil {
 		return err
 	}
@@ -235,7 +273,7 @@ func benchCell(w io.Writer, g *profile.Gavel, graphs map[string]profile.ModelGra
 	if o.target > 0 {
 		om := o
 		om.opt.Margin = colocate.Margin{Bound: bound, Target: o.target}
-		if x.Predictor, err = om.predictor(samples); err != nil {
+		if x.Predictor, err = om.predictor(samples, gpu); err != nil {
 			return err
 		}
 		rows = append(rows, benchRow{"predicted+margin", colocate.Predicted, x})

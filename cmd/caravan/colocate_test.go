@@ -23,6 +23,8 @@ func TestColocateBenchFlags(t *testing.T) {
 		{[]string{"-explore-factor", "NaN"}, "-explore-factor"},
 		{[]string{"-explore-inflight", "-2"}, "-explore-inflight"},
 		{[]string{"-explore-window", "soon"}, "-explore-window"},
+		{[]string{"-pool", "all"}, "-pool"},
+		{[]string{"-pool", "held-out", "-held-out", "model"}, "-pool"},
 	} {
 		err := colocateBench(c.args, io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -370,6 +370,7 @@ func Workload(g *profile.Gavel, gpu string, graphs map[string]profile.ModelGraph
 		if err != nil {
 			return nil, err
 		}
+		j.GPU = gpu
 		jobs[i] = ExperimentJob{Type: ty, Job: j, Submit: t, Duration: durations[rng.Intn(len(durations))]}
 		t += rng.ExpFloat64() / rate
 	}

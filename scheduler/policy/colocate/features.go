@@ -12,6 +12,9 @@ type Job struct {
 	Model string // the model's name, for grouping (leave-one-model-out)
 	Batch int    // per-GPU batch size; ≤ 0 means 1
 	Graph profile.ModelGraph
+	// GPU is the GPU type the job runs on; only a fit pooled over GPU
+	// types (FitOptions.PoolGPUs) reads it.
+	GPU string
 }
 
 // perStep are a job's per-step costs on log scales: compute, activation
@@ -44,12 +47,17 @@ const numFeatures = 15
 // partner, alone and times the job's own compute per step. A model met
 // before thus brings what its history says of how hard it presses on a
 // GPU; an unseen model (the held-out one) contributes graph features only.
-func features(a, b Job, partners []string) []float64 {
+func features(a, b Job, partners, gpus []string) []float64 {
 	x := pairFeatures(a, b)
-	if len(partners) == 0 {
-		return x
-	}
 	ca, _, _ := a.perStep()
+	cb, _, _ := b.perStep()
+	for _, g := range gpus {
+		v := 0.0
+		if a.GPU == g {
+			v = 1
+		}
+		x = append(x, v, v*ca, v*cb)
+	}
 	for _, m := range partners {
 		v := 0.0
 		if b.Model == m {

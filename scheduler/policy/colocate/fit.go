@@ -19,6 +19,7 @@ type Sample struct {
 type Predictor struct {
 	w        []float64
 	partners []string // partner models profiled (FitOptions.Partners)
+	gpus     []string // GPU types pooled (FitOptions.PoolGPUs)
 	Lambda   float64  // the ridge strength it was fitted with
 	// lo, hi bound predictions to the log slowdowns seen in training: a
 	// linear model far from its data extrapolates wildly.
@@ -29,7 +30,7 @@ type Predictor struct {
 
 // Slowdown is the predicted slowdown of a beside b, at least 1.
 func (p *Predictor) Slowdown(a, b Job) float64 {
-	x := features(a, b, p.partners)
+	x := features(a, b, p.partners, p.gpus)
 	y := 0.0
 	for i, v := range x {
 		y += p.w[i] * v
@@ -52,6 +53,10 @@ type FitOptions struct {
 	// leave-one-model-out record (training models only) kept the share of
 	// accepted jobs over the bound within Target.
 	Margin Margin
+	// PoolGPUs fits samples of several GPU types at once (Job.GPU), the
+	// type as a feature: an intercept and a slope on each job's compute
+	// per step for each type, the rest shared.
+	PoolGPUs bool
 }
 
 // Fit is a ridge regression of log slowdown on the pair features with
@@ -67,7 +72,11 @@ func FitWith(samples []Sample, lambda float64, opt FitOptions) (*Predictor, erro
 		partners = modelsOf(samples)
 		sort.Strings(partners)
 	}
-	nf := numFeatures + 2*len(partners)
+	var gpus []string
+	if opt.PoolGPUs {
+		gpus = gpusOf(samples)
+	}
+	nf := numFeatures + 2*len(partners) + 3*len(gpus)
 	if len(samples) < nf {
 		return nil, errors.New("colocate: too few samples to fit")
 	}
@@ -75,7 +84,7 @@ func FitWith(samples []Sample, lambda float64, opt FitOptions) (*Predictor, erro
 	y := mat.NewVecDense(len(samples), nil)
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for i, s := range samples {
-		x.SetRow(i, features(s.Job, s.Partner, partners))
+		x.SetRow(i, features(s.Job, s.Partner, partners, gpus))
 		v := math.Log(math.Max(s.Slowdown, 1))
 		y.SetVec(i, v)
 		lo, hi = math.Min(lo, v), math.Max(hi, v)
@@ -91,7 +100,7 @@ func FitWith(samples []Sample, lambda float64, opt FitOptions) (*Predictor, erro
 	if err := w.SolveVec(&xtx, &xty); err != nil {
 		return nil, errors.New("colocate: regression is singular: " + err.Error())
 	}
-	return &Predictor{w: w.RawVector().Data, partners: partners, Lambda: lambda, lo: lo, hi: hi}, nil
+	return &Predictor{w: w.RawVector().Data, partners: partners, gpus: gpus, Lambda: lambda, lo: lo, hi: hi}, nil
 }
 
 // Lambdas are the ridge strengths FitCV chooses among.
@@ -174,3 +183,17 @@ func modelsOf(samples []Sample) []string {
 // gain is near its peak while no job runs more than 1.5× slower, and two
 // such jobs still make 1.33 GPUs' worth of progress on one GPU.
 const DefaultBound = 1.5
+
+// gpusOf are the GPU types of samples' jobs, sorted.
+func gpusOf(samples []Sample) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range samples {
+		if !seen[s.Job.GPU] {
+			seen[s.Job.GPU] = true
+			out = append(out, s.Job.GPU)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

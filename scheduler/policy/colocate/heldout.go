@@ -40,6 +40,13 @@ func NewHeldOutTypes(samples []Sample, opt FitOptions) (*HeldOut, error) {
 }
 
 func newHeldOut(samples []Sample, opt FitOptions, group func(Job) string) (*HeldOut, error) {
+	return newHeldOutDropping(samples, opt, group, func(Sample) bool { return true })
+}
+
+// newHeldOutDropping fits one predictor per pair of groups, each without
+// the samples that involve either group and that unseen says a fit for
+// that pair must not see (all of them for the strict held-out case).
+func newHeldOutDropping(samples []Sample, opt FitOptions, group func(Job) string, unseen func(Sample) bool) (*HeldOut, error) {
 	seen := map[string]bool{}
 	var groups []string
 	for _, s := range samples {
@@ -56,7 +63,7 @@ func newHeldOut(samples []Sample, opt FitOptions, group func(Job) string) (*Held
 		for _, b := range groups[i:] {
 			var train []Sample
 			for _, s := range samples {
-				if ga, gb := group(s.Job), group(s.Partner); ga != a && ga != b && gb != a && gb != b {
+				if ga, gb := group(s.Job), group(s.Partner); !unseen(s) || ga != a && ga != b && gb != a && gb != b {
 					train = append(train, s)
 				}
 			}

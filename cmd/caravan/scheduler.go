@@ -93,6 +93,7 @@ func parseSchedulerFlags(args []string, out io.Writer) (live.Config, string, err
 	pairsPath := fs.String("colocate-profiles", "", "Gavel's simulation_throughputs.json: pair slowdowns for policies ending in +interference-bounded")
 	pairsGPU := fs.String("colocate-gpu", "v100", "GPU type of -colocate-profiles to use (v100, p100, k80)")
 	pairsRule := fs.String("colocate-rule", "predicted", "predicted (graph-feature predictor), oracle (measured pairs), naive or exclusive")
+	pairsMargin := fs.Float64("colocate-margin", 0, "predicted rule only: accept a pair only under a threshold the fit learns by leave-one-model-out on the measured models, keeping at most this share of accepted jobs over the bound there (0: off)")
 	schedulerGossip.register(fs, "gossip-")
 	if err := fs.Parse(args); err != nil {
 		return cfg, "", err
@@ -110,8 +111,15 @@ func parseSchedulerFlags(args []string, out io.Writer) (live.Config, string, err
 	if hclog.LevelFromString(*level) == hclog.NoLevel {
 		return cfg, "", errors.New("log-level: want trace, debug, info, warn or error")
 	}
+	if !(*pairsMargin >= 0 && *pairsMargin < 1) {
+		return cfg, "", fmt.Errorf("colocate-margin %v: want a share in [0, 1)", *pairsMargin)
+	}
+	if *pairsMargin > 0 && (*pairsPath == "" || *pairsRule != string(colocate.Predicted)) {
+		return cfg, "", errors.New("colocate-margin: needs -colocate-profiles and -colocate-rule predicted")
+	}
 	if *pairsPath != "" {
-		pairs, err := colocate.LoadPairs(*pairsPath, *pairsGPU, colocate.Rule(*pairsRule), colocate.FitOptions{Partners: true})
+		opt := colocate.FitOptions{Partners: true, Margin: colocate.Margin{Target: *pairsMargin}}
+		pairs, err := colocate.LoadPairs(*pairsPath, *pairsGPU, colocate.Rule(*pairsRule), opt)
 		if err != nil {
 			return cfg, "", fmt.Errorf("colocate-profiles: %w", err)
 		}

@@ -160,6 +160,7 @@ func colocateBench(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&ex.Restart, "explore-restart", ex.Restart, "seconds of work an evicted newcomer repeats on restart, beyond its lost probe progress")
 	fs.Float64Var(&ex.Factor, "explore-factor", ex.Factor, "probe a pair whose optimistic estimate is at most bound × this")
 	fs.IntVar(&ex.MaxInFlight, "explore-inflight", 0, "probes at once (0: a quarter of -gpus, at least 1)")
+	fs.BoolVar(&ex.NoModelPrior, "explore-no-prior", false, "ablation: estimate every unjudged pair by the predictor, ignoring what the same models measured at other batch sizes")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -34,6 +34,10 @@ type Explore struct {
 	// MaxInFlight caps probes running at once (default a quarter of the
 	// GPUs, at least 1).
 	MaxInFlight int
+	// NoModelPrior ignores what other batch sizes of the same pair of
+	// models measured: every unjudged pair is estimated by the predictor
+	// (an ablation).
+	NoModelPrior bool
 }
 
 // DefaultExplore has the defaults above; the GPU count sets MaxInFlight.
@@ -191,7 +195,7 @@ func (e *explorer) judge(c *coloc) {
 // estimate is the optimistic slowdown of j beside r: the best the pair of
 // models measured at any batch sizes, else the predictor's larger side.
 func (e *explorer) estimate(j, r *ExperimentJob) float64 {
-	if v, ok := e.best[pairKey(j.Type.Model, r.Type.Model)]; ok {
+	if v, ok := e.best[pairKey(j.Type.Model, r.Type.Model)]; ok && !e.cfg.NoModelPrior {
 		return v
 	}
 	return math.Max(e.x.Predictor.Slowdown(j.Job, r.Job), e.x.Predictor.Slowdown(r.Job, j.Job))

@@ -138,6 +138,10 @@ func TestExploreEstimate(t *testing.T) {
 	if v := e.estimate(b, a); v != 2.4 {
 		t.Fatalf("history: estimate %v, want 2.4", v)
 	}
+	e.cfg.NoModelPrior = true
+	if v := e.estimate(b, a); v != 1 {
+		t.Fatalf("history ignored (ablation): estimate %v, want the predictor's 1", v)
+	}
 	if newExplorer(x, Oracle) != nil || newExplorer(Experiment{}, Predicted) != nil {
 		t.Fatal("explorer made for a rule that does not explore")
 	}

@@ -125,8 +125,15 @@ func runMode(b *testing.B, nodes int, gangs []gang, queued bool) result {
 			defer counter.close()
 			target = counter.addr
 		}
+		t0 := time.Now()
 		sched, schedAddr = startScheduler(b, c, target)
 		defer stopProc(sched)
+		if dir := os.Getenv("CARAVAN_SCALE_PPROF"); dir != "" {
+			defer keepLog(filepath.Join(c.Dir, "scheduler.log"), dir, nodes)
+		}
+		if err := waitFirstRound(schedAddr, t0, 5*time.Minute); err != nil {
+			b.Fatal(err)
+		}
 	}
 	cpu0 := procCPU(c.Server.Pid())
 	var sched0 float64
@@ -155,6 +162,9 @@ func runMode(b *testing.B, nodes int, gangs []gang, queued bool) result {
 	r := summarise(gangs, submitted, started)
 	r.submitSpan = submitSpan
 	r.serverCPU = procCPU(c.Server.Pid()) - cpu0
+	if m, err := serverMetrics(c); err == nil {
+		fmt.Printf("server after placing (queued=%v):\n%s", queued, m)
+	}
 	if sched != nil {
 		r.schedCPU = procCPU(sched.Process.Pid) - sched0
 		r.schedRSS = procRSS(sched.Process.Pid)
@@ -166,6 +176,7 @@ func runMode(b *testing.B, nodes int, gangs []gang, queued bool) result {
 			b.Logf("reading the scheduler's round metrics: %v", err)
 		}
 	}
+	fmt.Printf("per-job steps (queued=%v):\n%s", queued, jobTimeline(c, gangs, submitted, started, queued))
 	return r
 }
 

@@ -1,0 +1,46 @@
+package scale
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// waitFirstRound waits until the scheduler at addr has finished a round.
+// Leading starts with a full reconcile that reads every node (1,000 here):
+// jobs submitted before it ends wait for it, and that one-off start would
+// count as placement time (it put a minute on the first jobs at 1,000
+// nodes). The start is printed on its own instead.
+func waitFirstRound(addr string, since time.Time, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for {
+		r, err := scrapeRounds(addr, "scale")
+		if err == nil && r.rounds >= 1 {
+			fmt.Printf("scheduler's first round done %s after it started (leading, full reconcile of every node)\n",
+				time.Since(since).Round(100*time.Millisecond))
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the scheduler finished no round within %s (%v)", within, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// keepLog copies the scheduler's log into dir (CARAVAN_SCALE_PPROF) as
+// scheduler-<nodes>.log before the cluster's directory is removed.
+func keepLog(logPath, dir string, nodes int) {
+	in, err := os.Open(logPath)
+	if err != nil {
+		return
+	}
+	defer func() { _ = in.Close() }()
+	out, err := os.Create(filepath.Join(dir, fmt.Sprintf("scheduler-%d.log", nodes)))
+	if err != nil {
+		return
+	}
+	defer func() { _ = out.Close() }()
+	_, _ = io.Copy(out, in)
+}

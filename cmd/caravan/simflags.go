@@ -43,7 +43,7 @@ func addScenarioFlags(fs *flag.FlagSet) *scenarioFlags {
 	fs.BoolVar(&s.SkipUnfit, "skip-unfit", false, "report jobs larger than the cluster instead of failing")
 	fs.IntVar(&s.MaxJobs, "max-jobs", 0, "replay only the first N jobs (0 = all)")
 	fs.BoolVar(&s.Batch, "batch", false, "submit every job at t=0 (makespan experiments)")
-	fs.StringVar(&f.workload, "workload", "trace", "trace: durations as recorded, spread penalty from --spread-model; profiles: each job gets a seeded profiled model; gavel: single-GPU jobs get Gavel types (see --gavel*; policies <ordering>+colocate-<exclusive|naive|predicted|oracle>)")
+	fs.StringVar(&f.workload, "workload", "trace", "trace: durations as recorded, spread penalty from --spread-model; profiles: each job gets a seeded profiled model; gavel: single-GPU jobs get Gavel types (see --gavel*; policies <ordering>+colocate-<exclusive|naive|predicted|oracle|explore>)")
 	fs.StringVar(&s.SpreadModel, "spread-model", "imagenet", "profiled model whose measured spread penalty plain trace jobs get")
 	fs.StringVar(&f.profiles, "profiles", "auto", "model-profiles dir; auto = next to the trace's directory; none = placement-blind")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed for model assignment")

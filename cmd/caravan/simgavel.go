@@ -33,7 +33,7 @@ func addGavelFlags(fs *flag.FlagSet, f *gavelFlags) {
 }
 
 // gavelScenario makes sc a Gavel-type workload and returns a factory that
-// also builds "<ordering>+colocate-<exclusive|naive|predicted|oracle>":
+// also builds "<ordering>+colocate-<exclusive|naive|predicted|oracle|explore>":
 // the interference-bounded placement under that rule.
 func (f *scenarioFlags) gavelScenario(stderr io.Writer, sc sim.Scenario, pc registry.Config, policies []string) (sim.Scenario, sim.Factory, error) {
 	gf := f.gavel
@@ -61,7 +61,7 @@ func (f *scenarioFlags) gavelScenario(stderr io.Writer, sc sim.Scenario, pc regi
 	pairs.Limit = gf.bound
 	sc.Config.Pairs = pairs
 	base := colocate.PlacementPairs{Gavel: g, GPU: gf.gpu}
-	if anyContains(policies, colocSuffix+string(colocate.Predicted)) {
+	if anyContains(policies, colocSuffix+string(colocate.Predicted)) || anyContains(policies, colocSuffix+exploreRule) {
 		if base.Graphs, err = profile.GavelGraphs(); err != nil {
 			return sc, nil, err
 		}
@@ -70,12 +70,25 @@ func (f *scenarioFlags) gavelScenario(stderr io.Writer, sc sim.Scenario, pc regi
 			return sc, nil, err
 		}
 	}
-	return sc, colocFactory(pc, base, gf.bound), nil
+	return sc, colocFactory(pc, base, gf.bound, sim.TotalGPUs(sc.Cluster)), nil
+}
+
+// exploreRule names the placement that probes unjudged pairs
+// (colocate.ExplorePairs): <ordering>+colocate-explore.
+const exploreRule = "explore"
+
+// explorePairs is a fresh learner for one run: the held-out predictor
+// orders probes, at most a quarter of the GPUs in flight (as `colocate
+// bench -explore`).
+func explorePairs(base colocate.PlacementPairs, bound float64, gpus int) (*colocate.ExplorePairs, error) {
+	cfg := colocate.DefaultExplore()
+	cfg.MaxInFlight = max(1, gpus/4)
+	return colocate.NewExplorePairs(base, bound, cfg)
 }
 
 // colocFactory builds the co-location policies and defers the rest to
 // the usual factory.
-func colocFactory(pc registry.Config, base colocate.PlacementPairs, bound float64) sim.Factory {
+func colocFactory(pc registry.Config, base colocate.PlacementPairs, bound float64, gpus int) sim.Factory {
 	plain := factory(pc)
 	return func(name string) (policy.Policy, error) {
 		o, rule, ok := strings.Cut(name, colocSuffix)
@@ -84,13 +97,19 @@ func colocFactory(pc registry.Config, base colocate.PlacementPairs, bound float6
 		}
 		pp := base
 		pp.Rule = colocate.Rule(rule)
-		switch pp.Rule {
-		case colocate.Exclusive, colocate.Naive, colocate.Oracle, colocate.Predicted:
-		default:
-			return nil, fmt.Errorf("policy %q: rule %q: want exclusive, naive, predicted or oracle", name, rule)
-		}
 		c := pc
 		c.Interference.Pairs, c.Interference.SlowdownBound = &pp, bound
+		switch pp.Rule {
+		case colocate.Exclusive, colocate.Naive, colocate.Oracle, colocate.Predicted:
+		case exploreRule:
+			ex, err := explorePairs(base, bound, gpus)
+			if err != nil {
+				return nil, err
+			}
+			c.Interference.Pairs = ex
+		default:
+			return nil, fmt.Errorf("policy %q: rule %q: want exclusive, naive, predicted, oracle or explore", name, rule)
+		}
 		return registry.New(o+"+interference-bounded", c)
 	}
 }
@@ -98,9 +117,11 @@ func colocFactory(pc registry.Config, base colocate.PlacementPairs, bound float6
 // writeColocTable prints what issue #18 compares: makespan, JCT, waiting
 // and co-locations by interference model and above the bound.
 func writeColocTable(w io.Writer, rs []*sim.Result) {
-	fmt.Fprintf(w, "\n%-36s %12s %12s %12s %10s %10s %10s\n", "policy (gavel workload)", "makespan s", "avg JCT s", "avg wait s", "measured", "modelled", ">bound")
+	fmt.Fprintf(w, "\n%-36s %12s %12s %12s %10s %10s %10s %10s %8s %8s %10s\n", "policy (gavel workload)", "makespan s", "avg JCT s", "avg wait s",
+		"measured", "modelled", ">bound", "sustained", "probes", "failed", "probe>b s")
 	for _, r := range rs {
 		m, c := r.Metrics, r.Colocations
-		fmt.Fprintf(w, "%-36s %12.0f %12.0f %12.0f %10d %10d %10d\n", r.Policy, m.Makespan, m.AvgJCT, m.AvgQueue, c.Measured, c.Modelled, c.OverBound)
+		fmt.Fprintf(w, "%-36s %12.0f %12.0f %12.0f %10d %10d %10d %10d %8d %8d %10.0f\n", r.Policy, m.Makespan, m.AvgJCT, m.AvgQueue,
+			c.Measured, c.Modelled, c.OverBound, c.SustainedOver, c.Probes, c.ProbesOver, c.ProbeOverSeconds)
 	}
 }

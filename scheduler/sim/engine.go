@@ -39,9 +39,13 @@ type engine struct {
 	events int
 	// colocSeen are the pairs of jobs counted in Result.Colocations.
 	colocSeen map[[2]*simJob]bool
-	res       *Result
-	rec       *recorder
-	bar       *Bar
+	// ex is the policy's pair explorer (nil: none) and shares the pairs
+	// sharing a GPU as it was told of them (see explore.go).
+	ex     PairExplorer
+	shares []*share
+	res    *Result
+	rec    *recorder
+	bar    *Bar
 	// scratch buffers
 	shapeBuf, countBuf []int
 	demandBuf          []float64
@@ -58,7 +62,7 @@ func Run(cfg Config, cluster policy.Cluster, jobs []Job, pol policy.Policy) (*Re
 		return nil, fmt.Errorf("no policy")
 	}
 	e := &engine{cfg: cfg, pol: pol, led: newLedger(cluster), perNode: maxPerNode(cluster), byID: map[string]*simJob{}, lastQ: math.Inf(-1),
-		waker: WakerOf(pol), wake: math.Inf(1)}
+		waker: WakerOf(pol), wake: math.Inf(1), ex: explorerOf(pol)}
 	e.res = &Result{Policy: pol.Name(), TotalGPUs: TotalGPUs(cluster)}
 	if e.res.TotalGPUs == 0 {
 		return nil, fmt.Errorf("cluster has no GPUs")
@@ -73,6 +77,7 @@ func Run(cfg Config, cluster policy.Cluster, jobs []Job, pol policy.Policy) (*Re
 	if err := e.loop(); err != nil {
 		return nil, err
 	}
+	e.syncShares() // pairs parted by the last completions
 	e.bar.Finish()
 	e.finishResult()
 	return e.res, nil
@@ -149,6 +154,12 @@ func (e *engine) loop() error {
 		changed := e.retire()
 		changed = e.undrain() || changed
 		changed = e.admit() || changed
+		changed = e.endProbes() || changed
+		if e.cfg.Check { // a probe's window may end with no decision after it
+			if err := e.checkShares(); err != nil {
+				return fmt.Errorf("t=%.0f: invariant violated: %w", e.now, err)
+			}
+		}
 		if (!changed && !quantum) || e.live() == 0 {
 			continue
 		}
@@ -179,6 +190,9 @@ func (e *engine) nextEventTime() (float64, bool) {
 	}
 	for _, d := range e.drains {
 		t = min(t, d.until)
+	}
+	if e.ex != nil {
+		t = min(t, e.nextProbeEnd())
 	}
 	if e.waker != nil && e.live() > 0 {
 		if e.wake <= t {
@@ -323,6 +337,10 @@ func (e *engine) decide() error {
 		return err
 	}
 	e.refreshSpeeds()
+	if e.ex != nil {
+		e.syncShares()
+		e.ex.Settle()
+	}
 	e.lastQ = e.now
 	e.setWake()
 	e.detectStuck(started)

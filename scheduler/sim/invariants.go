@@ -63,6 +63,9 @@ func (e *engine) checkInvariants() error {
 			}
 		}
 	}
+	if err := e.checkShares(); err != nil {
+		return err
+	}
 	return e.checkService()
 }
 

@@ -17,6 +17,17 @@ type Colocations struct {
 	// OverBound counts measured co-locations where either job ran more
 	// than the pairs' Bound slower (0 when Pairs has no bound).
 	OverBound int `json:"over_bound"`
+	// SustainedOver counts over-bound co-locations no probe window ended
+	// (all of OverBound without a pair explorer; 0 with one, an invariant
+	// Config.Check verifies). The rest are exploration's (PairExplorer):
+	// Probes began, ProbesOver of them measured over the bound, each
+	// ending in an eviction (Evictions) unless a job finished first, and
+	// ProbeOverSeconds the time over-bound probes ran together.
+	SustainedOver    int     `json:"sustained_over,omitempty"`
+	Probes           int     `json:"probes,omitempty"`
+	ProbesOver       int     `json:"probes_over,omitempty"`
+	Evictions        int     `json:"evictions,omitempty"`
+	ProbeOverSeconds float64 `json:"probe_over_seconds,omitempty"`
 }
 
 // boundedPairs is PairSlowdowns with a bound co-location should keep.
@@ -105,5 +116,8 @@ func (e *engine) countOverBound(a, b *simJob) {
 	sa, sb, ok := e.cfg.Pairs.Slowdowns(a.spec.PairType, b.spec.PairType)
 	if ok && max(sa, sb) > bp.Bound()+1e-9 {
 		e.res.Colocations.OverBound++
+		if e.ex == nil { // nothing ends it on purpose
+			e.res.Colocations.SustainedOver++
+		}
 	}
 }

@@ -19,6 +19,10 @@ type gavelFlags struct {
 	path, gpu    string
 	bound, share float64
 	maxHours     float64
+	// explore tunes fifo+colocate-explore: probe window (s), probes in
+	// flight (0: a quarter of the GPUs)
+	window float64
+	cap    int
 }
 
 // colocSuffix names the co-location placements: <ordering>+colocate-<rule>.
@@ -30,6 +34,8 @@ func addGavelFlags(fs *flag.FlagSet, f *gavelFlags) {
 	fs.Float64Var(&f.bound, "colocate-bound", colocate.DefaultBound, "--workload gavel: largest slowdown a co-location may cause either job")
 	fs.Float64Var(&f.maxHours, "gavel-max-hours", 8, "--workload gavel: cap each job's run time (hours; 0 = none)")
 	fs.Float64Var(&f.share, "gavel-share", 0.5, "--workload gavel: GPU share each job asks for (0.5: two may share a GPU)")
+	fs.Float64Var(&f.window, "explore-window", colocate.DefaultExplore().Window, "+colocate-explore: seconds an unjudged pair shares on trial before its measured slowdowns decide")
+	fs.IntVar(&f.cap, "explore-cap", 0, "+colocate-explore: probes in flight at once (0: a quarter of the GPUs)")
 }
 
 // gavelScenario makes sc a Gavel-type workload and returns a factory that
@@ -70,25 +76,25 @@ func (f *scenarioFlags) gavelScenario(stderr io.Writer, sc sim.Scenario, pc regi
 			return sc, nil, err
 		}
 	}
-	return sc, colocFactory(pc, base, gf.bound, sim.TotalGPUs(sc.Cluster)), nil
+	cfg := colocate.DefaultExplore()
+	cfg.Window, cfg.MaxInFlight = gf.window, gf.cap
+	if cfg.MaxInFlight == 0 {
+		cfg.MaxInFlight = max(1, sim.TotalGPUs(sc.Cluster)/4)
+	}
+	if gf.cap < 0 || !(gf.window > 0) {
+		return sc, nil, fmt.Errorf("--explore-window %v, --explore-cap %d: want a window > 0 and a cap ≥ 0", gf.window, gf.cap)
+	}
+	return sc, colocFactory(pc, base, gf.bound, cfg), nil
 }
 
 // exploreRule names the placement that probes unjudged pairs
-// (colocate.ExplorePairs): <ordering>+colocate-explore.
+// (colocate.ExplorePairs; the held-out predictor orders probes, as
+// `colocate bench -explore`): <ordering>+colocate-explore.
 const exploreRule = "explore"
-
-// explorePairs is a fresh learner for one run: the held-out predictor
-// orders probes, at most a quarter of the GPUs in flight (as `colocate
-// bench -explore`).
-func explorePairs(base colocate.PlacementPairs, bound float64, gpus int) (*colocate.ExplorePairs, error) {
-	cfg := colocate.DefaultExplore()
-	cfg.MaxInFlight = max(1, gpus/4)
-	return colocate.NewExplorePairs(base, bound, cfg)
-}
 
 // colocFactory builds the co-location policies and defers the rest to
 // the usual factory.
-func colocFactory(pc registry.Config, base colocate.PlacementPairs, bound float64, gpus int) sim.Factory {
+func colocFactory(pc registry.Config, base colocate.PlacementPairs, bound float64, explore colocate.Explore) sim.Factory {
 	plain := factory(pc)
 	return func(name string) (policy.Policy, error) {
 		o, rule, ok := strings.Cut(name, colocSuffix)
@@ -102,7 +108,7 @@ func colocFactory(pc registry.Config, base colocate.PlacementPairs, bound float6
 		switch pp.Rule {
 		case colocate.Exclusive, colocate.Naive, colocate.Oracle, colocate.Predicted:
 		case exploreRule:
-			ex, err := explorePairs(base, bound, gpus)
+			ex, err := colocate.NewExplorePairs(base, bound, explore) // a fresh learner per run
 			if err != nil {
 				return nil, err
 			}

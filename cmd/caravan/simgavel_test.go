@@ -35,6 +35,10 @@ func TestSimGavelWorkload(t *testing.T) {
 	if err := runSim(bad, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "sometimes") {
 		t.Errorf("unknown rule: %v", err)
 	}
+	bad = append(args[:len(args)-1:len(args)-1], "fifo+colocate-oracle", "--explore-cap", "-1")
+	if err := runSim(bad, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "explore-cap") {
+		t.Errorf("cap -1: %v", err)
+	}
 	bad = append(args[:len(args)-1:len(args)-1], "fifo+colocate-oracle", "--colocate-bound", "0.5")
 	if err := runSim(bad, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "colocate-bound") {
 		t.Errorf("bound 0.5: %v", err)

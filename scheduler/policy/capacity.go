@@ -39,6 +39,8 @@ type FreeNode struct {
 	// largest Free (a fraction above it fits nowhere on the node).
 	WholeFree, Partial int
 	FreeSum, MaxFree   float64
+	// maxMem is the largest TotalMem of the node's GPUs.
+	maxMem int64
 }
 
 // Capacity is the mutable free-capacity view a decision works on. It is
@@ -61,6 +63,12 @@ type Capacity struct {
 	residents map[gpuPos][]*Job
 	// track is the Cluster.Gen change tracking of the last Reset.
 	track genTrack
+	// limits are the cluster's ClusterLimits, summed with the totals so a
+	// decision need not walk every GPU again; limitsOK is false when the
+	// cluster lists a node name twice (Capacity keeps only the first, the
+	// limits count both).
+	limits   ClusterLimits
+	limitsOK bool
 	// the last node nodeOf found (forgotten by Reset)
 	lastName string
 	lastNode int
@@ -98,8 +106,26 @@ func NewCapacity(c *Cluster) *Capacity {
 	for i := range cp.Nodes {
 		cp.resummarise(i)
 	}
+	cp.sumLimits(len(cp.Nodes) == len(c.Nodes))
 	cp.track.remember(c, len(cp.Nodes))
 	return cp
+}
+
+// sumLimits records the limits of the nodes as summarised (complete:
+// the Capacity holds every node of its cluster).
+func (cp *Capacity) sumLimits(complete bool) {
+	cp.limits, cp.limitsOK = ClusterLimits{gpus: cp.totalGPUs}, complete
+	for i := range cp.Nodes {
+		cp.limits.maxMem = max(cp.limits.maxMem, cp.Nodes[i].maxMem)
+	}
+}
+
+// Limits are LimitsOf the cluster cp was last reset from.
+func (cp *Capacity) Limits(c *Cluster) ClusterLimits {
+	if cp.limitsOK {
+		return cp.limits
+	}
+	return LimitsOf(c)
 }
 
 // Reset makes cp the free capacity of c, reusing cp's storage when c has
@@ -131,9 +157,11 @@ func (cp *Capacity) Reset(c *Cluster) *Capacity {
 	}
 	// the totals in node order, as resummarise from zero sums them
 	cp.wholeFree, cp.freeSum = 0, 0
+	cp.limits.maxMem = 0
 	for i := range cp.Nodes {
 		cp.wholeFree += cp.Nodes[i].WholeFree
 		cp.freeSum += cp.Nodes[i].FreeSum
+		cp.limits.maxMem = max(cp.limits.maxMem, cp.Nodes[i].maxMem)
 	}
 	cp.track.remember(c, len(cp.Nodes))
 	return cp
@@ -188,9 +216,10 @@ func (c *Capacity) resummarise(i int) {
 
 // summarise recomputes a node's summary from its GPUs.
 func summarise(n *FreeNode) {
-	n.WholeFree, n.Partial, n.FreeSum, n.MaxFree = 0, 0, 0, 0
+	n.WholeFree, n.Partial, n.FreeSum, n.MaxFree, n.maxMem = 0, 0, 0, 0, 0
 	for k := range n.GPUs {
 		n.MaxFree = max(n.MaxFree, n.GPUs[k].Free)
+		n.maxMem = max(n.maxMem, n.GPUs[k].TotalMem)
 		if n.GPUs[k].Whole() {
 			n.WholeFree++
 		} else if n.GPUs[k].Free > 0 {

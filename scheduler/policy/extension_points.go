@@ -20,6 +20,33 @@ type Orderer interface {
 	Order(s *Snapshot) []Ranked
 }
 
+// JobInfo is what the Framework reads of every ranked job when the caller
+// wants reasons: its ID, state and gang, and for a running job the GPU
+// share its placement holds (PlacementGPUs; 0 when not recorded).
+type JobInfo struct {
+	ID       string
+	State    JobState
+	Workers  int
+	Fraction float64
+	MemMiB   int64
+	Held     float64
+}
+
+// InfoOrderer is implemented by orderings that copy each job's JobInfo
+// while they read the snapshot in list order. At 100,000 jobs the jobs do
+// not fit in any cache, and reading them again in rank order (random
+// order, a cache miss each) to fill the Ranking was the largest part of a
+// decision. The Framework instead walks the copies in list order and
+// scatters them to their ranks: stores to random places do not stall the
+// processor as loads from random places do.
+type InfoOrderer interface {
+	// RankedInfo describes the last Order call's result: info lists its
+	// jobs in the order the ordering read them, rank[k] is the rank of
+	// info[k] in it, and held says whether Held was recorded. nil when
+	// that call recorded nothing; valid until the next call.
+	RankedInfo() (info []JobInfo, rank []int32, held bool)
+}
+
 // Placer is the placement extension point: it chooses slots for a whole
 // gang on the free capacity, or explains why it cannot. A placer must fail
 // only when no placement it accepts exists, so a failure stays valid until

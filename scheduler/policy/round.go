@@ -89,11 +89,11 @@ func newRound(f *Framework, s *Snapshot) *round {
 		s:          s,
 		cap:        f.capacity(&s.Cluster),
 		dec:        Decision{Waiting: make(Waits, 0, reasonsCap(s))},
-		fit:        LimitsOf(&s.Cluster),
 		shapes:     map[shapeBits]*shapeMemo{},
 		queued:     queued,
 		preemptive: f.Order.Preemptive(),
 	}
+	r.fit = r.cap.Limits(&s.Cluster)
 	if f.tracksResidents() {
 		r.cap.TrackResidents(s.Jobs)
 	}
@@ -168,14 +168,47 @@ func (r *round) rankAll(ranked []Ranked) {
 		r.f.info = make([]rankInfo, len(ranked))
 	}
 	r.info = r.f.info[:len(ranked)]
+	if r.rankCopied(ranked) {
+		return
+	}
 	for i, x := range ranked {
 		j := x.Job
 		r.dec.Ranking[i] = Rank{JobID: j.ID, Queue: x.Queue}
 		r.info[i] = rankInfo{state: j.State, workers: j.Workers, frac: j.Fraction, mem: j.MemMiB}
-		if j.State == Running {
+		if j.State == Running && r.preemptive { // only victims' shares are read
 			r.info[i].held = placementGPUs(j.Placement)
 		}
 	}
+}
+
+// rankCopied is rankAll from the copies an InfoOrderer took of its jobs
+// (JobInfo), which it reports it did; the jobs themselves are then read
+// only for a running job's share when the ordering did not copy it.
+func (r *round) rankCopied(ranked []Ranked) bool {
+	o, ok := r.f.Order.(InfoOrderer)
+	if !ok {
+		return false
+	}
+	info, rank, held := o.RankedInfo()
+	if len(rank) != len(ranked) || len(info) != len(ranked) {
+		return false
+	}
+	for i, x := range ranked {
+		r.dec.Ranking[i].Queue = x.Queue
+	}
+	for k := range info {
+		in, i := &info[k], rank[k]
+		r.dec.Ranking[i].JobID = in.ID
+		r.info[i] = rankInfo{state: in.State, workers: in.Workers, frac: in.Fraction, mem: in.MemMiB}
+		if in.State == Running && r.preemptive {
+			if held {
+				r.info[i].held = in.Held
+			} else {
+				r.info[i].held = placementGPUs(ranked[i].Job.Placement)
+			}
+		}
+	}
+	return true
 }
 
 // rankInfo is what the walk reads of a ranked job: its state and gang,
@@ -392,7 +425,11 @@ func (r *round) wait(j *Job, why string) {
 	r.dec.Waiting = append(r.dec.Waiting, Wait{JobID: j.ID, Reason: why})
 }
 
-func placementGPUs(p Placement) float64 {
+func placementGPUs(p Placement) float64 { return PlacementGPUs(p) }
+
+// PlacementGPUs is the GPU share a placement holds: its slots' fractions
+// summed in order.
+func PlacementGPUs(p Placement) float64 {
 	s := 0.0
 	for _, sl := range p.Slots {
 		s += sl.Fraction

@@ -64,25 +64,46 @@ func (f *Fair) CanPreempt(j *policy.Job, now policy.Seconds) bool {
 // Rho is the estimated finish-time fairness of j among n active jobs on a
 // cluster of gpus GPUs.
 func (f *Fair) Rho(j *policy.Job, now policy.Seconds, n int, gpus float64) float64 {
+	shared, whole := f.rhoParts(j, now)
+	return rhoOf(shared, whole, gpuShare(j), n, gpus)
+}
+
+// rhoParts are the parts of ρ that depend on j alone: its time shared
+// (waited plus the remaining estimate) and its run time alone (executed
+// plus the estimate).
+func (f *Fair) rhoParts(j *policy.Job, now policy.Seconds) (shared, whole float64) {
 	rem := math.Max(j.Executed, f.cfg.MinService)
-	shared := math.Max(0, now-j.Submit) + rem
+	return math.Max(0, now-j.Submit) + rem, j.Executed + rem
+}
+
+// rhoOf combines rhoParts into ρ for a job of GPU share among n jobs.
+func rhoOf(shared, whole, share float64, n int, gpus float64) float64 {
 	slow := 1.0
 	if gpus > 0 {
-		slow = math.Max(1, float64(n)*gpuShare(j)/gpus)
+		slow = math.Max(1, float64(n)*share/gpus)
 	}
-	return shared / ((j.Executed + rem) * slow)
+	return shared / (whole * slow)
 }
 
 // Order ranks by ρ, largest first.
 func (o *Fair) Order(s *policy.Snapshot) []policy.Ranked {
-	js := o.sc.active(s)
 	gpus := 0.0
 	for _, n := range s.Cluster.Nodes {
 		gpus += float64(len(n.GPUs))
 	}
-	ks := o.sc.keys(len(js))
-	for i, j := range js {
-		ks[i] = keyed{job: j, k: [3]float64{-o.Rho(j, s.Now, len(js), gpus), stateTie(j)}}
+	// ρ needs the number of active jobs: the one pass over the jobs (see
+	// activeKeys) keeps ρ's parts, which a pass over the keys combines
+	ks := o.sc.activeKeys(s, true, func(j *policy.Job) keyed {
+		shared, whole := o.rhoParts(j, s.Now)
+		return keyed{job: j, queue: int(stateTie(j)), k: [3]float64{shared, whole, gpuShare(j)}}
+	})
+	for i := range ks {
+		k := &ks[i]
+		rho := rhoOf(k.k[0], k.k[1], k.k[2], len(ks), gpus)
+		*k = keyed{job: k.job, k: [3]float64{-rho, float64(k.queue)}}
 	}
 	return o.sc.sortIncremental(ks, s.SubmitOrdered)
 }
+
+// RankedInfo is policy.InfoOrderer's: the jobs as Order read them.
+func (o *Fair) RankedInfo() ([]policy.JobInfo, []int32, bool) { return o.sc.rankedInfo() }

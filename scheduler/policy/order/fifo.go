@@ -42,10 +42,9 @@ func (o *FIFO) Order(s *policy.Snapshot) []policy.Ranked {
 		}
 		return o.sc.asListed(s.Jobs)
 	}
-	js := o.sc.active(s)
-	ks := o.sc.keys(len(js))
-	for i, j := range js {
-		ks[i] = keyed{job: j, k: [3]float64{j.Submit}}
-	}
+	ks := o.sc.activeKeys(s, false, func(j *policy.Job) keyed { return keyed{job: j, k: [3]float64{j.Submit}} })
 	return o.sc.sortIncremental(ks, false)
 }
+
+// RankedInfo is policy.InfoOrderer's: the jobs as Order read them.
+func (o *FIFO) RankedInfo() ([]policy.JobInfo, []int32, bool) { return o.sc.rankedInfo() }

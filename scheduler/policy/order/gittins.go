@@ -88,15 +88,33 @@ func (g *Gittins) ObserveFinished(j *policy.Job) {
 	g.dist.Add(v)
 }
 
-// Order ranks by queue, then running before queued, then Gittins index
-// (highest first), then queue-join time.
-func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
+// keyedJobs lists the active jobs with their service (queues.update),
+// each keyed with stateTie in k[0] and queuedAt in k[2], read in the same
+// pass as the list (see activeKeys).
+func (o *Gittins) keyedJobs(s *policy.Snapshot) ([]keyed, []policy.Seconds) {
+	tie := func(j *policy.Job) keyed { return keyed{job: j, k: [3]float64{stateTie(j), 0, queuedAt(j)}} }
+	if o.q.plain() {
+		svc := o.q.svc[:0]
+		ks := o.sc.activeKeys(s, true, func(j *policy.Job) keyed {
+			svc = append(svc, j.Attained)
+			return tie(j)
+		})
+		o.q.svc = svc
+		return ks, svc
+	}
 	js := o.sc.active(s)
 	svc := o.q.update(s.Now, js)
 	ks := o.sc.keys(len(js))
 	for i, j := range js {
-		ks[i].job = j
+		ks[i] = tie(j)
 	}
+	return ks, svc
+}
+
+// Order ranks by queue, then running before queued, then Gittins index
+// (highest first), then queue-join time.
+func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
+	ks, svc := o.keyedJobs(s)
 	// between consecutive events few keys change (running jobs'
 	// indexes, starts, preemptions): re-rank only those, and reuse the
 	// index of a job whose service and distribution are unchanged
@@ -104,9 +122,9 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 	reuse := matched && len(o.lastSvc) == len(o.sc.inc.keys)
 	newMax := o.dist.MaxAddedSince(o.lastVer)
 	fresh := o.Index(0) // most queued jobs have not run yet
-	spans := grow(o.spare, len(js))
-	for i, j := range js {
-		a, idx := svc[i], fresh
+	spans := grow(o.spare, len(ks))
+	for i := range ks {
+		j, a, idx := ks[i].job, svc[i], fresh
 		if a == 0 {
 			spans[i] = gittinsSpan{a: -1} // covers nothing
 		} else {
@@ -124,9 +142,12 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 				idx = spans[i].index(a, o.delta)
 			}
 		}
-		ks[i] = keyed{job: j, queue: o.q.queueOf(a), k: [3]float64{stateTie(j), -idx, queuedAt(j)}}
+		ks[i] = keyed{job: j, queue: o.q.queueOf(a), k: [3]float64{ks[i].k[0], -idx, ks[i].k[2]}}
 	}
 	o.spans, o.spare = spans, o.spans
 	o.lastSvc, o.lastVer = append(o.lastSvc[:0], svc...), o.dist.Added()
 	return o.sc.sortMatched(ks, prev, matched)
 }
+
+// RankedInfo is policy.InfoOrderer's: the jobs as Order read them.
+func (o *Gittins) RankedInfo() ([]policy.JobInfo, []int32, bool) { return o.sc.rankedInfo() }

@@ -35,12 +35,22 @@ func (l *LAS) Queues() int { return l.q.Queues() }
 
 // Order ranks by queue, then running before queued, then queue-join time.
 func (o *LAS) Order(s *policy.Snapshot) []policy.Ranked {
-	js := o.sc.active(s)
-	svc := o.q.update(s.Now, js)
-	ks := o.sc.keys(len(js))
-	for i, j := range js {
-		ks[i] = keyed{job: j, queue: o.q.queueOf(svc[i]), k: [3]float64{stateTie(j), queuedAt(j)}}
+	var ks []keyed
+	if o.q.plain() { // service is Attained: one pass over the jobs
+		ks = o.sc.activeKeys(s, true, func(j *policy.Job) keyed {
+			return keyed{job: j, queue: o.q.queueOf(j.Attained), k: [3]float64{stateTie(j), queuedAt(j)}}
+		})
+	} else {
+		js := o.sc.active(s)
+		svc := o.q.update(s.Now, js)
+		ks = o.sc.keys(len(js))
+		for i, j := range js {
+			ks[i] = keyed{job: j, queue: o.q.queueOf(svc[i]), k: [3]float64{stateTie(j), queuedAt(j)}}
+		}
 	}
 	// between consecutive events few keys change: re-rank only those
 	return o.sc.sortIncremental(ks, s.SubmitOrdered)
 }
+
+// RankedInfo is policy.InfoOrderer's: the jobs as Order read them.
+func (o *LAS) RankedInfo() ([]policy.JobInfo, []int32, bool) { return o.sc.rankedInfo() }

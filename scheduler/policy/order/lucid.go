@@ -246,25 +246,28 @@ func (l *Lucid) sizeAt(i int, j *policy.Job) float64 {
 // size (running first on ties).
 func (l *Lucid) Order(s *policy.Snapshot) []policy.Ranked {
 	l.calls++
-	js := l.sc.active(s)
-	ks := l.sc.keys(len(js))
-	for i, j := range js {
-		switch l.phase(j) {
-		case profiling:
-			if j.State == policy.Running {
-				ks[i] = keyed{job: j, k: [3]float64{0, float64(j.Workers), queuedAt(j)}}
-			} else {
-				ks[i] = keyed{job: j, k: [3]float64{1, float64(j.Workers), queuedAt(j)}}
-			}
-			l.predictFrom(l.entry(i, j), j) // record the estimate made at submission
-		default:
-			ks[i] = keyed{job: j, k: [3]float64{2, l.sizeAt(i, j), stateTie(j)}}
-		}
-	}
-	clear(l.byPos[min(len(js), len(l.byPos)):])
-	l.byPos = l.byPos[:min(len(js), len(l.byPos))]
+	i := 0 // position among the active jobs
+	ks := l.sc.activeKeys(s, true, func(j *policy.Job) keyed {
+		k := l.key(i, j)
+		i++
+		return k
+	})
+	clear(l.byPos[min(len(ks), len(l.byPos)):])
+	l.byPos = l.byPos[:min(len(ks), len(l.byPos))]
 	l.prune()
 	return l.sc.sortIncremental(ks, s.SubmitOrdered)
+}
+
+// key is the sort key of j, listed at position i of the active jobs.
+func (l *Lucid) key(i int, j *policy.Job) keyed {
+	if l.phase(j) != profiling {
+		return keyed{job: j, k: [3]float64{2, l.sizeAt(i, j), stateTie(j)}}
+	}
+	l.predictFrom(l.entry(i, j), j) // record the estimate made at submission
+	if j.State == policy.Running {
+		return keyed{job: j, k: [3]float64{0, float64(j.Workers), queuedAt(j)}}
+	}
+	return keyed{job: j, k: [3]float64{1, float64(j.Workers), queuedAt(j)}}
 }
 
 // prune forgets, now and then, cached estimates of jobs that left the
@@ -280,3 +283,6 @@ func (l *Lucid) prune() {
 		}
 	}
 }
+
+// RankedInfo is policy.InfoOrderer's: the jobs as Order read them.
+func (l *Lucid) RankedInfo() ([]policy.JobInfo, []int32, bool) { return l.sc.rankedInfo() }

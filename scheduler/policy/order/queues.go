@@ -101,7 +101,7 @@ func (q *queues) queueOf(a policy.Seconds) int {
 func (q *queues) update(now policy.Seconds, js []*policy.Job) []policy.Seconds {
 	svc := grow(q.svc, len(js))
 	q.svc = svc
-	if q.cfg.PromoteKnob <= 0 && len(q.base) == 0 { // nothing promoted, ever
+	if q.plain() {
 		for i, j := range js {
 			svc[i] = j.Attained
 		}
@@ -124,6 +124,10 @@ func (q *queues) update(now policy.Seconds, js []*policy.Job) []policy.Seconds {
 	}
 	return svc
 }
+
+// plain reports that update would return each job's Attained and change
+// nothing: no job was ever promoted, nor can be.
+func (q *queues) plain() bool { return q.cfg.PromoteKnob <= 0 && len(q.base) == 0 }
 
 // forget drops the baselines of jobs that are no longer active.
 func (q *queues) forget(js []*policy.Job) {

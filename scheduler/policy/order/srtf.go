@@ -24,16 +24,14 @@ func (*SRTFOracle) Preemptive() bool { return true }
 
 // Order ranks jobs by remaining time.
 func (o *SRTFOracle) Order(s *policy.Snapshot) []policy.Ranked {
-	js := o.sc.active(s)
-	ks := o.sc.keys(len(js))
-	for i, j := range js {
+	ks := o.sc.activeKeys(s, true, func(j *policy.Job) keyed {
 		rem := math.Inf(1)
 		if j.OracleDuration > 0 {
 			rem = math.Max(0, j.OracleDuration-j.Executed)
 		}
 		// running first on ties, so equal jobs never swap places
-		ks[i] = keyed{job: j, k: [3]float64{rem, stateTie(j), queuedAt(j)}}
-	}
+		return keyed{job: j, k: [3]float64{rem, stateTie(j), queuedAt(j)}}
+	})
 	// only running jobs' remaining time moves between events
 	return o.sc.sortIncremental(ks, s.SubmitOrdered)
 }
@@ -45,3 +43,6 @@ func stateTie(j *policy.Job) float64 {
 	}
 	return 1
 }
+
+// RankedInfo is policy.InfoOrderer's: the jobs as Order read them.
+func (o *SRTFOracle) RankedInfo() ([]policy.JobInfo, []int32, bool) { return o.sc.rankedInfo() }

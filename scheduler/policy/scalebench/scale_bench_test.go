@@ -4,6 +4,7 @@ package scalebench
 
 import (
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"syscall"
@@ -59,6 +60,8 @@ func benchDecide(b *testing.B, base *policy.Snapshot, name string) {
 	cold := time.Since(t0)
 	s := pt.Apply(base, first)
 	lat := make([]time.Duration, 0, b.N)
+	stop := steadyProfile(b, name)
+	defer stop()
 	cpu0 := cpuTime()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -70,10 +73,39 @@ func benchDecide(b *testing.B, base *policy.Snapshot, name string) {
 		}
 	}
 	b.StopTimer()
+	stop()
 	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(quantile(lat, 50).Nanoseconds()), "p50-ns")
 	b.ReportMetric(float64(quantile(lat, 99).Nanoseconds()), "p99-ns")
 	b.ReportMetric(float64(cold.Nanoseconds()), "cold-ns")
+}
+
+// steadyProfile starts a CPU profile of the steady-state decisions
+// alone (the cold decision and the snapshot generation, seconds at 10k,
+// would otherwise dominate -cpuprofile) when CARAVAN_SCALE_CPUPROFILE
+// names a file prefix: it writes <prefix>-<ordering>.prof. The returned
+// stop may be called more than once.
+func steadyProfile(b *testing.B, name string) func() {
+	prefix := os.Getenv("CARAVAN_SCALE_CPUPROFILE")
+	if prefix == "" {
+		return func() {}
+	}
+	f, err := os.Create(prefix + "-" + name + ".prof")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		b.Fatal(err)
+	}
+	done := false
+	return func() {
+		if !done {
+			done = true
+			pprof.StopCPUProfile()
+			_ = f.Close()
+		}
+	}
 }
 
 // pick keeps the items whose key the environment variable lists (all when

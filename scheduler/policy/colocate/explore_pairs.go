@@ -149,6 +149,7 @@ func (p *ExplorePairs) Shared(a, b *policy.Job) float64 {
 
 // Measured records a probe's measured slowdowns (a's sa, b's sb) and
 // reports whether the pair is over the bound, i.e. the newcomer must go.
+// Slowdowns ≤ 0 mean nothing was measured: the pair stays unjudged.
 func (p *ExplorePairs) Measured(a, b *policy.Job, sa, sb float64) bool {
 	ta, tb := TypeOf(a), TypeOf(b)
 	k := typeKey(ta, tb)
@@ -157,6 +158,9 @@ func (p *ExplorePairs) Measured(a, b *policy.Job, sa, sb float64) bool {
 	if p.flying[k] > 0 {
 		p.flying[k]--
 		p.nFlying--
+	}
+	if !(sa > 0 && sb > 0) {
+		return false // nothing measured (e.g. a type without measurements): still unjudged
 	}
 	if ta != k[0] {
 		sa, sb = sb, sa

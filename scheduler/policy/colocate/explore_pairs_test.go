@@ -69,3 +69,21 @@ func TestExplorePairsProbes(t *testing.T) {
 		t.Fatal("bound 0.9 accepted")
 	}
 }
+
+// A probe with nothing measured leaves its pair unjudged and frees its slot.
+func TestExplorePairsNothingMeasured(t *testing.T) {
+	_, graphs := excerpt(t)
+	cfg := DefaultExplore()
+	cfg.MaxInFlight = 1
+	ex, err := NewExplorePairs(PlacementPairs{Graphs: graphs, Predictor: fixed(1.2)}, 1.5, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := gavelJob("a", "LM", 20), gavelJob("b", "ResNet-50", 64)
+	if ex.Shared(a, b) == 0 || ex.Measured(a, b, 0, 0) {
+		t.Fatal("probe or verdict wrong")
+	}
+	if ex.Shared(a, b) == 0 {
+		t.Fatal("a pair with nothing measured was judged")
+	}
+}

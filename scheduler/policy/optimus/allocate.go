@@ -23,6 +23,9 @@ type entry struct {
 	id  string
 	mem int64
 	run bool
+	pos int // index in the snapshot's Jobs
+	// text is the Waiting text kept from the last decision (keptText)
+	text string
 }
 
 func (e *entry) running() bool { return e.run }
@@ -32,12 +35,12 @@ func (o *Optimus) collect(s *policy.Snapshot, dec *policy.Decision) []*entry {
 	out := o.buf.entries(len(s.Jobs))
 	slab := o.buf.slab
 	lim := policy.LimitsOf(&s.Cluster)
-	for _, j := range s.Jobs {
+	for pos, j := range s.Jobs {
 		if j == nil || (j.State != policy.Queued && j.State != policy.Running) {
 			continue
 		}
 		e := &slab[len(out)]
-		if why := o.entryOf(lim, j, e); why != "" {
+		if why := o.entryOf(lim, pos, j, e); why != "" {
 			if j.State == policy.Queued {
 				dec.Waiting = append(dec.Waiting, policy.Wait{JobID: j.ID, Reason: why})
 			}
@@ -50,8 +53,8 @@ func (o *Optimus) collect(s *policy.Snapshot, dec *policy.Decision) []*entry {
 	return out
 }
 
-// entryOf fills e for j, or explains why j cannot be scheduled.
-func (o *Optimus) entryOf(lim policy.ClusterLimits, j *policy.Job, e *entry) string {
+// entryOf fills e for j, listed at position pos of the snapshot, or explains why j cannot be scheduled.
+func (o *Optimus) entryOf(lim policy.ClusterLimits, pos int, j *policy.Job, e *entry) string {
 	lo, hi := j.Workers, j.Workers
 	if j.MinWorkers > 0 {
 		lo = j.MinWorkers
@@ -69,8 +72,9 @@ func (o *Optimus) entryOf(lim policy.ClusterLimits, j *policy.Job, e *entry) str
 	if why := lim.Never(d); why != "" {
 		return why
 	}
-	*e = entry{job: j, est: o.estimateOf(j), lo: lo, hi: hi, cur: len(j.Placement.Slots), frac: d.Fraction,
-		id: j.ID, mem: d.MemMiB, run: j.State == policy.Running}
+	*e = entry{job: j, est: o.estimateAt(pos, j), lo: lo, hi: hi, cur: len(j.Placement.Slots), frac: d.Fraction,
+		id: j.ID, mem: d.MemMiB, run: j.State == policy.Running, pos: pos}
+	e.text = o.keptText(e)
 	return ""
 }
 

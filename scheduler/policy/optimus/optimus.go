@@ -36,7 +36,9 @@ type Config struct {
 type Optimus struct {
 	cfg    Config
 	place  policy.Placer
-	curves map[string]curveCache
+	curves map[string]*curveCache
+	// cells find curves by snapshot position (cellAt).
+	cells []curveCell
 	// fitted counts the cached fits the current decision used (scratch,
 	// reset by every Decide), so forget can tell no fit is stale.
 	fitted int
@@ -45,6 +47,8 @@ type Optimus struct {
 	buf  buffers
 	// skipReasons: this decision's caller does not read Waiting texts.
 	skipReasons bool
+	// texts are the last Waiting texts by snapshot position (gainText).
+	texts []waitText
 }
 
 // New builds Optimus placing gangs with p.
@@ -61,7 +65,7 @@ func New(cfg Config, p policy.Placer) (*Optimus, error) {
 	if p == nil {
 		return nil, errors.New("optimus: nil placer")
 	}
-	return &Optimus{cfg: cfg, place: p, curves: map[string]curveCache{}}, nil
+	return &Optimus{cfg: cfg, place: p, curves: map[string]*curveCache{}}, nil
 }
 
 // Name is "optimus+<placement>".
@@ -90,6 +94,14 @@ func (o *Optimus) Decide(s *policy.Snapshot) policy.Decision {
 	o.allocate(jobs, queue, c.TotalGPUs())
 	o.apply(c, jobs, queue, &dec)
 	o.forget(s)
+	if len(o.texts) > len(s.Jobs) { // texts of positions gone: drop them
+		clear(o.texts[len(s.Jobs):])
+		o.texts = o.texts[:len(s.Jobs)]
+	}
+	if len(o.cells) > len(s.Jobs) {
+		clear(o.cells[len(s.Jobs):])
+		o.cells = o.cells[:len(s.Jobs)]
+	}
 	return dec
 }
 
@@ -106,8 +118,9 @@ func (o *Optimus) forget(s *policy.Snapshot) {
 			live[j.ID] = true
 		}
 	}
-	for id := range o.curves {
+	for id, c := range o.curves {
 		if !live[id] {
+			c.n = -1 // dead: a cell still pointing here must not hit
 			delete(o.curves, id)
 		}
 	}

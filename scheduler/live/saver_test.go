@@ -45,6 +45,7 @@ func TestStateIsSavedInTheBackground(t *testing.T) {
 		t.Fatalf("%d writes while one was in flight (want 1), dirty %v (want kept for later)", puts.Load(), s.dirty)
 	}
 	fail.Store(true)
+	now = now.Add(saveGap) // writes are at least saveGap apart
 	if err := s.save(now); err != nil {
 		t.Fatal(err)
 	}
@@ -69,5 +70,49 @@ func TestStateIsSavedInTheBackground(t *testing.T) {
 	s.saver.wait()
 	if err := s.save(now.Add(2 * time.Minute)); !errors.Is(err, errStateTaken) {
 		t.Fatalf("after another writer: %v, want errStateTaken", err)
+	}
+}
+
+// A dirty state is written at most every saveGap; one deferred by the gap
+// gets a round (a poke) at the gap's end, so it is not left unsaved.
+func TestDirtyStateWaitsForTheSaveGap(t *testing.T) {
+	f, c := newFakeVars(t)
+	var puts atomic.Int64
+	f.before = func(method, path string) error {
+		if method == http.MethodPut {
+			puts.Add(1)
+		}
+		return nil
+	}
+	s, err := New(Config{Token: "t"}, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	s.dirty = true
+	if err := s.save(now); err != nil {
+		t.Fatal(err)
+	}
+	s.saver.wait()
+	written := puts.Load()
+	s.dirty = true
+	if err := s.save(now.Add(saveGap / 2)); err != nil {
+		t.Fatal(err)
+	}
+	s.saver.wait()
+	if puts.Load() != written || !s.dirty {
+		t.Fatalf("a dirty state was written %s after the last write (gap %s), dirty %v", saveGap/2, saveGap, s.dirty)
+	}
+	select {
+	case <-s.wake:
+	case <-time.After(10 * saveGap):
+		t.Fatal("no round was poked to write the deferred state")
+	}
+	if err := s.save(now.Add(saveGap)); err != nil {
+		t.Fatal(err)
+	}
+	s.saver.wait()
+	if puts.Load() == written || s.dirty {
+		t.Fatalf("the deferred state was not written at the gap's end (dirty %v)", s.dirty)
 	}
 }

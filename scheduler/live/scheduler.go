@@ -30,7 +30,10 @@ type Scheduler struct {
 	// written now (an admission, preemption or finish happened).
 	savedAt time.Time
 	dirty   bool
-	saver   saver // writes state in the background (saver.go)
+	// savePoked says a round is due at the end of saveGap to write a
+	// dirty state.
+	savePoked bool
+	saver     saver // writes state in the background (saver.go)
 	// touched is when caravan last held each GPU (see fingerprintLag).
 	touched map[gpuKey]time.Time
 	// progress is what was read of running jobs' progress files.

@@ -98,7 +98,7 @@ func runMode(b *testing.B, nodes int, gangs []gang, queued bool) result {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c, err := harness.Start(ctx, harness.Options{ServerOnly: true, Ready: 3 * time.Minute,
-		ExtraConfig: "enable_debug = true\n" + telemetryConfig})
+		ExtraConfig: "enable_debug = true\n" + telemetryConfig, ServerConfig: serverConfig()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -44,3 +44,13 @@ func keepLog(logPath, dir string, nodes int) {
 	defer func() { _ = out.Close() }()
 	_, _ = io.Copy(out, in)
 }
+
+// serverConfig is the server block's extra settings:
+// CARAVAN_SCALE_SCHEDULERS=n sets num_schedulers (Nomad's default is one
+// per core).
+func serverConfig() string {
+	if n := envInt("CARAVAN_SCALE_SCHEDULERS", 0); n > 0 {
+		return fmt.Sprintf("num_schedulers = %d\n", n)
+	}
+	return ""
+}

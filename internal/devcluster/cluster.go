@@ -33,6 +33,9 @@ type Options struct {
 	// argument counts client agents from 0 (e.g. a memshare block, whose
 	// listen ports differ per client).
 	PluginConfigEach func(client int) string
+	// ServerConfig is added inside the server agent's server block (e.g.
+	// `num_schedulers = 8`, which scale needs: see e2e/scale).
+	ServerConfig string
 	// ServerOnly runs one server-only agent and no client (Clients must be
 	// 0): for clients simulated elsewhere (internal/nodesim).
 	ServerOnly bool
@@ -137,7 +140,7 @@ func (c *Cluster) launch(o Options) error {
 			Name: fmt.Sprintf("client-%d", i), PluginDir: c.Bins.PluginDir,
 			HTTP: ports[3*i], RPC: ports[3*i+1], Serf: ports[3*i+2],
 			Client: true, GPUs: gpus, RawExec: o.RawExec, Extra: o.ExtraConfig,
-			PluginExtra: o.PluginConfig, Workloads: workloads,
+			PluginExtra: o.PluginConfig, Workloads: workloads, ServerExtra: o.ServerConfig,
 		}
 		if i == 0 {
 			cfg.Name, cfg.Server, cfg.Client = "server", true, o.Clients == 0 && !o.ServerOnly

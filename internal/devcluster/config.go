@@ -26,6 +26,8 @@ type agentConfig struct {
 	GPUs      GPUs
 	RawExec   bool
 	Extra     string
+	// ServerExtra goes inside the server block (server agents only).
+	ServerExtra string
 	// PluginExtra goes inside the caravan-driver config block.
 	PluginExtra string
 	// Workloads is a host folder jobspecs run code from (the repository's
@@ -75,7 +77,7 @@ func (c agentConfig) render() string {
 	// 127.0.0.1, so the per-address RPC cap (100) goes too.
 	b.WriteString("limits {\n  http_max_conns_per_client = 0\n  rpc_max_conns_per_client = 0\n}\n")
 	if c.Server {
-		b.WriteString("server {\n  enabled = true\n  bootstrap_expect = 1\n}\n")
+		fmt.Fprintf(&b, "server {\n  enabled = true\n  bootstrap_expect = 1\n%s}\n", indent(c.ServerExtra))
 	}
 	if c.Client {
 		b.WriteString(c.clientBlock())
@@ -119,4 +121,13 @@ func (c agentConfig) pluginBlocks() string {
 		b.WriteString("plugin \"raw_exec\" {\n  config {\n    enabled = true\n  }\n}\n")
 	}
 	return b.String()
+}
+
+// indent puts each line of s two spaces in, ending with a newline ("" stays "").
+func indent(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	return "  " + strings.ReplaceAll(s, "\n", "\n  ") + "\n"
 }

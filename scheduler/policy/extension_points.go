@@ -21,15 +21,19 @@ type Orderer interface {
 }
 
 // JobInfo is what the Framework reads of every ranked job when the caller
-// wants reasons: its ID, state and gang, and for a running job the GPU
-// share its placement holds (PlacementGPUs; 0 when not recorded).
+// wants reasons: its ID, state, gang and placement (the slice header, not
+// a copy of the slots).
 type JobInfo struct {
-	ID       string
-	State    JobState
-	Workers  int
-	Fraction float64
-	MemMiB   int64
-	Held     float64
+	ID        string
+	State     JobState
+	Workers   int
+	Fraction  float64
+	MemMiB    int64
+	Placement Placement
+	// Protected is, for a running job of an ordering that is also a
+	// PreemptionGuard, that the guard refuses to preempt it at the
+	// snapshot's time (such orderings must set it); false otherwise.
+	Protected bool
 }
 
 // InfoOrderer is implemented by orderings that copy each job's JobInfo
@@ -41,10 +45,10 @@ type JobInfo struct {
 // processor as loads from random places do.
 type InfoOrderer interface {
 	// RankedInfo describes the last Order call's result: info lists its
-	// jobs in the order the ordering read them, rank[k] is the rank of
-	// info[k] in it, and held says whether Held was recorded. nil when
-	// that call recorded nothing; valid until the next call.
-	RankedInfo() (info []JobInfo, rank []int32, held bool)
+	// jobs in the order the ordering read them and rank[k] is the rank
+	// of info[k] in it. nil when that call recorded nothing; valid until
+	// the next call.
+	RankedInfo() (info []JobInfo, rank []int32)
 }
 
 // Placer is the placement extension point: it chooses slots for a whole

@@ -29,7 +29,9 @@ type round struct {
 	victims    []int  // tryVictims' scratch list
 	// info is the ranked jobs' states and gangs, read in one pass (nil
 	// when reasons are skipped: jobs are then read where needed)
-	info   []rankInfo
+	info []rankInfo
+	// copied: info came from the ordering's copies (rankCopied)
+	copied bool
 	window batchWindow
 }
 
@@ -182,14 +184,14 @@ func (r *round) rankAll(ranked []Ranked) {
 }
 
 // rankCopied is rankAll from the copies an InfoOrderer took of its jobs
-// (JobInfo), which it reports it did; the jobs themselves are then read
-// only for a running job's share when the ordering did not copy it.
+// (JobInfo), which it reports it did. It walks them in the order they
+// were taken (the snapshot's) and scatters them to their ranks.
 func (r *round) rankCopied(ranked []Ranked) bool {
 	o, ok := r.f.Order.(InfoOrderer)
 	if !ok {
 		return false
 	}
-	info, rank, held := o.RankedInfo()
+	info, rank := o.RankedInfo()
 	if len(rank) != len(ranked) || len(info) != len(ranked) {
 		return false
 	}
@@ -199,15 +201,13 @@ func (r *round) rankCopied(ranked []Ranked) bool {
 	for k := range info {
 		in, i := &info[k], rank[k]
 		r.dec.Ranking[i].JobID = in.ID
-		r.info[i] = rankInfo{state: in.State, workers: in.Workers, frac: in.Fraction, mem: in.MemMiB}
+		r.info[i] = rankInfo{state: in.State, workers: in.Workers, frac: in.Fraction, mem: in.MemMiB,
+			protected: in.Protected}
 		if in.State == Running && r.preemptive {
-			if held {
-				r.info[i].held = in.Held
-			} else {
-				r.info[i].held = placementGPUs(ranked[i].Job.Placement)
-			}
+			r.info[i].held = placementGPUs(in.Placement)
 		}
 	}
+	r.copied = true
 	return true
 }
 
@@ -219,6 +219,9 @@ type rankInfo struct {
 	frac    float64
 	mem     int64
 	held    float64
+	// protected: the ordering's guard refuses to preempt it (JobInfo;
+	// read only when copied)
+	protected bool
 }
 
 // state is the state of the job at rank i.
@@ -309,12 +312,21 @@ func (r *round) exhausted(i int) bool {
 func (r *round) indexVictims() {
 	r.held, r.preempted, r.running = r.f.victimBuffers(len(r.ranked))
 	for i, rk := range r.ranked {
-		if r.state(i) == Running && r.f.canPreempt(rk.Job, r.s.Now) {
+		if r.state(i) == Running && r.preemptable(i, rk.Job) {
 			r.held.add(i, r.holds(i))
 			r.running = append(r.running, i)
 		}
 	}
 	r.f.running = r.running // kept for the next round's storage
+}
+
+// preemptable is canPreempt of the running job j at rank i, as the
+// ordering copied it (JobInfo.Protected) when it did.
+func (r *round) preemptable(i int, j *Job) bool {
+	if r.copied {
+		return !r.info[i].protected
+	}
+	return r.f.canPreempt(j, r.s.Now)
 }
 
 // holText is the Waiting text of a job with behind queued jobs ahead of it
@@ -425,11 +437,7 @@ func (r *round) wait(j *Job, why string) {
 	r.dec.Waiting = append(r.dec.Waiting, Wait{JobID: j.ID, Reason: why})
 }
 
-func placementGPUs(p Placement) float64 { return PlacementGPUs(p) }
-
-// PlacementGPUs is the GPU share a placement holds: its slots' fractions
-// summed in order.
-func PlacementGPUs(p Placement) float64 {
+func placementGPUs(p Placement) float64 {
 	s := 0.0
 	for _, sl := range p.Slots {
 		s += sl.Fraction

@@ -45,10 +45,10 @@ type scratch struct {
 	out  []policy.Ranked
 	inc  incremental
 	// info is the last activeKeys call's copies of its jobs; infoOK
-	// says the last Order call used activeKeys, held that Held was
-	// recorded.
-	info         []policy.JobInfo
-	infoOK, held bool
+	// says the last Order call used activeKeys.
+	info   []policy.JobInfo
+	infoOK bool
+	guard  func(*policy.Job, policy.Seconds) bool
 }
 
 // active lists the queued and running jobs of a snapshot.
@@ -71,9 +71,9 @@ func (sc *scratch) active(s *policy.Snapshot) []*policy.Job {
 // keys returns it.
 //
 // The same pass copies each job's policy.JobInfo for the Framework
-// (RankedInfo), with the share running jobs hold when held is set (for
-// preemptive orderings, whose victims it indexes).
-func (sc *scratch) activeKeys(s *policy.Snapshot, held bool, key func(j *policy.Job) keyed) []keyed {
+// (RankedInfo), with Protected from sc.guard, the ordering's
+// PreemptionGuard if it has one.
+func (sc *scratch) activeKeys(s *policy.Snapshot, key func(j *policy.Job) keyed) []keyed {
 	ks := sc.keys(len(s.Jobs))[:0]
 	info := sc.info[:0]
 	for _, j := range s.Jobs {
@@ -81,24 +81,22 @@ func (sc *scratch) activeKeys(s *policy.Snapshot, held bool, key func(j *policy.
 			continue
 		}
 		ks = append(ks, key(j))
-		in := policy.JobInfo{ID: j.ID, State: j.State, Workers: j.Workers, Fraction: j.Fraction, MemMiB: j.MemMiB}
-		if held && j.State == policy.Running {
-			in.Held = policy.PlacementGPUs(j.Placement)
-		}
-		info = append(info, in)
+		info = append(info, policy.JobInfo{ID: j.ID, State: j.State, Workers: j.Workers, Fraction: j.Fraction,
+			MemMiB: j.MemMiB, Placement: j.Placement,
+			Protected: sc.guard != nil && j.State == policy.Running && !sc.guard(j, s.Now)})
 	}
-	sc.ks, sc.info, sc.infoOK, sc.held = ks, info, true, held
+	sc.ks, sc.info, sc.infoOK = ks, info, true
 	return ks
 }
 
 // rankedInfo is RankedInfo for an ordering ranking with sc: the ranks
 // are those remember kept (every ranking of activeKeys' keys goes
 // through sortMatched, which remembers it).
-func (sc *scratch) rankedInfo() ([]policy.JobInfo, []int32, bool) {
+func (sc *scratch) rankedInfo() ([]policy.JobInfo, []int32) {
 	if !sc.infoOK || len(sc.inc.rank) != len(sc.info) || len(sc.inc.keys) != len(sc.info) {
-		return nil, nil, false
+		return nil, nil
 	}
-	return sc.info, sc.inc.rank, sc.held
+	return sc.info, sc.inc.rank
 }
 
 // isActive: queued or running (a snapshot may also list finished jobs).

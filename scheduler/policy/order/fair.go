@@ -93,7 +93,8 @@ func (o *Fair) Order(s *policy.Snapshot) []policy.Ranked {
 	}
 	// ρ needs the number of active jobs: the one pass over the jobs (see
 	// activeKeys) keeps ρ's parts, which a pass over the keys combines
-	ks := o.sc.activeKeys(s, true, func(j *policy.Job) keyed {
+	o.sc.guard = o.CanPreempt
+	ks := o.sc.activeKeys(s, func(j *policy.Job) keyed {
 		shared, whole := o.rhoParts(j, s.Now)
 		return keyed{job: j, queue: int(stateTie(j)), k: [3]float64{shared, whole, gpuShare(j)}}
 	})
@@ -106,4 +107,4 @@ func (o *Fair) Order(s *policy.Snapshot) []policy.Ranked {
 }
 
 // RankedInfo is policy.InfoOrderer's: the jobs as Order read them.
-func (o *Fair) RankedInfo() ([]policy.JobInfo, []int32, bool) { return o.sc.rankedInfo() }
+func (o *Fair) RankedInfo() ([]policy.JobInfo, []int32) { return o.sc.rankedInfo() }

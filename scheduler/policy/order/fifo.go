@@ -42,9 +42,9 @@ func (o *FIFO) Order(s *policy.Snapshot) []policy.Ranked {
 		}
 		return o.sc.asListed(s.Jobs)
 	}
-	ks := o.sc.activeKeys(s, false, func(j *policy.Job) keyed { return keyed{job: j, k: [3]float64{j.Submit}} })
+	ks := o.sc.activeKeys(s, func(j *policy.Job) keyed { return keyed{job: j, k: [3]float64{j.Submit}} })
 	return o.sc.sortIncremental(ks, false)
 }
 
 // RankedInfo is policy.InfoOrderer's: the jobs as Order read them.
-func (o *FIFO) RankedInfo() ([]policy.JobInfo, []int32, bool) { return o.sc.rankedInfo() }
+func (o *FIFO) RankedInfo() ([]policy.JobInfo, []int32) { return o.sc.rankedInfo() }

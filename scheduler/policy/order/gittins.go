@@ -95,7 +95,7 @@ func (o *Gittins) keyedJobs(s *policy.Snapshot) ([]keyed, []policy.Seconds) {
 	tie := func(j *policy.Job) keyed { return keyed{job: j, k: [3]float64{stateTie(j), 0, queuedAt(j)}} }
 	if o.q.plain() {
 		svc := o.q.svc[:0]
-		ks := o.sc.activeKeys(s, true, func(j *policy.Job) keyed {
+		ks := o.sc.activeKeys(s, func(j *policy.Job) keyed {
 			svc = append(svc, j.Attained)
 			return tie(j)
 		})
@@ -150,4 +150,4 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 }
 
 // RankedInfo is policy.InfoOrderer's: the jobs as Order read them.
-func (o *Gittins) RankedInfo() ([]policy.JobInfo, []int32, bool) { return o.sc.rankedInfo() }
+func (o *Gittins) RankedInfo() ([]policy.JobInfo, []int32) { return o.sc.rankedInfo() }

@@ -37,7 +37,7 @@ func (l *LAS) Queues() int { return l.q.Queues() }
 func (o *LAS) Order(s *policy.Snapshot) []policy.Ranked {
 	var ks []keyed
 	if o.q.plain() { // service is Attained: one pass over the jobs
-		ks = o.sc.activeKeys(s, true, func(j *policy.Job) keyed {
+		ks = o.sc.activeKeys(s, func(j *policy.Job) keyed {
 			return keyed{job: j, queue: o.q.queueOf(j.Attained), k: [3]float64{stateTie(j), queuedAt(j)}}
 		})
 	} else {
@@ -53,4 +53,4 @@ func (o *LAS) Order(s *policy.Snapshot) []policy.Ranked {
 }
 
 // RankedInfo is policy.InfoOrderer's: the jobs as Order read them.
-func (o *LAS) RankedInfo() ([]policy.JobInfo, []int32, bool) { return o.sc.rankedInfo() }
+func (o *LAS) RankedInfo() ([]policy.JobInfo, []int32) { return o.sc.rankedInfo() }

@@ -24,7 +24,7 @@ func (*SRTFOracle) Preemptive() bool { return true }
 
 // Order ranks jobs by remaining time.
 func (o *SRTFOracle) Order(s *policy.Snapshot) []policy.Ranked {
-	ks := o.sc.activeKeys(s, true, func(j *policy.Job) keyed {
+	ks := o.sc.activeKeys(s, func(j *policy.Job) keyed {
 		rem := math.Inf(1)
 		if j.OracleDuration > 0 {
 			rem = math.Max(0, j.OracleDuration-j.Executed)
@@ -45,4 +45,4 @@ func stateTie(j *policy.Job) float64 {
 }
 
 // RankedInfo is policy.InfoOrderer's: the jobs as Order read them.
-func (o *SRTFOracle) RankedInfo() ([]policy.JobInfo, []int32, bool) { return o.sc.rankedInfo() }
+func (o *SRTFOracle) RankedInfo() ([]policy.JobInfo, []int32) { return o.sc.rankedInfo() }

@@ -97,7 +97,7 @@ func runMode(b *testing.B, nodes int, gangs []gang, queued bool) result {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c, err := harness.Start(ctx, harness.Options{ServerOnly: true, Ready: 3 * time.Minute,
+	c, err := harness.Start(ctx, harness.Options{ServerOnly: true, Ready: 3 * time.Minute, Dir: clusterDir(b),
 		ExtraConfig: "enable_debug = true\n" + telemetryConfig, ServerConfig: serverConfig()})
 	if err != nil {
 		b.Fatal(err)

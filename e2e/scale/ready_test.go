@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"testing"
 	"time"
 )
 
@@ -53,4 +54,20 @@ func serverConfig() string {
 		return fmt.Sprintf("num_schedulers = %d\n", n)
 	}
 	return ""
+}
+
+// clusterDir is where the server keeps its Raft log, "" for a temp dir.
+// CARAVAN_SCALE_DIR=/dev/shm puts it in memory: on this machine the disk
+// is shared with other agents' builds, and every admitted job waits on
+// Raft commits (fsyncs) several times.
+func clusterDir(b *testing.B) string {
+	parent := os.Getenv("CARAVAN_SCALE_DIR")
+	if parent == "" {
+		return ""
+	}
+	d, err := os.MkdirTemp(parent, "caravan-scale-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
 }

@@ -32,8 +32,19 @@ func (r roundStats) String() string {
 
 func secs(s float64) string { return time.Duration(s * float64(time.Second)).String() }
 
-// scrapeRounds reads GET /metrics of the scheduler at addr.
-func scrapeRounds(addr, token string) (roundStats, error) {
+// scrapeRounds reads GET /metrics of the scheduler at addr, trying three
+// times (a kept-alive connection the scheduler closed reads as EOF once).
+func scrapeRounds(addr, token string) (r roundStats, err error) {
+	for range 3 {
+		if r, err = scrapeRoundsOnce(addr, token); err == nil {
+			return r, nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return r, err
+}
+
+func scrapeRoundsOnce(addr, token string) (roundStats, error) {
 	req, err := http.NewRequest("GET", "http://"+addr+"/metrics", nil)
 	if err != nil {
 		return roundStats{}, err

@@ -20,37 +20,6 @@ type Orderer interface {
 	Order(s *Snapshot) []Ranked
 }
 
-// JobInfo is what the Framework reads of every ranked job when the caller
-// wants reasons: its ID, state, gang and placement (the slice header, not
-// a copy of the slots).
-type JobInfo struct {
-	ID        string
-	State     JobState
-	Workers   int
-	Fraction  float64
-	MemMiB    int64
-	Placement Placement
-	// Protected is, for a running job of an ordering that is also a
-	// PreemptionGuard, that the guard refuses to preempt it at the
-	// snapshot's time (such orderings must set it); false otherwise.
-	Protected bool
-}
-
-// InfoOrderer is implemented by orderings that copy each job's JobInfo
-// while they read the snapshot in list order. At 100,000 jobs the jobs do
-// not fit in any cache, and reading them again in rank order (random
-// order, a cache miss each) to fill the Ranking was the largest part of a
-// decision. The Framework instead walks the copies in list order and
-// scatters them to their ranks: stores to random places do not stall the
-// processor as loads from random places do.
-type InfoOrderer interface {
-	// RankedInfo describes the last Order call's result: info lists its
-	// jobs in the order the ordering read them and rank[k] is the rank
-	// of info[k] in it. nil when that call recorded nothing; valid until
-	// the next call.
-	RankedInfo() (info []JobInfo, rank []int32)
-}
-
 // Placer is the placement extension point: it chooses slots for a whole
 // gang on the free capacity, or explains why it cannot. A placer must fail
 // only when no placement it accepts exists, so a failure stays valid until

@@ -29,9 +29,7 @@ type round struct {
 	victims    []int  // tryVictims' scratch list
 	// info is the ranked jobs' states and gangs, read in one pass (nil
 	// when reasons are skipped: jobs are then read where needed)
-	info []rankInfo
-	// copied: info came from the ordering's copies (rankCopied)
-	copied bool
+	info   []rankInfo
 	window batchWindow
 }
 
@@ -170,9 +168,6 @@ func (r *round) rankAll(ranked []Ranked) {
 		r.f.info = make([]rankInfo, len(ranked))
 	}
 	r.info = r.f.info[:len(ranked)]
-	if r.rankCopied(ranked) {
-		return
-	}
 	for i, x := range ranked {
 		j := x.Job
 		r.dec.Ranking[i] = Rank{JobID: j.ID, Queue: x.Queue}
@@ -183,34 +178,6 @@ func (r *round) rankAll(ranked []Ranked) {
 	}
 }
 
-// rankCopied is rankAll from the copies an InfoOrderer took of its jobs
-// (JobInfo), which it reports it did. It walks them in the order they
-// were taken (the snapshot's) and scatters them to their ranks.
-func (r *round) rankCopied(ranked []Ranked) bool {
-	o, ok := r.f.Order.(InfoOrderer)
-	if !ok {
-		return false
-	}
-	info, rank := o.RankedInfo()
-	if len(rank) != len(ranked) || len(info) != len(ranked) {
-		return false
-	}
-	for i, x := range ranked {
-		r.dec.Ranking[i].Queue = x.Queue
-	}
-	for k := range info {
-		in, i := &info[k], rank[k]
-		r.dec.Ranking[i].JobID = in.ID
-		r.info[i] = rankInfo{state: in.State, workers: in.Workers, frac: in.Fraction, mem: in.MemMiB,
-			protected: in.Protected}
-		if in.State == Running && r.preemptive {
-			r.info[i].held = placementGPUs(in.Placement)
-		}
-	}
-	r.copied = true
-	return true
-}
-
 // rankInfo is what the walk reads of a ranked job: its state and gang,
 // and for a running job the GPU share it holds.
 type rankInfo struct {
@@ -219,9 +186,6 @@ type rankInfo struct {
 	frac    float64
 	mem     int64
 	held    float64
-	// protected: the ordering's guard refuses to preempt it (JobInfo;
-	// read only when copied)
-	protected bool
 }
 
 // state is the state of the job at rank i.
@@ -312,21 +276,12 @@ func (r *round) exhausted(i int) bool {
 func (r *round) indexVictims() {
 	r.held, r.preempted, r.running = r.f.victimBuffers(len(r.ranked))
 	for i, rk := range r.ranked {
-		if r.state(i) == Running && r.preemptable(i, rk.Job) {
+		if r.state(i) == Running && r.f.canPreempt(rk.Job, r.s.Now) {
 			r.held.add(i, r.holds(i))
 			r.running = append(r.running, i)
 		}
 	}
 	r.f.running = r.running // kept for the next round's storage
-}
-
-// preemptable is canPreempt of the running job j at rank i, as the
-// ordering copied it (JobInfo.Protected) when it did.
-func (r *round) preemptable(i int, j *Job) bool {
-	if r.copied {
-		return !r.info[i].protected
-	}
-	return r.f.canPreempt(j, r.s.Now)
 }
 
 // holText is the Waiting text of a job with behind queued jobs ahead of it

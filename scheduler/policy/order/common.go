@@ -44,16 +44,10 @@ type scratch struct {
 	rad  radix
 	out  []policy.Ranked
 	inc  incremental
-	// info is the last activeKeys call's copies of its jobs; infoOK
-	// says the last Order call used activeKeys.
-	info   []policy.JobInfo
-	infoOK bool
-	guard  func(*policy.Job, policy.Seconds) bool
 }
 
 // active lists the queued and running jobs of a snapshot.
 func (sc *scratch) active(s *policy.Snapshot) []*policy.Job {
-	sc.infoOK = false
 	sc.jobs = sc.jobs[:0]
 	for _, j := range s.Jobs {
 		if isActive(j) {
@@ -69,34 +63,15 @@ func (sc *scratch) active(s *policy.Snapshot) []*policy.Job {
 // jobs, then keying them, then (Tiresias) reading their service took a
 // pass each, a fifth of a decision. The result is sc's key buffer, as
 // keys returns it.
-//
-// The same pass copies each job's policy.JobInfo for the Framework
-// (RankedInfo), with Protected from sc.guard, the ordering's
-// PreemptionGuard if it has one.
 func (sc *scratch) activeKeys(s *policy.Snapshot, key func(j *policy.Job) keyed) []keyed {
 	ks := sc.keys(len(s.Jobs))[:0]
-	info := sc.info[:0]
 	for _, j := range s.Jobs {
-		if !isActive(j) {
-			continue
+		if isActive(j) {
+			ks = append(ks, key(j))
 		}
-		ks = append(ks, key(j))
-		info = append(info, policy.JobInfo{ID: j.ID, State: j.State, Workers: j.Workers, Fraction: j.Fraction,
-			MemMiB: j.MemMiB, Placement: j.Placement,
-			Protected: sc.guard != nil && j.State == policy.Running && !sc.guard(j, s.Now)})
 	}
-	sc.ks, sc.info, sc.infoOK = ks, info, true
+	sc.ks = ks
 	return ks
-}
-
-// rankedInfo is RankedInfo for an ordering ranking with sc: the ranks
-// are those remember kept (every ranking of activeKeys' keys goes
-// through sortMatched, which remembers it).
-func (sc *scratch) rankedInfo() ([]policy.JobInfo, []int32) {
-	if !sc.infoOK || len(sc.inc.rank) != len(sc.info) || len(sc.inc.keys) != len(sc.info) {
-		return nil, nil
-	}
-	return sc.info, sc.inc.rank
 }
 
 // isActive: queued or running (a snapshot may also list finished jobs).
@@ -168,7 +143,6 @@ func (s *Sorter) Sort(jobs []*policy.Job, keys []float64) []int32 {
 // asListed ranks the active jobs of js in the order given, all in queue
 // 0: one pass, as it runs over the whole queue on every decision.
 func (sc *scratch) asListed(js []*policy.Job) []policy.Ranked {
-	sc.infoOK = false
 	out := sc.out[:0]
 	for _, j := range js {
 		if isActive(j) {
@@ -184,7 +158,6 @@ func (sc *scratch) asListed(js []*policy.Job) []policy.Ranked {
 // still lists the same jobs (pointer compares, no job is read) stays, and
 // only the rest is appended. A nil job falls back to asListed.
 func (sc *scratch) listedAll(js []*policy.Job) []policy.Ranked {
-	sc.infoOK = false
 	out, n := sc.out, 0
 	if len(out) > len(js) {
 		out = out[:len(js)]

@@ -93,7 +93,6 @@ func (o *Fair) Order(s *policy.Snapshot) []policy.Ranked {
 	}
 	// ρ needs the number of active jobs: the one pass over the jobs (see
 	// activeKeys) keeps ρ's parts, which a pass over the keys combines
-	o.sc.guard = o.CanPreempt
 	ks := o.sc.activeKeys(s, func(j *policy.Job) keyed {
 		shared, whole := o.rhoParts(j, s.Now)
 		return keyed{job: j, queue: int(stateTie(j)), k: [3]float64{shared, whole, gpuShare(j)}}
@@ -105,6 +104,3 @@ func (o *Fair) Order(s *policy.Snapshot) []policy.Ranked {
 	}
 	return o.sc.sortIncremental(ks, s.SubmitOrdered)
 }
-
-// RankedInfo is policy.InfoOrderer's: the jobs as Order read them.
-func (o *Fair) RankedInfo() ([]policy.JobInfo, []int32) { return o.sc.rankedInfo() }

@@ -45,6 +45,3 @@ func (o *FIFO) Order(s *policy.Snapshot) []policy.Ranked {
 	ks := o.sc.activeKeys(s, func(j *policy.Job) keyed { return keyed{job: j, k: [3]float64{j.Submit}} })
 	return o.sc.sortIncremental(ks, false)
 }
-
-// RankedInfo is policy.InfoOrderer's: the jobs as Order read them.
-func (o *FIFO) RankedInfo() ([]policy.JobInfo, []int32) { return o.sc.rankedInfo() }

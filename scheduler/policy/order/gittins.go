@@ -148,6 +148,3 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 	o.lastSvc, o.lastVer = append(o.lastSvc[:0], svc...), o.dist.Added()
 	return o.sc.sortMatched(ks, prev, matched)
 }
-
-// RankedInfo is policy.InfoOrderer's: the jobs as Order read them.
-func (o *Gittins) RankedInfo() ([]policy.JobInfo, []int32) { return o.sc.rankedInfo() }

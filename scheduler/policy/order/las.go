@@ -51,6 +51,3 @@ func (o *LAS) Order(s *policy.Snapshot) []policy.Ranked {
 	// between consecutive events few keys change: re-rank only those
 	return o.sc.sortIncremental(ks, s.SubmitOrdered)
 }
-
-// RankedInfo is policy.InfoOrderer's: the jobs as Order read them.
-func (o *LAS) RankedInfo() ([]policy.JobInfo, []int32) { return o.sc.rankedInfo() }

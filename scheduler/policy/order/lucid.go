@@ -247,7 +247,6 @@ func (l *Lucid) sizeAt(i int, j *policy.Job) float64 {
 func (l *Lucid) Order(s *policy.Snapshot) []policy.Ranked {
 	l.calls++
 	i := 0 // position among the active jobs
-	l.sc.guard = l.CanPreempt
 	ks := l.sc.activeKeys(s, func(j *policy.Job) keyed {
 		k := l.key(i, j)
 		i++
@@ -284,6 +283,3 @@ func (l *Lucid) prune() {
 		}
 	}
 }
-
-// RankedInfo is policy.InfoOrderer's: the jobs as Order read them.
-func (l *Lucid) RankedInfo() ([]policy.JobInfo, []int32) { return l.sc.rankedInfo() }

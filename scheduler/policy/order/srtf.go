@@ -43,6 +43,3 @@ func stateTie(j *policy.Job) float64 {
 	}
 	return 1
 }
-
-// RankedInfo is policy.InfoOrderer's: the jobs as Order read them.
-func (o *SRTFOracle) RankedInfo() ([]policy.JobInfo, []int32) { return o.sc.rankedInfo() }

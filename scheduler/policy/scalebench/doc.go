@@ -6,7 +6,9 @@
 //	go test -run '^$' -bench Scale -benchtime 20x ./scheduler/policy/scalebench/
 //
 // CARAVAN_SCALE_POLICIES (comma-separated registry names) narrows the
-// policies; CARAVAN_SCALE_SIZES ("1k", "10k" or "1k,10k") the sizes.
+// policies; CARAVAN_SCALE_SIZES ("1k", "10k" or "1k,10k") the sizes;
+// CARAVAN_SCALE_CPUPROFILE=<prefix> writes a CPU profile of the
+// steady-state decisions alone to <prefix>-<ordering>.prof.
 // Figures before and after the issue #20 work, and what is still over
 // the 10 ms p99 goal at 10k × 100k and why, are in scheduler/policy/README.md
 // ("At scale").

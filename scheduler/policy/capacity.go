@@ -73,12 +73,21 @@ type Capacity struct {
 	lastName string
 	lastNode int
 	lastOK   bool
+	// changes and memo serve placers' memos (capacity_changes.go)
+	changes changeLog
+	memo    any
+	// scratch of Commit and apply, reused (one allocation each per slot
+	// were a tenth of a preemption-heavy decision)
+	refs    []slotRef
+	wants   []want
+	touched []int
 }
 
 // NewCapacity indexes the free capacity of a cluster. Over-committed GPUs
 // (used > 1 or memory above the total) simply count as full.
 func NewCapacity(c *Cluster) *Capacity {
-	cp := &Capacity{byName: make(map[string]int, len(c.Nodes)), Nodes: make([]FreeNode, 0, len(c.Nodes)), Links: c.Links}
+	cp := &Capacity{byName: make(map[string]int, len(c.Nodes)), Nodes: make([]FreeNode, 0, len(c.Nodes)), Links: c.Links,
+		refs: make([]slotRef, 0, 8), wants: make([]want, 0, 8), touched: make([]int, 0, 8)}
 	rackIDs := map[string]int{}
 	slab := make([]FreeGPU, 0, gpuCount(c)) // one allocation for every node's GPUs
 	for _, n := range c.Nodes {
@@ -142,6 +151,9 @@ func (cp *Capacity) Reset(c *Cluster) *Capacity {
 	cp.Epoch = 0
 	cp.residents = nil
 	cp.lastName, cp.lastNode, cp.lastOK = "", 0, false
+	if cp.changes.on {
+		cp.restartLog() // every memo of the last round is void
+	}
 	cp.Links = c.Links
 	tracked := cp.track.follows(c)
 	for i := range c.Nodes {
@@ -272,24 +284,48 @@ func (c *Capacity) nodeOf(name string) (int, bool) {
 	return i, ok
 }
 
+// slotRef is a slot's GPU and node, resolved once per Commit or Release.
+type slotRef struct {
+	g  *FreeGPU
+	ni int
+}
+
+// want is what a gang asks of one GPU (Commit's over-commit check).
+type want struct {
+	g    *FreeGPU
+	node string
+	frac float64
+	mem  int64
+}
+
 // Commit takes a gang's slots out of the free capacity, all or nothing.
 // util is the utilisation each slot adds to its GPU.
 func (c *Capacity) Commit(p Placement, util float64) error {
-	type want struct {
-		g    *FreeGPU
-		node string
-		frac float64
-		mem  int64
-	}
-	// a gang has few slots: a slice beats a map, up to a point (a gang
-	// of thousands searched it quadratically, seconds per commit)
-	var wants []want
-	var at map[*FreeGPU]int
+	refs := c.refs[:0]
+	defer func() { c.refs = refs[:0] }()
 	for _, s := range p.Slots {
-		g, _, err := c.gpu(s)
+		g, ni, err := c.gpu(s)
 		if err != nil {
 			return err
 		}
+		refs = append(refs, slotRef{g, ni})
+	}
+	if err := c.overCommitted(p, refs); err != nil {
+		return err
+	}
+	c.apply(p, refs, -1, util)
+	return nil
+}
+
+// overCommitted checks that every GPU holds what the gang asks of it.
+func (c *Capacity) overCommitted(p Placement, refs []slotRef) error {
+	// a gang has few slots: a slice beats a map, up to a point (a gang
+	// of thousands searched it quadratically, seconds per commit)
+	wants := c.wants[:0]
+	defer func() { c.wants = wants[:0] }()
+	var at map[*FreeGPU]int
+	for i, s := range p.Slots {
+		g := refs[i].g
 		k, seen := 0, false
 		if at != nil {
 			k, seen = at[g]
@@ -320,23 +356,34 @@ func (c *Capacity) Commit(p Placement, util float64) error {
 				w.node, w.g.Index, w.frac, w.mem, w.g.Free, w.g.FreeMem)
 		}
 	}
-	c.apply(p, -1, util)
 	return nil
 }
 
 // Release returns a gang's slots to the free capacity (used for preemption).
 func (c *Capacity) Release(p Placement, util float64) {
-	c.apply(p, +1, util)
-	c.Epoch++
-}
-
-func (c *Capacity) apply(p Placement, sign float64, util float64) {
-	var touched []int
-	var seen map[int]bool // past smallGang nodes, as in Commit
+	refs := c.refs[:0]
+	defer func() { c.refs = refs[:0] }()
 	for _, s := range p.Slots {
 		g, ni, err := c.gpu(s)
 		if err != nil {
-			continue // Release of a slot on a vanished node: nothing to return
+			g = nil // a slot on a vanished node: nothing to return
+		}
+		refs = append(refs, slotRef{g, ni})
+	}
+	c.apply(p, refs, +1, util)
+	c.Epoch++
+}
+
+// apply adds sign × each slot to its GPU (refs[i] is slot i's GPU, nil
+// to skip it), then resummarises the nodes touched.
+func (c *Capacity) apply(p Placement, refs []slotRef, sign float64, util float64) {
+	touched := c.touched[:0]
+	defer func() { c.touched = touched[:0] }()
+	var seen map[int]bool // past smallGang nodes, as in Commit
+	for i, s := range p.Slots {
+		g, ni := refs[i].g, refs[i].ni
+		if g == nil {
+			continue
 		}
 		g.Free = clamp01(g.Free + sign*s.Fraction)
 		g.FreeMem += int64(sign) * s.MemMiB
@@ -366,6 +413,7 @@ func (c *Capacity) apply(p Placement, sign float64, util float64) {
 	for _, ni := range touched {
 		c.resummarise(ni)
 		c.track.touch(ni)
+		c.logChange(ni)
 	}
 }
 

@@ -41,6 +41,7 @@ func (f *Framework) victimBuffers(n int) (*fenwick, []bool, []int) {
 // capacity is the free capacity of c for a new round.
 func (f *Framework) capacity(c *Cluster) *Capacity {
 	f.free = f.free.Reset(c)
+	f.free.LogChanges()
 	return f.free
 }
 

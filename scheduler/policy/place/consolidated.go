@@ -26,11 +26,15 @@ func (*Consolidated) Place(_ *policy.Job, d policy.Demand, c *policy.Capacity) (
 }
 
 func consolidate(c *policy.Capacity, d policy.Demand) (policy.Placement, string) {
+	if why, ok := memoFailure(c, d); ok {
+		return policy.Placement{}, why
+	}
 	if n := bestSingleNode(c, d); n >= 0 {
 		return policy.Placement{Slots: fillNode(&c.Nodes[n], d, d.Workers)}, ""
 	}
 	cs := candidates(c, d)
 	if total := sumFit(cs); total < d.Workers {
+		rememberFailure(c, d, cs, total)
 		return policy.Placement{}, noRoom(d, total)
 	}
 	byFitDesc(cs)

@@ -13,71 +13,67 @@ type fitMemos struct {
 // maxMemos bounds the memos kept per Capacity (each is 4 B per node).
 const maxMemos = 16
 
-// fitMemo remembers, for one demand, a failed consolidate: how many
-// workers each node hosts (nodeFit) and their total. consolidate fails
-// exactly when the nodes host fewer workers than the gang has in total (a
-// node that hosts the whole gang makes the total enough), and nodeFit is
-// a per-node fact: after releases (a preemption trial) only the changed
-// nodes are re-read, where the full search scanned every node. The text
-// is noRoom of that total, as the full search words it.
+// fitMemo is, for one demand, how many workers each node hosts
+// (nodeFit) and their total, as of mark. nodeFit is a per-node fact, so
+// after releases and commits (a preemption trial) only the changed nodes
+// are re-read, where each search scanned every node's GPUs; the searches
+// then walk the counts (4 B per node) in node order, as before.
 type fitMemo struct {
 	ok    bool
 	d     policy.Demand
 	mark  policy.ChangeMark
-	fit   []int32 // nodeFit of each node
+	fit   []int32
 	total int
 }
 
-// memoFailure answers consolidate from the memo when the gang still cannot
-// be placed; ok is false when the full search must run.
-func memoFailure(c *policy.Capacity, d policy.Demand) (why string, ok bool) {
-	ms, _ := c.PlacerMemo().(*fitMemos)
-	if ms == nil {
-		return "", false
-	}
-	m := ms.byDemand[d]
-	if m == nil || !m.ok || len(m.fit) != len(c.Nodes) {
-		return "", false
-	}
-	changed, ok := c.ChangedSince(m.mark)
-	if !ok || len(changed) > len(c.Nodes) { // a full search costs less
-		m.ok = false
-		return "", false
-	}
-	for _, ni := range changed {
-		f := nodeFit(&c.Nodes[ni], d)
-		m.total += f - int(m.fit[ni])
-		m.fit[ni] = int32(f)
-	}
-	m.mark, _ = c.Mark()
-	if m.total >= d.Workers {
-		m.ok = false // a node or a set of nodes may host it: search
-		return "", false
-	}
-	return noRoom(d, m.total), true
-}
-
-// rememberFailure records a failed full search (cs: its candidates).
-func rememberFailure(c *policy.Capacity, d policy.Demand, cs []candidate, total int) {
+// fits is nodeFit of every node for d and their total, kept current
+// through the Capacity's change log; nil when the Capacity logs no
+// changes. incremental reports that only changed nodes were re-read.
+func fits(c *policy.Capacity, d policy.Demand) (fit []int32, total int, incremental bool) {
 	mark, logged := c.Mark()
 	if !logged {
-		return
+		return nil, 0, false
 	}
 	ms, _ := c.PlacerMemo().(*fitMemos)
 	if ms == nil {
 		ms = &fitMemos{byDemand: map[policy.Demand]*fitMemo{}}
 		c.SetPlacerMemo(ms)
 	}
+	if m := ms.byDemand[d]; m != nil && m.ok && len(m.fit) == len(c.Nodes) {
+		// past one entry per node a full count costs less
+		if changed, ok := c.ChangedSince(m.mark); ok && len(changed) <= len(c.Nodes) {
+			for _, ni := range changed {
+				f := nodeFit(&c.Nodes[ni], d)
+				m.total += f - int(m.fit[ni])
+				m.fit[ni] = int32(f)
+			}
+			m.mark = mark
+			return m.fit, m.total, true
+		}
+	}
 	m := ms.slot(d)
 	if cap(m.fit) < len(c.Nodes) {
 		m.fit = make([]int32, len(c.Nodes))
 	}
-	m.fit = m.fit[:len(c.Nodes)]
-	clear(m.fit)
-	for _, cd := range cs {
-		m.fit[cd.node] = int32(cd.fit)
+	m.fit, m.total = m.fit[:len(c.Nodes)], 0
+	for i := range c.Nodes {
+		f := nodeFit(&c.Nodes[i], d)
+		m.fit[i] = int32(f)
+		m.total += f
 	}
-	m.ok, m.d, m.mark, m.total = true, d, mark, total
+	m.ok, m.d, m.mark = true, d, mark
+	return m.fit, m.total, false
+}
+
+// candidatesOf lists the nodes hosting a worker, as candidates does.
+func candidatesOf(fit []int32) []candidate {
+	var out []candidate
+	for i, f := range fit {
+		if f > 0 {
+			out = append(out, candidate{i, int(f)})
+		}
+	}
+	return out
 }
 
 // slot is d's memo, taking the oldest one's place when all are in use.

@@ -26,15 +26,20 @@ func (*Consolidated) Place(_ *policy.Job, d policy.Demand, c *policy.Capacity) (
 }
 
 func consolidate(c *policy.Capacity, d policy.Demand) (policy.Placement, string) {
-	if why, ok := memoFailure(c, d); ok {
-		return policy.Placement{}, why
+	fit, total, _ := fits(c, d) // nil: count on the way
+	if fit != nil && total < d.Workers {
+		return policy.Placement{}, noRoom(d, total) // no node hosts the gang either
 	}
-	if n := bestSingleNode(c, d); n >= 0 {
+	if n := bestSingleNodeOf(c, d, fit); n >= 0 {
 		return policy.Placement{Slots: fillNode(&c.Nodes[n], d, d.Workers)}, ""
 	}
-	cs := candidates(c, d)
+	var cs []candidate
+	if fit != nil {
+		cs = candidatesOf(fit)
+	} else {
+		cs = candidates(c, d)
+	}
 	if total := sumFit(cs); total < d.Workers {
-		rememberFailure(c, d, cs, total)
 		return policy.Placement{}, noRoom(d, total)
 	}
 	byFitDesc(cs)

@@ -301,14 +301,29 @@ type want struct {
 // Commit takes a gang's slots out of the free capacity, all or nothing.
 // util is the utilisation each slot adds to its GPU.
 func (c *Capacity) Commit(p Placement, util float64) error {
-	refs := c.refs[:0]
+	refs, err := c.resolve(p, c.refs[:0])
 	defer func() { c.refs = refs[:0] }()
+	return c.commitRefs(p, refs, err, util)
+}
+
+// resolve finds each slot's GPU (nil where unknown; err is the first
+// unknown slot's), appending to refs.
+func (c *Capacity) resolve(p Placement, refs []slotRef) ([]slotRef, error) {
+	var first error
 	for _, s := range p.Slots {
 		g, ni, err := c.gpu(s)
-		if err != nil {
-			return err
+		if err != nil && first == nil {
+			first = err
 		}
 		refs = append(refs, slotRef{g, ni})
+	}
+	return refs, first
+}
+
+// commitRefs is Commit of p resolved to refs (rerr: resolve's error).
+func (c *Capacity) commitRefs(p Placement, refs []slotRef, rerr error, util float64) error {
+	if rerr != nil {
+		return rerr
 	}
 	if err := c.overCommitted(p, refs); err != nil {
 		return err
@@ -361,15 +376,13 @@ func (c *Capacity) overCommitted(p Placement, refs []slotRef) error {
 
 // Release returns a gang's slots to the free capacity (used for preemption).
 func (c *Capacity) Release(p Placement, util float64) {
-	refs := c.refs[:0]
+	refs, _ := c.resolve(p, c.refs[:0]) // a slot on a vanished node: nothing to return
 	defer func() { c.refs = refs[:0] }()
-	for _, s := range p.Slots {
-		g, ni, err := c.gpu(s)
-		if err != nil {
-			g = nil // a slot on a vanished node: nothing to return
-		}
-		refs = append(refs, slotRef{g, ni})
-	}
+	c.releaseRefs(p, refs, util)
+}
+
+// releaseRefs is Release of p resolved to refs.
+func (c *Capacity) releaseRefs(p Placement, refs []slotRef, util float64) {
 	c.apply(p, refs, +1, util)
 	c.Epoch++
 }

@@ -44,7 +44,8 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 		if !r.victimOK(v) {
 			continue
 		}
-		r.cap.ReleaseJob(r.ranked[v].Job, r.f.util(r.ranked[v].Job))
+		vr := r.victimRefs(v)
+		r.cap.releaseJobRefs(r.ranked[v].Job, vr.refs, r.f.util(r.ranked[v].Job))
 		victims, tested = append(victims, v), false
 		if len(victims) < batch && k > 0 && r.running[k-1] > i {
 			continue // keep releasing until the batch is complete
@@ -79,7 +80,7 @@ func (r *round) settle(j *Job, p Placement, victims []int) {
 	}
 	for k := len(victims) - 1; k >= 0; k-- {
 		v := r.ranked[victims[k]].Job
-		if !uses(used, v.Placement) && r.cap.CommitJob(v, v.Placement, r.f.util(v)) == nil {
+		if !uses(used, v.Placement) && r.recommit(victims[k]) == nil {
 			continue
 		}
 		r.preempted[victims[k]] = true
@@ -91,9 +92,37 @@ func (r *round) settle(j *Job, p Placement, victims []int) {
 
 func (r *round) restore(victims []int) {
 	for k := len(victims) - 1; k >= 0; k-- {
-		v := r.ranked[victims[k]].Job
-		_ = r.cap.CommitJob(v, v.Placement, r.f.util(v))
+		_ = r.recommit(victims[k])
 	}
+}
+
+// victimRef is a victim's placement resolved on the round's Capacity.
+type victimRef struct {
+	refs []slotRef
+	err  error
+}
+
+// victimRefs resolves the running job at rank v's slots once per round:
+// trial after trial releases and re-commits the same lowest-ranked
+// victims, and finding each slot's GPU by node name was a quarter of it.
+// The round's Capacity keeps its GPUs in place and jobs keep their
+// placements for the whole round.
+func (r *round) victimRefs(v int) victimRef {
+	if r.refs == nil {
+		r.refs = map[int]victimRef{}
+	}
+	vr, ok := r.refs[v]
+	if !ok {
+		vr.refs, vr.err = r.cap.resolve(r.ranked[v].Job.Placement, nil)
+		r.refs[v] = vr
+	}
+	return vr
+}
+
+// recommit commits the released victim at rank v back.
+func (r *round) recommit(v int) error {
+	j, vr := r.ranked[v].Job, r.victimRefs(v)
+	return r.cap.commitJobRefs(j, vr.refs, vr.err, r.f.util(j))
 }
 
 type gpuKey struct {

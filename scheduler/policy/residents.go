@@ -48,6 +48,29 @@ func (c *Capacity) CommitJob(j *Job, p Placement, util float64) error {
 // ReleaseJob is Release of j's placement that also forgets j there.
 func (c *Capacity) ReleaseJob(j *Job, util float64) {
 	c.Release(j.Placement, util)
+	c.forget(j)
+}
+
+// commitJobRefs is CommitJob of j's own placement, resolved to refs
+// (rerr: resolve's error).
+func (c *Capacity) commitJobRefs(j *Job, refs []slotRef, rerr error, util float64) error {
+	if err := c.commitRefs(j.Placement, refs, rerr, util); err != nil {
+		return err
+	}
+	if c.residents != nil {
+		c.addResident(j, j.Placement)
+	}
+	return nil
+}
+
+// releaseJobRefs is ReleaseJob with j's placement resolved to refs.
+func (c *Capacity) releaseJobRefs(j *Job, refs []slotRef, util float64) {
+	c.releaseRefs(j.Placement, refs, util)
+	c.forget(j)
+}
+
+// forget drops j from the residents of its placement's GPUs.
+func (c *Capacity) forget(j *Job) {
 	if c.residents == nil {
 		return
 	}

@@ -27,6 +27,7 @@ type round struct {
 	running    []int  // ranks of preemptable running jobs, ascending
 	preempted  []bool // by rank
 	victims    []int  // tryVictims' scratch list
+	refs       map[int]victimRef
 	// info is the ranked jobs' states and gangs, read in one pass (nil
 	// when reasons are skipped: jobs are then read where needed)
 	info   []rankInfo

@@ -27,8 +27,13 @@ func BenchmarkScale(b *testing.B) {
 	nodes := envInt("CARAVAN_SCALE_NODES", 100)
 	jobs := envInt("CARAVAN_SCALE_JOBS", 1000)
 	gangs := mix(jobs, 1)
+	backlog = backlogGangs(envInt("CARAVAN_SCALE_BACKLOG", 0))
 	modes := os.Getenv("CARAVAN_SCALE_MODES") // "nomad", "caravan" or both (empty)
 	for i := 0; i < b.N; i++ {
+		if len(backlog) > 0 || os.Getenv(variantsEnv) != "" {
+			runVariants(b, nodes, gangs, modes)
+			continue
+		}
 		var direct, viaCaravan result
 		if modes != "caravan" {
 			direct = runMode(b, nodes, gangs, false)
@@ -73,6 +78,7 @@ type result struct {
 	rounds              roundStats
 	endpoints           string        // the busiest API endpoints, one a line
 	submitSpan          time.Duration // the submitting loop alone
+	backlog             string        // the standing queue's evaluation churn
 }
 
 func (r result) jobsPerSec() float64 { return float64(r.jobs) / r.span.Seconds() }
@@ -135,6 +141,9 @@ func runMode(b *testing.B, nodes int, gangs []gang, queued bool) result {
 			b.Fatal(err)
 		}
 	}
+	if len(backlog) > 0 {
+		submitBacklog(b, c, queued)
+	}
 	cpu0 := procCPU(c.Server.Pid())
 	var sched0 float64
 	if sched != nil {
@@ -177,6 +186,7 @@ func runMode(b *testing.B, nodes int, gangs []gang, queued bool) result {
 		}
 	}
 	fmt.Printf("per-job steps (queued=%v):\n%s", queued, jobTimeline(c, gangs, submitted, started, queued))
+	r.backlog = backlogChurn(c)
 	return r
 }
 
@@ -222,6 +232,7 @@ func startScheduler(b *testing.B, c *harness.Cluster, nomadAddr string) (*exec.C
 		"-listen", addr, "-token", "scale", "-log-level", "info"}
 	// CARAVAN_SCALE_SCHED_ARGS adds flags, e.g. "-progress-interval 10m".
 	args = append(args, strings.Fields(os.Getenv("CARAVAN_SCALE_SCHED_ARGS"))...)
+	args = append(args, strings.Fields(variantArgs)...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "NOMAD_ADDR="+nomadAddr)
 	cmd.Stdout, cmd.Stderr = logf, logf

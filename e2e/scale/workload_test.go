@@ -15,6 +15,9 @@ type gang struct {
 	ID       string
 	Workers  int
 	Duration time.Duration
+	// Never marks a backlog gang: a constraint no node meets keeps it
+	// queued for the whole run (backlog_test.go).
+	Never bool
 }
 
 // mix draws n gangs with Philly's size law for 1–8 GPU jobs (about 70 % one
@@ -56,6 +59,9 @@ func (g gang) hcl(queued bool) string {
 	}
 	fmt.Fprintf(&b, "job %q {\n  type = \"batch\"\n  node_pool = %q\n", g.ID, pool)
 	fmt.Fprintf(&b, "  meta = {\n    %q = %q\n  }\n", nodesim.DurationMeta, g.Duration.String())
+	if g.Never {
+		b.WriteString(neverConstraint)
+	}
 	for w := 0; w < g.Workers; w++ {
 		fmt.Fprintf(&b, `  group "w%d" {
     reschedule {

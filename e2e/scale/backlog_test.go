@@ -1,0 +1,128 @@
+package scale
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caravan-dl/caravan/e2e/harness"
+)
+
+// A long standing queue (#20): CARAVAN_SCALE_BACKLOG=N submits N one-GPU
+// gangs before the measured jobs, each with a constraint no node meets, so
+// they stay queued the whole run while the measured jobs flow. Through
+// caravan they park in caravan-queue, a pool without nodes: their blocked
+// evaluations have no class eligibility, so every ended allocation
+// unblocks all of them and each re-run reblocks. Straight to Nomad their
+// blocked evaluations mark the nodes' class ineligible and stay put.
+//
+// CARAVAN_SCALE_VARIANTS="|-admit-eval-priority 100" runs caravan once per
+// '|'-separated set of extra scheduler flags (the first empty: defaults),
+// side by side in one run, after Nomad alone (unless MODES=caravan).
+
+const variantsEnv = "CARAVAN_SCALE_VARIANTS"
+
+// neverConstraint holds on no node (simulated nodes have no such meta),
+// and caravan's eligibility check evaluates it as Nomad does.
+const neverConstraint = "  constraint {\n    attribute = \"${meta.caravan_scale_backlog}\"\n    operator  = \"is_set\"\n  }\n"
+
+var (
+	backlog     []gang // submitted before the measured jobs, never placed
+	variantArgs string // the scheduler flags of the caravan run under way
+)
+
+func backlogGangs(n int) []gang {
+	out := make([]gang, n)
+	for i := range out {
+		out[i] = gang{ID: fmt.Sprintf("backlog-%05d", i), Workers: 1, Duration: time.Minute, Never: true}
+	}
+	return out
+}
+
+// submitBacklog registers the backlog and waits until Nomad has blocked
+// each one's evaluation, so the measured run starts with a standing queue.
+func submitBacklog(b *testing.B, c *harness.Cluster, queued bool) {
+	t0 := time.Now()
+	submitOut(b, c, backlog, queued)
+	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(time.Second) {
+		n := blockedBacklog(c)
+		if n >= len(backlog) || time.Now().After(deadline) {
+			fmt.Printf("backlog: %d jobs submitted, %d blocked evaluations, in %s\n", len(backlog), n, time.Since(t0).Round(time.Second))
+			return
+		}
+	}
+}
+
+func blockedBacklog(c *harness.Cluster) int {
+	evals, _, err := c.API.Evaluations().List(nil)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range evals {
+		if e.Status == "blocked" && strings.HasPrefix(e.JobID, "backlog-") {
+			n++
+		}
+	}
+	return n
+}
+
+// backlogChurn is the server's reblocks and evaluations against the
+// allocations that ended, read from its metrics after the run.
+func backlogChurn(c *harness.Cluster) string {
+	if len(backlog) == 0 {
+		return ""
+	}
+	m, err := serverMetrics(c)
+	if err != nil {
+		return err.Error()
+	}
+	get := func(name string) float64 {
+		for _, l := range strings.Split(m, "\n") {
+			if f := strings.Fields(l); len(f) == 2 && f[0] == name {
+				var v float64
+				_, _ = fmt.Sscan(f[1], &v)
+				return v
+			}
+		}
+		return 0
+	}
+	ended := 0
+	if stubs, _, err := c.API.Allocations().List(nil); err == nil {
+		for _, a := range stubs {
+			if a.ClientStatus == "complete" || a.ClientStatus == "failed" {
+				ended++
+			}
+		}
+	}
+	reblocks := get("nomad_nomad_eval_reblock_count")
+	return fmt.Sprintf("backlog %d: %.0f reblocks, %.0f evals dequeued, %d allocations ended, %.1f reblocks per ended allocation, %d backlog evals blocked at the end",
+		len(backlog), reblocks, get("nomad_nomad_worker_dequeue_eval_count"), ended, reblocks/float64(max(ended, 1)), blockedBacklog(c))
+}
+
+// runVariants runs Nomad alone (unless MODES=caravan) and caravan once
+// per flag set of CARAVAN_SCALE_VARIANTS, printing one row each.
+func runVariants(b *testing.B, nodes int, gangs []gang, modes string) {
+	var rows []string
+	var direct result
+	if modes != "caravan" {
+		direct = runMode(b, nodes, gangs, false)
+		rows = append(rows, direct.row("nomad directly"), "  "+direct.backlog)
+	}
+	if modes != "nomad" {
+		for _, v := range strings.Split(os.Getenv(variantsEnv), "|") {
+			variantArgs = v
+			r := runMode(b, nodes, gangs, true)
+			label := "caravan " + strings.TrimSpace(v)
+			rows = append(rows, r.row(label), "  "+r.backlog, fmt.Sprintf("  rounds: %s", r.rounds))
+			if direct.jobs > 0 {
+				rows = append(rows, fmt.Sprintf("  ratio to nomad: %.2f", r.jobsPerSec()/direct.jobsPerSec()))
+			}
+		}
+		variantArgs = ""
+	}
+	fmt.Printf("\n%d nodes × 8 GPUs, %d gang jobs (%d workers), backlog %d\n%s\n%s\n", nodes, len(gangs), workers(gangs),
+		len(backlog), header, strings.Join(rows, "\n"))
+}

@@ -26,43 +26,54 @@ type fitMemo struct {
 	total int
 }
 
-// fits is nodeFit of every node for d and their total, kept current
-// through the Capacity's change log; nil when the Capacity logs no
-// changes. incremental reports that only changed nodes were re-read.
-func fits(c *policy.Capacity, d policy.Demand) (fit []int32, total int, incremental bool) {
+// fits is nodeFit of every node for d and their total, brought up to
+// date through the Capacity's change log; nil when there is no memo for
+// d (a first search scans as before, and may stop at an exact fit).
+func fits(c *policy.Capacity, d policy.Demand) (fit []int32, total int) {
+	ms, _ := c.PlacerMemo().(*fitMemos)
+	if ms == nil {
+		return nil, 0
+	}
+	m := ms.byDemand[d]
+	if m == nil || !m.ok || len(m.fit) != len(c.Nodes) {
+		return nil, 0
+	}
+	changed, ok := c.ChangedSince(m.mark)
+	if !ok || len(changed) > len(c.Nodes) { // a full scan costs less
+		m.ok = false
+		return nil, 0
+	}
+	for _, ni := range changed {
+		f := nodeFit(&c.Nodes[ni], d)
+		m.total += f - int(m.fit[ni])
+		m.fit[ni] = int32(f)
+	}
+	m.mark, _ = c.Mark()
+	return m.fit, m.total
+}
+
+// remember keeps the fits a full scan found (cs: every node hosting a
+// worker) when the Capacity logs its changes.
+func remember(c *policy.Capacity, d policy.Demand, cs []candidate) {
 	mark, logged := c.Mark()
 	if !logged {
-		return nil, 0, false
+		return
 	}
 	ms, _ := c.PlacerMemo().(*fitMemos)
 	if ms == nil {
 		ms = &fitMemos{byDemand: map[policy.Demand]*fitMemo{}}
 		c.SetPlacerMemo(ms)
 	}
-	if m := ms.byDemand[d]; m != nil && m.ok && len(m.fit) == len(c.Nodes) {
-		// past one entry per node a full count costs less
-		if changed, ok := c.ChangedSince(m.mark); ok && len(changed) <= len(c.Nodes) {
-			for _, ni := range changed {
-				f := nodeFit(&c.Nodes[ni], d)
-				m.total += f - int(m.fit[ni])
-				m.fit[ni] = int32(f)
-			}
-			m.mark = mark
-			return m.fit, m.total, true
-		}
-	}
 	m := ms.slot(d)
 	if cap(m.fit) < len(c.Nodes) {
 		m.fit = make([]int32, len(c.Nodes))
 	}
-	m.fit, m.total = m.fit[:len(c.Nodes)], 0
-	for i := range c.Nodes {
-		f := nodeFit(&c.Nodes[i], d)
-		m.fit[i] = int32(f)
-		m.total += f
+	m.fit = m.fit[:len(c.Nodes)]
+	clear(m.fit)
+	for _, cd := range cs {
+		m.fit[cd.node] = int32(cd.fit)
 	}
-	m.ok, m.d, m.mark = true, d, mark
-	return m.fit, m.total, false
+	m.ok, m.d, m.mark, m.total = true, d, mark, sumFit(cs)
 }
 
 // candidatesOf lists the nodes hosting a worker, as candidates does.

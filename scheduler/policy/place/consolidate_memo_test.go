@@ -44,7 +44,7 @@ func TestConsolidateMemoMatchesFullSearch(t *testing.T) {
 			}
 		default:
 			d := demands[rng.IntN(len(demands))]
-			if _, _, hit := fits(logged, d); hit {
+			if fit, _ := fits(logged, d); fit != nil {
 				hits++
 			}
 			p1, why1 := consolidate(logged, d)

@@ -26,7 +26,7 @@ func (*Consolidated) Place(_ *policy.Job, d policy.Demand, c *policy.Capacity) (
 }
 
 func consolidate(c *policy.Capacity, d policy.Demand) (policy.Placement, string) {
-	fit, total, _ := fits(c, d) // nil: count on the way
+	fit, total := fits(c, d) // nil: scan the nodes
 	if fit != nil && total < d.Workers {
 		return policy.Placement{}, noRoom(d, total) // no node hosts the gang either
 	}
@@ -38,6 +38,7 @@ func consolidate(c *policy.Capacity, d policy.Demand) (policy.Placement, string)
 		cs = candidatesOf(fit)
 	} else {
 		cs = candidates(c, d)
+		remember(c, d, cs)
 	}
 	if total := sumFit(cs); total < d.Workers {
 		return policy.Placement{}, noRoom(d, total)

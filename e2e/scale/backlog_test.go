@@ -18,6 +18,11 @@ import (
 // unblocks all of them and each re-run reblocks. Straight to Nomad their
 // blocked evaluations mark the nodes' class ineligible and stay put.
 //
+// CARAVAN_SCALE_BACKLOG_KIND=oversize makes the backlog ask twice a node's
+// CPU instead: straight to Nomad that fails on resources, not on a
+// constraint, so its blocked evaluations keep the nodes' class eligible
+// and are re-run on every ended allocation like caravan's parked ones.
+//
 // CARAVAN_SCALE_VARIANTS="|-quantum 5s" runs caravan once per
 // '|'-separated set of extra scheduler flags (here the first is empty:
 // defaults), side by side in one run, after Nomad alone (unless
@@ -40,8 +45,9 @@ var (
 
 func backlogGangs(n int) []gang {
 	out := make([]gang, n)
+	oversize := os.Getenv("CARAVAN_SCALE_BACKLOG_KIND") == "oversize"
 	for i := range out {
-		out[i] = gang{ID: fmt.Sprintf("backlog-%05d", i), Workers: 1, Duration: time.Minute, Never: true}
+		out[i] = gang{ID: fmt.Sprintf("backlog-%05d", i), Workers: 1, Duration: time.Minute, Never: true, Oversize: oversize}
 	}
 	return out
 }

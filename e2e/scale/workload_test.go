@@ -18,6 +18,9 @@ type gang struct {
 	// Never marks a backlog gang: a constraint no node meets keeps it
 	// queued for the whole run (backlog_test.go).
 	Never bool
+	// Oversize makes a backlog gang fail on resources instead: its worker
+	// asks twice a node's CPU (backlog_test.go).
+	Oversize bool
 }
 
 // mix draws n gangs with Philly's size law for 1–8 GPU jobs (about 70 % one
@@ -59,8 +62,12 @@ func (g gang) hcl(queued bool) string {
 	}
 	fmt.Fprintf(&b, "job %q {\n  type = \"batch\"\n  node_pool = %q\n", g.ID, pool)
 	fmt.Fprintf(&b, "  meta = {\n    %q = %q\n  }\n", nodesim.DurationMeta, g.Duration.String())
-	if g.Never {
+	if g.Never && !g.Oversize {
 		b.WriteString(neverConstraint)
+	}
+	cpu := cpuPerGPU
+	if g.Oversize {
+		cpu = 16 * cpuPerGPU
 	}
 	for w := 0; w < g.Workers; w++ {
 		fmt.Fprintf(&b, `  group "w%d" {
@@ -84,7 +91,7 @@ func (g gang) hcl(queued bool) string {
       }
     }
   }
-`, w, cpuPerGPU)
+`, w, cpu)
 	}
 	b.WriteString("}\n")
 	return b.String()

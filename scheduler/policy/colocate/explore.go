@@ -110,13 +110,10 @@ const (
 
 // explorer is Explore's state in one run.
 type explorer struct {
-	cfg   Explore
-	x     Experiment
-	known map[[2]profile.GavelType]verdict
-	// best is the smallest measured max slowdown of a pair of models'
-	// judged type pairs (any batch sizes): the optimistic prior for the
-	// pair's other type pairs.
-	best   map[[2]string]float64
+	cfg    Explore
+	x      Experiment
+	known  map[[2]profile.GavelType]verdict
+	best   modelPrior
 	probes []*coloc // in flight
 	tried  map[[2]profile.GavelType]int
 }
@@ -129,7 +126,7 @@ func newExplorer(x Experiment, rule Rule) *explorer {
 	if cfg.MaxInFlight == 0 {
 		cfg.MaxInFlight = max(1, x.GPUs/4)
 	}
-	return &explorer{cfg: cfg, x: x, known: map[[2]profile.GavelType]verdict{}, best: map[[2]string]float64{},
+	return &explorer{cfg: cfg, x: x, known: map[[2]profile.GavelType]verdict{}, best: modelPrior{},
 		tried: map[[2]profile.GavelType]int{}}
 }
 
@@ -186,9 +183,18 @@ func (e *explorer) judge(c *coloc) {
 	}
 	e.known[typeKey(a, b)] = v
 	sa, sb, _ := e.x.Gavel.Slowdowns(e.x.GPU, a, b)
-	mk := pairKey(a.Model, b.Model)
-	if old, ok := e.best[mk]; !ok || math.Max(sa, sb) < old {
-		e.best[mk] = math.Max(sa, sb)
+	e.best.record(a.Model, b.Model, math.Max(sa, sb))
+}
+
+// modelPrior is the smallest measured max slowdown of each pair of
+// models' judged type pairs (any batch sizes): exploration's optimistic
+// prior for the pair's other type pairs.
+type modelPrior map[[2]string]float64
+
+func (m modelPrior) record(a, b string, worst float64) {
+	k := pairKey(a, b)
+	if old, ok := m[k]; !ok || worst < old {
+		m[k] = worst
 	}
 }
 

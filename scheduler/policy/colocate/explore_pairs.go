@@ -32,8 +32,8 @@ type ExplorePairs struct {
 	cfg     Explore
 	mu      sync.Mutex
 	known   map[[2]profile.GavelType][2]float64 // measured slowdowns, in typeKey order
-	best    map[[2]string]float64               // smallest measured max slowdown per model pair
-	flying  map[[2]profile.GavelType]int        // probes in flight per type pair
+	best    modelPrior
+	flying  map[[2]profile.GavelType]int // probes in flight per type pair
 	nFlying int
 	// pending are probes promised while placing one decision: type pair
 	// → the two job IDs it was promised to (one promise per job), until
@@ -57,7 +57,7 @@ func NewExplorePairs(base PlacementPairs, bound float64, cfg Explore) (*ExploreP
 	base.Rule = Predicted
 	cfg.MaxInFlight = max(cfg.MaxInFlight, 1)
 	return &ExplorePairs{base: base, bound: bound, cfg: cfg,
-		known: map[[2]profile.GavelType][2]float64{}, best: map[[2]string]float64{},
+		known: map[[2]profile.GavelType][2]float64{}, best: modelPrior{},
 		flying: map[[2]profile.GavelType]int{}, pending: map[[2]profile.GavelType][2]string{}, holds: map[string]bool{}}, nil
 }
 
@@ -95,7 +95,7 @@ func sideOf(s [2]float64, k [2]profile.GavelType, t profile.GavelType) float64 {
 // promise decides whether the unjudged pair of a and b may be probed and
 // reserves it for these two jobs until Settle.
 func (p *ExplorePairs) promise(k [2]profile.GavelType, a, b *policy.Job) (float64, bool) {
-	ids := jobPair(a.ID, b.ID)
+	ids := pairKey(a.ID, b.ID)
 	if held, ok := p.pending[k]; ok {
 		return p.estimate(a, b), held == ids
 	}
@@ -109,13 +109,6 @@ func (p *ExplorePairs) promise(k [2]profile.GavelType, a, b *policy.Job) (float6
 	p.pending[k] = ids
 	p.holds[a.ID], p.holds[b.ID] = true, true
 	return est, true
-}
-
-func jobPair(a, b string) [2]string {
-	if b < a {
-		a, b = b, a
-	}
-	return [2]string{a, b}
 }
 
 // estimate is the optimistic slowdown of the pair: the best its models
@@ -167,10 +160,7 @@ func (p *ExplorePairs) Measured(a, b *policy.Job, sa, sb float64) bool {
 	}
 	p.known[k] = [2]float64{sa, sb}
 	worst := math.Max(sa, sb)
-	mk := pairKey(ta.Model, tb.Model)
-	if old, ok := p.best[mk]; !ok || worst < old {
-		p.best[mk] = worst
-	}
+	p.best.record(ta.Model, tb.Model, worst)
 	return worst > p.bound+1e-9
 }
 

@@ -15,10 +15,7 @@ import (
 // the queue view shows it; no job is rewritten to explain (a rewrite is a
 // job version).
 func (s *Scheduler) apply(w *world, es []*entry, l *gpuBook, dec policy.Decision, now time.Time) map[string]string {
-	byID := map[string]*entry{}
-	for _, e := range es {
-		byID[e.stub.ID] = e
-	}
+	byID := s.entryIndex(es)
 	waiting := dec.Waiting.Map()
 	for _, id := range dec.Preempts {
 		e := byID[id]

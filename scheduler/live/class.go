@@ -3,6 +3,8 @@ package live
 import (
 	"fmt"
 	"sort"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
 )
 
 // class is the jobs that may run on the same nodes: the policy decides
@@ -13,6 +15,10 @@ type class struct {
 	nodes   []string // eligible node IDs, sorted
 	key     string   // nodes joined
 	entries []*entry
+	// pn and gen are the class's policy nodes and their change counters,
+	// kept from round to round by the incremental round (snapshotIncr).
+	pn  []policy.Node
+	gen []uint64
 }
 
 // classes sorts the round's jobs into classes by their eligible nodes. A

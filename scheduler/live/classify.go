@@ -37,6 +37,10 @@ type entry struct {
 	unfit string
 	// failed says why a finished job failed ("" = it succeeded).
 	failed string
+	// kept is what the incremental round keeps with it (incremental.go);
+	// fresh says the entry was built this round.
+	kept  kept
+	fresh bool
 }
 
 // classify reads each managed job's phase and brings its record up to now.
@@ -45,25 +49,30 @@ func (s *Scheduler) classify(w *world, now float64) []*entry {
 	seen := map[string]bool{}
 	for _, j := range w.jobs {
 		seen[j.ID] = true
-		submit := submitTime(j, now)
-		e := &entry{stub: j, rec: s.st.job(j.ID, submit, j.CreateIndex), allocs: summarise(w.allocs[j.ID])}
-		e.phase = s.phaseOf(j)
-		if e.phase == phaseQueued && e.rec.newRun(j.CreateIndex) {
-			e.rec.restart(submit, j.CreateIndex)
-			s.progress.forget(j.ID)
-			s.dirty = true
-		}
-		s.account(e, now, w.allocs[j.ID])
-		if e.phase != phaseGone {
-			e.job = s.fullJob(j) // cached per JobModifyIndex: one read per change
-		}
-		if e.phase == phaseDone {
-			e.failed = failure(w.allocs[j.ID])
-		}
-		es = append(es, e)
+		es = append(es, s.classifyJob(j, w.allocs[j.ID], now))
 	}
 	s.forget(seen, now)
 	return es
+}
+
+// classifyJob builds one job's entry: its phase, record and full job.
+func (s *Scheduler) classifyJob(j *jobStub, allocs []*api.AllocationListStub, now float64) *entry {
+	submit := submitTime(j, now)
+	e := &entry{stub: j, rec: s.st.job(j.ID, submit, j.CreateIndex), allocs: summarise(allocs)}
+	e.phase = s.phaseOf(j)
+	if e.phase == phaseQueued && e.rec.newRun(j.CreateIndex) {
+		e.rec.restart(submit, j.CreateIndex)
+		s.progress.forget(j.ID)
+		s.dirty = true
+	}
+	s.account(e, now, allocs)
+	if e.phase != phaseGone {
+		e.job = s.fullJob(j) // cached per JobModifyIndex: one read per change
+	}
+	if e.phase == phaseDone {
+		e.failed = failure(allocs)
+	}
+	return e
 }
 
 func (s *Scheduler) phaseOf(j *jobStub) phase {

@@ -37,6 +37,11 @@ type mirror struct {
 	// nodes (or its absence) was made from: a reconcile reuses it while
 	// the node list shows the same index.
 	nodeAt map[string]uint64
+	// changed is the jobs whose stub or allocations changed since the
+	// round last took them (incremental.go); epoch moves when the order
+	// or grouping is rebuilt wholesale, poolsGen when pools are listed.
+	changed         map[string]bool
+	epoch, poolsGen uint64
 }
 
 type objKey struct {
@@ -59,6 +64,21 @@ func (m *mirror) setNode(n *api.Node, info *nodeInfo) {
 	}
 	m.nodeAt[n.ID] = n.ModifyIndex
 	m.sets = nil
+}
+
+// touchJob notes that a job's stub or allocations changed.
+func (m *mirror) touchJob(id string) {
+	if m.changed == nil {
+		m.changed = map[string]bool{}
+	}
+	m.changed[id] = true
+}
+
+// takeChanged returns the jobs changed since the last call and forgets them.
+func (m *mirror) takeChanged() map[string]bool {
+	c := m.changed
+	m.changed = nil
+	return c
 }
 
 // newer reports whether a change of the object at index is newer than
@@ -88,7 +108,8 @@ func (m *mirror) caughtUp(wrote uint64) bool { return max(m.index, m.fresh) >= w
 // world is the round's view of the mirror: managed jobs by submit time,
 // their allocations, nodes and pools. The mirror keeps jobs in that order
 // and allocations grouped and ordered per job as events change them
-// (order.go), so a round walks the jobs once and sorts nothing.
+// (order.go), so a round walks the jobs once and sorts nothing. A nil
+// managed leaves the job list out (the incremental round keeps its own).
 func (m *mirror) world(managed func(*jobStub) bool) *world {
 	if m.sets == nil {
 		m.sets = &nodeSets{}
@@ -100,11 +121,20 @@ func (m *mirror) world(managed func(*jobStub) bool) *world {
 		m.regroup()
 	}
 	w := &world{nodes: m.nodes, pools: m.pools, allocs: m.byJob, sets: m.sets,
-		index: max(m.index, m.listed[api.TopicJob]), jobs: make([]*jobStub, 0, len(m.order))}
-	for _, j := range m.order {
-		if managed(j) {
-			w.jobs = append(w.jobs, j)
-		}
+		index: max(m.index, m.listed[api.TopicJob])}
+	if managed != nil {
+		w.jobs = m.managedJobs(managed)
 	}
 	return w
+}
+
+// managedJobs is the managed jobs in the mirror's order.
+func (m *mirror) managedJobs(managed func(*jobStub) bool) []*jobStub {
+	out := make([]*jobStub, 0, len(m.order))
+	for _, j := range m.order {
+		if managed(j) {
+			out = append(out, j)
+		}
+	}
+	return out
 }

@@ -45,6 +45,15 @@ const catchUpWait = 3 * time.Second
 // an event could not be read, the events lag behind the scheduler's own
 // writes, or Config.ReconcileEvery has passed.
 func (s *Scheduler) observe() (*world, error) {
+	if _, err := s.observeMirror(); err != nil {
+		return nil, err
+	}
+	return s.mirror.world(s.managed), nil
+}
+
+// observeMirror is observe without the list of managed jobs, which the
+// incremental round keeps itself (incremental.go).
+func (s *Scheduler) observeMirror() (*world, error) {
 	evs, broke := s.feed.drain()
 	// A need for a full read outlives a failed attempt (the server may
 	// be the thing that is down).
@@ -61,7 +70,7 @@ func (s *Scheduler) observe() (*world, error) {
 		s.poolsAt = s.reconciledAt
 	}
 	s.observePools()
-	return s.mirror.world(s.managed), nil
+	return s.mirror.world(nil), nil
 }
 
 // missingPool reports whether a managed job that has not finished names

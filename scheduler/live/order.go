@@ -30,6 +30,7 @@ func allocBefore(a, b *api.AllocationListStub) bool {
 func (m *mirror) putJob(j *jobStub) {
 	m.dropJob(j.ID)
 	m.jobs[j.ID] = j
+	m.touchJob(j.ID)
 	if len(m.order) != len(m.jobs)-1 {
 		m.order = nil // out of step (bulk load): resorted by world
 		return
@@ -47,6 +48,7 @@ func (m *mirror) dropJob(id string) {
 		return
 	}
 	delete(m.jobs, id)
+	m.touchJob(id)
 	i := sort.Search(len(m.order), func(i int) bool { return !jobBefore(m.order[i], old) })
 	if i < len(m.order) && m.order[i] == old {
 		m.order = append(m.order[:i], m.order[i+1:]...)
@@ -62,11 +64,13 @@ func (m *mirror) resort() {
 		m.order = append(m.order, j)
 	}
 	sort.Slice(m.order, func(a, b int) bool { return jobBefore(m.order[a], m.order[b]) })
+	m.epoch++
 }
 
 // putAlloc adds or replaces an allocation (its job never changes).
 func (m *mirror) putAlloc(a *api.AllocationListStub) {
 	m.allocs[a.ID] = a
+	m.touchJob(a.JobID)
 	if m.byJob == nil {
 		return // regrouped by world
 	}
@@ -86,6 +90,7 @@ func (m *mirror) putAlloc(a *api.AllocationListStub) {
 // regroup rebuilds every job's allocation list from the allocation map.
 func (m *mirror) regroup() {
 	m.byJob = map[string][]*api.AllocationListStub{}
+	m.epoch++
 	for _, a := range m.allocs {
 		m.byJob[a.JobID] = append(m.byJob[a.JobID], a)
 	}

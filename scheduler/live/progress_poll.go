@@ -50,6 +50,9 @@ type progressBook struct {
 	jobs    map[string]*progress
 	targets []progressTarget // the latest round's running jobs
 	known   map[string]bool  // the latest round's jobs; others are dropped
+	// changed is the jobs whose points changed since a round last took
+	// them: only those need their policy view filled again.
+	changed map[string]bool
 }
 
 func newProgressBook() *progressBook { return &progressBook{jobs: map[string]*progress{}} }
@@ -58,14 +61,23 @@ func newProgressBook() *progressBook { return &progressBook{jobs: map[string]*pr
 // every finished job not read to its end yet, and tells the book which
 // jobs still exist.
 func (s *Scheduler) progressTargets(es []*entry, allocs map[string][]*api.AllocationListStub) {
+	known := make(map[string]bool, len(es))
+	for _, e := range es {
+		known[e.stub.ID] = true
+	}
+	s.setProgressTargets(es, allocs, known, true)
+}
+
+// setProgressTargets hands the poller the targets among es and the jobs
+// that exist (known); prune drops what was read of jobs not known (the
+// incremental round drops them as they go, see know).
+func (s *Scheduler) setProgressTargets(es []*entry, allocs map[string][]*api.AllocationListStub, known map[string]bool, prune bool) {
 	b := s.progress
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var ts []progressTarget
-	known := make(map[string]bool, len(es))
 	for _, e := range es {
-		known[e.stub.ID] = true
-		if e.job == nil || e.job.err != nil {
+		if e.job == nil || e.job.err != nil || e.phase != phaseRunning && e.phase != phaseDone {
 			continue
 		}
 		w := e.job.gang.Workers[0]
@@ -74,13 +86,16 @@ func (s *Scheduler) progressTargets(es []*entry, allocs map[string][]*api.Alloca
 			if a := runningAlloc(allocs[e.stub.ID], w.Group); a != nil {
 				ts = append(ts, progressTarget{job: e.stub.ID, alloc: a.ID, node: a.NodeID, task: w.Task, workers: len(e.job.gang.Workers)})
 			}
-		case e.phase == phaseDone && p != nil && !p.final:
+		case p != nil && !p.final:
 			if a := allocByID(allocs[e.stub.ID], p.alloc); a != nil {
 				ts = append(ts, progressTarget{job: e.stub.ID, alloc: a.ID, node: a.NodeID, task: w.Task, final: true})
 			}
 		}
 	}
 	b.targets, b.known = ts, known
+	if !prune {
+		return
+	}
 	for id := range b.jobs {
 		if !known[id] {
 			delete(b.jobs, id)
@@ -157,6 +172,19 @@ func (s *Scheduler) readTarget(ctx context.Context, t progressTarget) {
 		return
 	}
 	s.consume(p, t, cur, data, now)
+	if b.changed == nil {
+		b.changed = map[string]bool{}
+	}
+	b.changed[t.job] = true
+}
+
+// takeChanged returns the jobs whose progress changed since the last call.
+func (b *progressBook) takeChanged() map[string]bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := b.changed
+	b.changed = nil
+	return c
 }
 
 // progressBackoff bounds how far reads of a job whose reads give nothing

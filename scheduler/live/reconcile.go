@@ -56,6 +56,7 @@ func (s *Scheduler) listPools(m *mirror) error {
 		return fmt.Errorf("list node pools: %w", err)
 	}
 	m.listed[api.TopicNodePool] = qm.LastIndex
+	m.poolsGen++
 	for _, p := range pools {
 		m.pools[p.Name] = true
 		m.seen[objKey{api.TopicNodePool, p.Name}] = p.ModifyIndex

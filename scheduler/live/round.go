@@ -2,6 +2,7 @@ package live
 
 import (
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
@@ -29,29 +30,55 @@ func (s *Scheduler) round() (uint64, error) {
 	s.calls.Store(0)
 	defer func() { observe(s.metrics.roundCalls, float64(s.calls.Load())) }()
 	st := s.stages()
-	w, err := s.observe()
+	w, err := s.observeMirror()
 	if err != nil {
 		return 0, err
 	}
 	st("observe")
 	now := s.now()
-	es := s.classify(w, unix(now))
+	full := s.wantFull()
+	var es []*entry
+	if full {
+		es = s.classifyFull(w, unix(now))
+	} else {
+		es = s.classifyIncr(unix(now))
+	}
 	for _, e := range es {
 		if s.unplaced(e, unix(now)) {
 			s.requeueUnplaced(e, now)
+			s.mark(e)
 		}
 	}
-	s.progressTargets(es, w.allocs)
+	if full {
+		s.progressTargets(es, w.allocs)
+	} else {
+		s.setProgressTargets(es, w.allocs, s.inc.known, false)
+	}
 	b := newGPUBook(w.nodes, es, s.touch(es, now))
 	var ranking []policy.Rank
 	waiting := map[string]string{}
-	for _, c := range s.classes(w, es) {
+	var cs []*class
+	if full {
+		cs = s.classes(w, es)
+	} else {
+		cs = s.classesIncr(w, es)
+	}
+	for _, c := range cs {
 		st("classify")
-		dec := s.decide(s.snapshot(b, c.nodes, c.entries, unix(now)))
-		st("decide")
-		for id, why := range s.apply(w, c.entries, b, dec, now) {
-			waiting[id] = why
+		var snap *policy.Snapshot
+		if full {
+			snap = s.snapshot(b, c.nodes, c.entries, unix(now))
+		} else {
+			snap = s.snapshotIncr(b, c, unix(now))
 		}
+		dec := s.decide(snap)
+		st("decide")
+		if ws := s.apply(w, c.entries, b, dec, now); len(waiting) == 0 {
+			waiting = ws // one class, the usual case: no copy of every reason
+		} else {
+			maps.Copy(waiting, ws)
+		}
+		s.markDecided(dec)
 		st("apply")
 		ranking = append(ranking, dec.Ranking...)
 	}
@@ -60,9 +87,11 @@ func (s *Scheduler) round() (uint64, error) {
 			s.repair(e)
 		}
 	}
-	v := buildView(s.pol.Name(), es, ranking, waiting, now)
-	s.showProgress(v)
-	s.view.Store(v)
+	if s.viewDue(full, ranking, now) {
+		v := buildView(s.pol.Name(), es, ranking, waiting, now)
+		s.showProgress(v)
+		s.view.Store(v)
+	}
 	st("classify")
 	err = s.save(now)
 	st("save")

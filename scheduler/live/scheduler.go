@@ -53,6 +53,10 @@ type Scheduler struct {
 	writeMu sync.Mutex
 	// calls counts the current round's Nomad API calls.
 	calls atomic.Int64
+	// inc is what the incremental round keeps (incremental.go); every
+	// fullEvery rounds one classifies everything afresh.
+	inc       *incr
+	fullEvery int
 }
 
 type gpuKey struct {
@@ -99,6 +103,7 @@ func New(cfg Config, client *api.Client, log hclog.Logger) (*Scheduler, error) {
 		wake:      make(chan struct{}, 1),
 		feed:      newFeed(),
 		now:       time.Now,
+		fullEvery: fullEvery,
 	}
 	s.metrics = newMetrics(s.view.Load, s.leader.Load)
 	s.view.Store(&QueueView{Policy: pol.Name()})

@@ -78,14 +78,31 @@ func buildView(pol string, es []*entry, ranking []policy.Rank, waiting map[strin
 
 // less orders running before queued, then by rank, unranked last.
 func less(a, b QueueJob) bool {
-	order := map[string]int{"running": 0, "queued": 1, "failed": 2, "finished": 3, "stopped": 4}
-	if order[a.State] != order[b.State] {
-		return order[a.State] < order[b.State]
+	if oa, ob := stateOrder(a.State), stateOrder(b.State); oa != ob {
+		return oa < ob
 	}
 	if (a.Rank < 0) != (b.Rank < 0) {
 		return a.Rank >= 0
 	}
 	return a.Rank < b.Rank
+}
+
+// stateOrder is where a state's jobs come in the view (a switch: a map
+// built per comparison was most of an idle round at scale).
+func stateOrder(state string) int {
+	switch state {
+	case "running":
+		return 0
+	case "queued":
+		return 1
+	case "failed":
+		return 2
+	case "finished":
+		return 3
+	case "stopped":
+		return 4
+	}
+	return 5
 }
 
 // reasonFor says why a queued job still waits.

@@ -1,0 +1,137 @@
+package live
+
+import (
+	"sort"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
+
+// classesIncr is classes over the kept entries: a job's eligibility is
+// computed again only when it changed, when the nodes or pools changed
+// (a new node-set memo), or while a place backoff makes it depend on the
+// clock. Classes keep their policy nodes from round to round.
+func (s *Scheduler) classesIncr(w *world, es []*entry) []*class {
+	in := s.inc
+	if w.sets == nil {
+		w.sets = &nodeSets{}
+	}
+	all := in.sets != w.sets || in.poolsGen != s.mirror.poolsGen
+	if all {
+		in.sets, in.poolsGen, in.classes = w.sets, s.mirror.poolsGen, map[string]*class{}
+		in.view.nodes = true
+	}
+	for _, c := range in.classes {
+		c.entries = c.entries[:0]
+	}
+	var done []*entry
+	for _, e := range es {
+		k := &e.kept
+		if all || !k.clsOK || e.phase == phaseQueued && e.rec.PlaceFailedAt != 0 {
+			s.classifyEligible(w, e)
+		}
+		switch {
+		case e.phase == phaseDone:
+			done = append(done, e)
+		case k.cls != nil:
+			k.cls.entries = append(k.cls.entries, e)
+		}
+	}
+	out := make([]*class, 0, len(in.classes))
+	for _, c := range in.classes {
+		if len(c.entries) > 0 {
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].key < out[b].key })
+	if len(out) > 0 {
+		out[0].entries = append(out[0].entries, done...)
+	}
+	return out
+}
+
+// classifyEligible finds e's class (and unfit) afresh.
+func (s *Scheduler) classifyEligible(w *world, e *entry) {
+	k := &e.kept
+	e.unfit = ""
+	set, ok := s.eligible(w, e)
+	k.cls, k.clsOK = nil, true
+	if !ok || e.phase == phaseDone {
+		return
+	}
+	c := s.inc.classes[set.key]
+	if c == nil {
+		c = &class{nodes: set.ids, key: set.key}
+		s.inc.classes[set.key] = c
+	}
+	k.cls = c
+}
+
+// snapshotIncr is snapshot over kept policy views and node storage: jobs
+// whose view is current only have their clock-driven fields brought
+// forward, and each node's GPUs are compared with last round's, its
+// Cluster.Gen counter moving when they differ.
+func (s *Scheduler) snapshotIncr(l *gpuBook, c *class, now float64) *policy.Snapshot {
+	snap := &policy.Snapshot{Now: now}
+	s.classNodes(l, c)
+	snap.Cluster.Nodes, snap.Cluster.Gen = c.pn, c.gen
+	snap.Cluster.Links = s.measuredLinks(l, c.nodes)
+	snap.Jobs = make([]*policy.Job, 0, len(c.entries))
+	for _, e := range c.entries {
+		if j := s.keptJob(l, e); j != nil {
+			snap.Jobs = append(snap.Jobs, j)
+		}
+	}
+	return snap
+}
+
+// classNodes brings the class's policy nodes up to the book, bumping the
+// Gen of every node whose GPUs changed.
+func (s *Scheduler) classNodes(l *gpuBook, c *class) {
+	drain := draining(l, c.entries)
+	fresh := len(c.pn) != len(c.nodes)
+	if fresh {
+		c.pn, c.gen = make([]policy.Node, len(c.nodes)), make([]uint64, len(c.nodes))
+	}
+	for i, id := range c.nodes {
+		n, pn := l.nodes[id], &c.pn[i]
+		if fresh {
+			pn.Name, pn.GPUs = id, make([]policy.GPU, len(n.GPUs))
+		}
+		moved := fresh
+		for k, g := range n.GPUs {
+			u := l.used[id][k]
+			d := drain[gpuKey{id, k}]
+			u.Fraction, u.MemMiB = max(u.Fraction-d.Fraction, 0), max(u.MemMiB-d.MemMiB, 0)
+			pg := policy.GPU{Index: k, Model: g.Model, MemoryMiB: g.MemoryMiB, UsedFraction: u.Fraction, UsedMemoryMiB: u.MemMiB}
+			if pn.GPUs[k] != pg {
+				pn.GPUs[k], moved = pg, true
+			}
+		}
+		if moved {
+			c.gen[i]++
+		}
+	}
+}
+
+// keptJob is e's policy view, built when it changed, otherwise with a
+// running job's service and slots brought up to now.
+func (s *Scheduler) keptJob(l *gpuBook, e *entry) *policy.Job {
+	k := &e.kept
+	if !k.pjOK {
+		k.pj, k.pjOK = s.policyJob(e), true
+	}
+	j := k.pj
+	if j == nil || e.phase != phaseRunning {
+		return j
+	}
+	r := e.rec
+	j.Submit, j.Attained, j.Executed, j.LastStart = r.Submit, r.Attained, r.Executed, r.LastStart
+	j.QueuedSince, j.Preemptions = r.QueuedSince, r.Preemptions
+	// Whole-GPU slots hold all memory, as the GPU book counted them.
+	for i := range j.Placement.Slots {
+		if i < len(e.held) {
+			j.Placement.Slots[i].MemMiB = l.slotMem(e.held[i])
+		}
+	}
+	return j
+}

@@ -60,6 +60,7 @@ func (s *Scheduler) round() (uint64, error) {
 			s.repair(e)
 		}
 	}
+	s.park(w, es, now)
 	v := buildView(s.pol.Name(), es, ranking, waiting, now)
 	s.showProgress(v)
 	s.view.Store(v)

@@ -10,7 +10,7 @@ type Ranked struct {
 	// Index is 1 + the job's index in Snapshot.Jobs, or 0 when the
 	// ordering does not say. With it the Framework takes what it kept of
 	// an unchanged job of a tracked snapshot (Snapshot.JobGen) instead of
-	// reading the job again.
+	// reading the job again, so a wrong Index is the ordering's bug.
 	Index int
 }
 

@@ -97,7 +97,7 @@ func newRound(f *Framework, s *Snapshot) *round {
 		preemptive: f.Order.Preemptive(),
 	}
 	if !s.SkipReasons {
-		r.tracked = f.jobs.refresh(s, r.preemptive)
+		r.tracked = f.jobs.refresh(s)
 	} else {
 		f.jobs.track.Reset() // it must see every snapshot to trust a stamp
 	}
@@ -176,32 +176,20 @@ func (r *round) memo(key ShapeKey) *shapeMemo {
 // took them one by one (a quarter of a decision). The walk then reads the
 // compact copy.
 //
-// For a tracked snapshot (Snapshot.JobGen) the Ranking's storage is the
-// last one's, and jobs the ordering gives an Index for are taken from the
-// Framework's jobCache, unchanged ones without reading them.
+// For a tracked snapshot (Snapshot.JobGen) the Framework's jobCache
+// fills both from the last round's where a job is unchanged and the
+// ordering gives its Index (which must then be right).
 func (r *round) rankAll(ranked []Ranked) {
+	if r.tracked {
+		r.dec.Ranking, r.info = r.f.jobs.rank(r.s, ranked, r.preemptive)
+		return
+	}
 	if cap(r.f.info) < len(ranked) {
 		r.f.info = make([]rankInfo, len(ranked))
 	}
 	r.info = r.f.info[:len(ranked)]
-	c := &r.f.jobs
-	if !r.tracked {
-		r.dec.Ranking = make([]Rank, len(ranked))
-		for i, x := range ranked {
-			r.dec.Ranking[i] = Rank{JobID: x.Job.ID, Queue: x.Queue}
-			r.info[i] = infoOf(x.Job, r.preemptive)
-		}
-		return
-	}
-	c.ranking = grow(c.ranking, len(ranked))
-	r.dec.Ranking = c.ranking
-	jobs := r.s.Jobs
+	r.dec.Ranking = make([]Rank, len(ranked))
 	for i, x := range ranked {
-		if p := x.Index - 1; p >= 0 && p < len(jobs) && jobs[p] == x.Job {
-			r.dec.Ranking[i] = Rank{JobID: c.id[p], Queue: x.Queue}
-			r.info[i] = c.info[p]
-			continue
-		}
 		r.dec.Ranking[i] = Rank{JobID: x.Job.ID, Queue: x.Queue}
 		r.info[i] = infoOf(x.Job, r.preemptive)
 	}

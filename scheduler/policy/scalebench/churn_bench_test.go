@@ -105,6 +105,7 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 	}
 	stop := steadyProfile(b, "churn-"+name)
 	defer stop()
+	starts, preempts := 0, 0
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		gen := c.S.JobGen
@@ -120,6 +121,7 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 		if len(sides) == 2 {
 			sameChoices(b, sides[0].last, sides[1].last)
 		}
+		starts, preempts = starts+len(sides[0].last.Starts), preempts+len(sides[0].last.Preempts)
 		c.Step(copyDecision(sides[0].last))
 	}
 	b.StopTimer()
@@ -129,7 +131,9 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 		b.ReportMetric(float64(quantile(sd.lat, 50).Nanoseconds()), sd.name+"-p50-ns")
 		b.ReportMetric(float64(quantile(sd.lat, 99).Nanoseconds()), sd.name+"-p99-ns")
 	}
-	b.ReportMetric(float64(c.Changed), "changed-jobs")
+	b.ReportMetric(float64(c.Changed), "stamps")
+	b.ReportMetric(float64(starts)/float64(b.N), "starts")
+	b.ReportMetric(float64(preempts)/float64(b.N), "preempts")
 }
 
 // copyDecision copies what Churn applies: a tracked decision's slices

@@ -16,6 +16,13 @@ const fingerprintPeriod = 30 * time.Second
 
 const attrPrefix = "driver.caravan.gpu."
 
+// usagePrefix names the attributes that change with every grant. Nomad
+// leaves "unique." keys out of a node's computed class; with the free
+// numbers in the class, every task start or end gave the node a class no
+// blocked evaluation had seen, and Nomad re-ran every blocked evaluation
+// (caravan's parked jobs included: scheduler/live/park.go) on each one.
+const usagePrefix = "unique." + attrPrefix
+
 // Fingerprint streams the node's GPU attributes, at once, periodically,
 // and whenever a grant is taken or released.
 func (d *Driver) Fingerprint(ctx context.Context) (<-chan *drivers.Fingerprint, error) {
@@ -76,8 +83,9 @@ func (d *Driver) buildFingerprint() *drivers.Fingerprint {
 		if !ok {
 			u = ledger.Usage{TotalMiB: dev.MemoryMiB}
 		}
-		attrs[p+"free_fraction"] = pstructs.NewFloatAttribute(round3(u.FreeFraction()), "")
-		attrs[p+"free_memory_mib"] = pstructs.NewIntAttribute(int64(u.FreeMiB()), "")
+		up := fmt.Sprintf("%s%d.", usagePrefix, dev.Index)
+		attrs[up+"free_fraction"] = pstructs.NewFloatAttribute(round3(u.FreeFraction()), "")
+		attrs[up+"free_memory_mib"] = pstructs.NewIntAttribute(int64(u.FreeMiB()), "")
 	}
 	return &drivers.Fingerprint{Attributes: attrs, Health: node.health, HealthDescription: node.healthDesc}
 }

@@ -14,7 +14,7 @@ import (
 func freeFraction(t *testing.T, td *testDriver, i int) float64 {
 	t.Helper()
 	fp := td.fingerprint(t)
-	a, ok := fp.Attributes[fmt.Sprintf("driver.caravan.gpu.%d.free_fraction", i)]
+	a, ok := fp.Attributes[fmt.Sprintf("unique.driver.caravan.gpu.%d.free_fraction", i)]
 	if !ok {
 		t.Fatalf("no free_fraction for GPU %d in %v", i, fp.Attributes)
 	}
@@ -36,7 +36,7 @@ func TestFingerprint_Simulated(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		p := fmt.Sprintf("driver.caravan.gpu.%d.", i)
 		if !strings.HasPrefix(str(p+"uuid"), "GPU-SIMULATED-") || str(p+"model") != "Test GPU" ||
-			num(p+"memory_mib") != 81920 || num(p+"free_memory_mib") != 81920 {
+			num(p+"memory_mib") != 81920 || num("unique."+p+"free_memory_mib") != 81920 {
 			t.Errorf("GPU %d attributes wrong: %v", i, fp.Attributes)
 		}
 	}
@@ -60,8 +60,8 @@ func TestFingerprint_ResentOnLedgerChange(t *testing.T) {
 	defer td.DestroyTask(task.ID, true)
 	select {
 	case fp := <-ch:
-		f, _ := fp.Attributes["driver.caravan.gpu.0.free_fraction"].GetFloat()
-		m, _ := fp.Attributes["driver.caravan.gpu.0.free_memory_mib"].GetInt()
+		f, _ := fp.Attributes["unique.driver.caravan.gpu.0.free_fraction"].GetFloat()
+		m, _ := fp.Attributes["unique.driver.caravan.gpu.0.free_memory_mib"].GetInt()
 		if f != 0.6 || m != 81920-10240 {
 			t.Fatalf("after grant free_fraction=%v free_memory_mib=%v", f, m)
 		}
@@ -89,7 +89,7 @@ func TestFingerprint_DGXH100Mock(t *testing.T) {
 	if !strings.Contains(model, "H100") || mem < 80000 || !strings.HasPrefix(uuid, "GPU-") {
 		t.Fatalf("GPU 7: model %q mem %d uuid %q", model, mem, uuid)
 	}
-	if f, _ := fp.Attributes["driver.caravan.gpu.7.free_fraction"].GetFloat(); f != 1 {
+	if f, _ := fp.Attributes["unique.driver.caravan.gpu.7.free_fraction"].GetFloat(); f != 1 {
 		t.Errorf("free_fraction %v", f)
 	}
 }

@@ -61,9 +61,44 @@ func submitBacklog(b *testing.B, c *harness.Cluster, queued bool) {
 		n := blockedBacklog(c)
 		if n >= len(backlog) || time.Now().After(deadline) {
 			fmt.Printf("backlog: %d jobs submitted, %d blocked evaluations, in %s\n", len(backlog), n, time.Since(t0).Round(time.Second))
+			break
+		}
+	}
+	if queued {
+		waitParked(c, t0)
+	}
+}
+
+// waitParked waits until caravan has parked the whole backlog (park.go in
+// scheduler/live: after -park-after, 100 a round), so the measured jobs
+// meet a standing parked queue; it gives up when none is parked 30 s after
+// the backlog was submitted (parking off: -park-after -1s).
+func waitParked(c *harness.Cluster, t0 time.Time) {
+	t1 := time.Now()
+	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(2 * time.Second) {
+		n := parkedBacklog(c)
+		if n >= len(backlog) || n == 0 && time.Since(t1) > 30*time.Second || time.Now().After(deadline) {
+			fmt.Printf("backlog: %d of %d jobs parked %s after submitting began\n", n, len(backlog), time.Since(t0).Round(time.Second))
 			return
 		}
 	}
+}
+
+func parkedBacklog(c *harness.Cluster) int {
+	var stubs []struct {
+		ID   string
+		Meta map[string]string
+	}
+	if _, err := c.API.Raw().Query("/v1/jobs?meta=true&prefix=backlog-", &stubs, nil); err != nil {
+		return 0
+	}
+	n := 0
+	for _, s := range stubs {
+		if s.Meta["caravan.parked"] != "" {
+			n++
+		}
+	}
+	return n
 }
 
 func blockedBacklog(c *harness.Cluster) int {

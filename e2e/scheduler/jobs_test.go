@@ -244,7 +244,7 @@ func waitAllGPUsFree(t testing.TB) {
 				return false, err.Error()
 			}
 			for k, v := range n.Attributes {
-				if strings.HasPrefix(k, "driver.caravan.gpu.") && strings.HasSuffix(k, ".free_fraction") && v != "1" {
+				if strings.HasPrefix(k, "unique.driver.caravan.gpu.") && strings.HasSuffix(k, ".free_fraction") && v != "1" {
 					return false, stub.Name + " " + k + "=" + v
 				}
 			}

@@ -79,7 +79,7 @@ func (s *Scheduler) phaseOf(j *jobStub) phase {
 	switch {
 	case j.Stop:
 		return phaseGone
-	case j.NodePool == s.cfg.QueuePool:
+	case j.NodePool == s.cfg.QueuePool || s.parked(j):
 		return phaseQueued
 	case j.Status == "dead":
 		return phaseDone
@@ -137,6 +137,7 @@ func (s *Scheduler) forget(seen map[string]bool, now float64) {
 			delete(s.st.Jobs, id)
 			delete(s.jobs, id)
 			delete(s.badLogged, id)
+			delete(s.parkFailed, id)
 			s.dirty = true
 		}
 	}

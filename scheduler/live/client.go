@@ -105,11 +105,14 @@ func PrintQueue(w io.Writer, v *QueueView) {
 		if j.Rank >= 0 {
 			rk = fmt.Sprint(j.Rank)
 		}
-		why := j.Reason
+		why, state := j.Reason, j.State
 		if j.State == "running" {
 			why = j.Placement
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%.1f\t%.0f\t%d\t%s\t%s\t%s\n", j.ID, j.State, rk, j.Queue,
+		if j.Parked {
+			state = "parked"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%.1f\t%.0f\t%d\t%s\t%s\t%s\n", j.ID, state, rk, j.Queue,
 			gpus(j), j.Attained, j.WaitSeconds, j.Preemptions, num(j.Step), num(j.Loss), why)
 	}
 	tw.Flush()

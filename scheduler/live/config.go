@@ -42,6 +42,11 @@ type Config struct {
 	// PlaceTimeout is how long an admitted job may stay unplaced by Nomad
 	// before it returns to the queue, and how long it then waits.
 	PlaceTimeout time.Duration
+	// ParkAfter is how long a job waits in the queue pool before it is
+	// parked in its real pool behind a constraint no node meets, so that
+	// Nomad stops re-running its evaluation on every ended allocation
+	// (park.go); negative: never park.
+	ParkAfter time.Duration
 	// StatePath and LockPath are Nomad Variable paths.
 	StatePath string
 	LockPath  string
@@ -82,6 +87,7 @@ func DefaultConfig() Config {
 		ReconcileEvery:   time.Minute,
 		ProgressInterval: 5 * time.Second,
 		PlaceTimeout:     time.Minute,
+		ParkAfter:        10 * time.Second,
 		StatePath:        "caravan/scheduler/state",
 		LockPath:         "caravan/scheduler/lock",
 		LockTTL:          10 * time.Second,
@@ -118,6 +124,7 @@ func (c Config) withDefaults() Config {
 	dur(&c.ReconcileEvery, d.ReconcileEvery)
 	dur(&c.ProgressInterval, d.ProgressInterval)
 	dur(&c.PlaceTimeout, d.PlaceTimeout)
+	dur(&c.ParkAfter, d.ParkAfter)
 	dur(&c.LockTTL, d.LockTTL)
 	dur(&c.LockDelay, d.LockDelay)
 	if c.KeepDecisions == 0 {

@@ -15,7 +15,15 @@
 //   - preempts a job by rewriting it back to the queue pool (CAS) and
 //     stopping its allocations, so its tasks get their kill signal and
 //     kill_timeout to checkpoint into $CARAVAN_CHECKPOINT_DIR; admitting it
-//     again resumes it from there.
+//     again resumes it from there;
+//   - parks a job still queued after Config.ParkAfter (park.go): rewrites
+//     it (CAS) into its real pool behind a job constraint no node meets
+//     (${meta.caravan_parked} is_set, meta "caravan.parked"), so Nomad's
+//     blocked evaluation marks the node classes ineligible and stops
+//     re-running on every ended allocation, as it did for a job in the
+//     node-less queue pool. A parked job is queued for every stage here
+//     (phaseOf, managed); eligibility ignores the constraint, and
+//     admission and requeue drop it.
 //
 // # Gang unit
 //
@@ -50,6 +58,7 @@
 //	    apply    (apply.go)     preempt, then admit what really fits
 //	    rewrite  (rewrite.go)   the job edits admit and preempt write, with the
 //	                            gang's rendezvous (rendezvous.go); CAS in nomadops.go
+//	  park     (park.go)      park the jobs queued past Config.ParkAfter
 //	  save     (round.go)     state to the Variable (store.go)
 //
 // Before the classes, admitted jobs Nomad left unplaced go back to the

@@ -86,7 +86,7 @@ func glob(pattern, s string) bool {
 }
 
 // workersFit checks the job's, each worker group's and each worker task's
-// constraints on n (the scheduler's own node pins aside).
+// constraints on n (the scheduler's own node pins and park aside).
 func workersFit(job *api.Job, g gang, n *nodeInfo) bool {
 	if !constraintsHold(job.Constraints, n) {
 		return false
@@ -111,8 +111,8 @@ func workersFit(job *api.Job, g gang, n *nodeInfo) bool {
 
 func constraintsHold(cs []*api.Constraint, n *nodeInfo) bool {
 	for _, c := range cs {
-		if c.LTarget == nodeIDTarget && c.Operand == "=" {
-			continue // the scheduler's own pin
+		if c.LTarget == nodeIDTarget && c.Operand == "=" || isParkConstraint(c) {
+			continue // the scheduler's own pin, or its park (park.go)
 		}
 		if !constraintHolds(c, n) {
 			return false

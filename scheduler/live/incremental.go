@@ -65,6 +65,15 @@ type incr struct {
 	// again when it is not zero, see viewDue).
 	refreshed int
 	view      viewMemo
+	// stamp is the last Snapshot.JobGen stamp handed out: one counter
+	// for every class, so a stamp is never reused for another job state.
+	stamp uint64
+}
+
+// stampNext hands out a fresh JobGen stamp.
+func (in *incr) stampNext() uint64 {
+	in.stamp++
+	return in.stamp
 }
 
 // kept is what an entry carries from round to round in the incremental
@@ -72,6 +81,7 @@ type incr struct {
 type kept struct {
 	pj    *policy.Job // the policy's view (nil: the policy does not see it)
 	pjOK  bool        // pj is current but for the clock
+	gen   uint64      // pj's stamp (Snapshot.JobGen), new on every change
 	cls   *class      // the job's class (nil: none)
 	clsOK bool        // cls and unfit are current
 }
@@ -174,6 +184,7 @@ func (s *Scheduler) refresh(id string, now float64) {
 			delete(s.st.Jobs, id)
 			delete(s.jobs, id)
 			delete(s.badLogged, id)
+			delete(s.parkFailed, id)
 			s.dirty = true
 		}
 		return
@@ -205,6 +216,7 @@ func (s *Scheduler) ageOut(now float64) {
 			delete(s.st.Jobs, id)
 			delete(s.jobs, id)
 			delete(s.badLogged, id)
+			delete(s.parkFailed, id)
 			s.dirty = true
 			s.inc.marked[id] = true
 		}

@@ -69,16 +69,19 @@ func (s *Scheduler) classifyEligible(w *world, e *entry) {
 // snapshotIncr is snapshot over kept policy views and node storage: jobs
 // whose view is current only have their clock-driven fields brought
 // forward, and each node's GPUs are compared with last round's, its
-// Cluster.Gen counter moving when they differ.
+// Cluster.Gen counter moving when they differ. Snapshot.JobGen carries
+// each view's stamp, new whenever anything of the view changed.
 func (s *Scheduler) snapshotIncr(l *gpuBook, c *class, now float64) *policy.Snapshot {
 	snap := &policy.Snapshot{Now: now}
 	s.classNodes(l, c)
 	snap.Cluster.Nodes, snap.Cluster.Gen = c.pn, c.gen
 	snap.Cluster.Links = s.measuredLinks(l, c.nodes)
 	snap.Jobs = make([]*policy.Job, 0, len(c.entries))
+	snap.JobGen = make([]uint64, 0, len(c.entries))
 	for _, e := range c.entries {
 		if j := s.keptJob(l, e); j != nil {
 			snap.Jobs = append(snap.Jobs, j)
+			snap.JobGen = append(snap.JobGen, e.kept.gen)
 		}
 	}
 	return snap
@@ -114,24 +117,34 @@ func (s *Scheduler) classNodes(l *gpuBook, c *class) {
 }
 
 // keptJob is e's policy view, built when it changed, otherwise with a
-// running job's service and slots brought up to now.
+// running job's service and slots brought up to now; its stamp (kept.gen)
+// moves with any change, as Snapshot.JobGen's contract asks.
 func (s *Scheduler) keptJob(l *gpuBook, e *entry) *policy.Job {
 	k := &e.kept
 	if !k.pjOK {
 		k.pj, k.pjOK = s.policyJob(e), true
+		k.gen = s.inc.stampNext()
 	}
 	j := k.pj
 	if j == nil || e.phase != phaseRunning {
 		return j
 	}
 	r := e.rec
+	was := *j
 	j.Submit, j.Attained, j.Executed, j.LastStart = r.Submit, r.Attained, r.Executed, r.LastStart
 	j.QueuedSince, j.Preemptions = r.QueuedSince, r.Preemptions
+	moved := j.Submit != was.Submit || j.Attained != was.Attained || j.Executed != was.Executed ||
+		j.LastStart != was.LastStart || j.QueuedSince != was.QueuedSince || j.Preemptions != was.Preemptions
 	// Whole-GPU slots hold all memory, as the GPU book counted them.
 	for i := range j.Placement.Slots {
 		if i < len(e.held) {
-			j.Placement.Slots[i].MemMiB = l.slotMem(e.held[i])
+			if m := l.slotMem(e.held[i]); m != j.Placement.Slots[i].MemMiB {
+				j.Placement.Slots[i].MemMiB, moved = m, true
+			}
 		}
+	}
+	if moved {
+		k.gen = s.inc.stampNext()
 	}
 	return j
 }

@@ -63,7 +63,22 @@ func (r *recorder) Decide(s *policy.Snapshot) policy.Decision {
 		c.Jobs = append(c.Jobs, cj)
 	}
 	d := r.Policy.Decide(s)
-	r.snaps, r.decs = append(r.snaps, c), append(r.decs, d)
+	kept := d // Waiting and Ranking are the policy's again at its next Decide (JobGen)
+	kept.Waiting, kept.Ranking = slices.Clone(d.Waiting), slices.Clone(d.Ranking)
+	// empty and nil alike: a tracked decision reuses emptied storage
+	if len(kept.Waiting) == 0 {
+		kept.Waiting = nil
+	}
+	if len(kept.Ranking) == 0 {
+		kept.Ranking = nil
+	}
+	if len(kept.Preempts) == 0 {
+		kept.Preempts = nil
+	}
+	if len(kept.Starts) == 0 {
+		kept.Starts = nil
+	}
+	r.snaps, r.decs = append(r.snaps, c), append(r.decs, kept)
 	return d
 }
 

@@ -27,6 +27,9 @@ const (
 	MetaReason = "caravan.reason"
 	// MetaPreemptions counts how often the job was preempted.
 	MetaPreemptions = "caravan.preemptions"
+	// MetaParked is set (to the time, RFC 3339) while a queued job waits
+	// parked in its real pool behind parkTarget (park.go).
+	MetaParked = "caravan.parked"
 )
 
 // nodeIDTarget is the constraint attribute used to pin a group to a node.

@@ -16,7 +16,7 @@ type metrics struct {
 	admitAttempts, conflicts, errors           prometheus.Counter
 	progressPoints, progressBad, badPlacements prometheus.Counter
 	eventsApplied, eventsIgnored, reconciles   prometheus.Counter
-	apiCalls                                   prometheus.Counter
+	apiCalls, parks                            prometheus.Counter
 	roundSeconds, waitSeconds, roundCalls      prometheus.Histogram
 	// stageSeconds is where rounds spend their time (round.go's stages).
 	stageSeconds *prometheus.CounterVec
@@ -54,6 +54,7 @@ func newMetrics(view func() *QueueView, leader func() bool) *metrics {
 		eventsIgnored:  counter("caravan_scheduler_events_ignored_total", "Nomad events ignored: duplicated, older than the mirror, or of no concern."),
 		reconciles:     counter("caravan_scheduler_full_reconciles_total", "Full reads of jobs, allocations, pools and nodes (start, broken stream, lag, period)."),
 		apiCalls:       counter("caravan_scheduler_api_calls_total", "Nomad API calls made by scheduling rounds (the event stream and background progress reads aside)."),
+		parks:          counter("caravan_scheduler_parks_total", "Queued jobs parked in their real pool behind the park constraint (park.go)."),
 		roundCalls: histogram("caravan_scheduler_round_api_calls", "Nomad API calls made by one scheduling round.",
 			[]float64{0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096}),
 		roundSeconds: histogram("caravan_scheduler_round_seconds", "Duration of a scheduling round.",

@@ -74,17 +74,28 @@ func parseGPU(attrs map[string]string, i int) (nodeGPU, error) {
 		return g, err
 	}
 	g.FreeMemMiB = g.MemoryMiB
-	if s, ok := attrs[p+"free_fraction"]; ok {
-		if g.FreeFraction, err = strconv.ParseFloat(s, 64); err != nil {
-			return g, fmt.Errorf("%sfree_fraction = %q is not a number", p, s)
+	if k, ok := usageKey(attrs, p+"free_fraction"); ok {
+		if g.FreeFraction, err = strconv.ParseFloat(attrs[k], 64); err != nil {
+			return g, fmt.Errorf("%s = %q is not a number", k, attrs[k])
 		}
 	}
-	if _, ok := attrs[p+"free_memory_mib"]; ok {
-		if g.FreeMemMiB, err = attrInt(attrs, p+"free_memory_mib"); err != nil {
+	if k, ok := usageKey(attrs, p+"free_memory_mib"); ok {
+		if g.FreeMemMiB, err = attrInt(attrs, k); err != nil {
 			return g, err
 		}
 	}
 	return g, nil
+}
+
+// usageKey finds a GPU usage attribute: in Nomad's unique namespace (out
+// of the node's computed class; see driver/fingerprint.go), or under its
+// name before that change (an older driver).
+func usageKey(attrs map[string]string, key string) (string, bool) {
+	if _, ok := attrs["unique."+key]; ok {
+		return "unique." + key, true
+	}
+	_, ok := attrs[key]
+	return key, ok
 }
 
 func attrInt(attrs map[string]string, key string) (int64, error) {

@@ -9,15 +9,17 @@ import (
 
 func TestParseNodeReadsCaravanFingerprint(t *testing.T) {
 	n := &api.Node{ID: "id1", Name: "n", NodePool: "default", Drivers: map[string]*api.DriverInfo{"caravan": {Attributes: map[string]string{
-		gpuAttr + "count":  "2",
-		gpuAttr + "0.uuid": "GPU-0", gpuAttr + "0.memory_mib": "40960", gpuAttr + "0.free_fraction": "0.75", gpuAttr + "0.free_memory_mib": "30000",
+		gpuAttr + "count":  "3",
+		gpuAttr + "0.uuid": "GPU-0", gpuAttr + "0.memory_mib": "40960", "unique." + gpuAttr + "0.free_fraction": "0.75", "unique." + gpuAttr + "0.free_memory_mib": "30000",
 		gpuAttr + "1.uuid": "GPU-1", gpuAttr + "1.memory_mib": "40960",
+		gpuAttr + "2.uuid": "GPU-2", gpuAttr + "2.memory_mib": "40960", gpuAttr + "2.free_fraction": "0.5", // an older driver's name
 	}}}}
 	info, err := parseNode(n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(info.GPUs) != 2 || info.GPUs[0].FreeFraction != 0.75 || info.GPUs[0].FreeMemMiB != 30000 || info.GPUs[1].FreeFraction != 1 || info.GPUs[1].UUID != "GPU-1" {
+	if len(info.GPUs) != 3 || info.GPUs[0].FreeFraction != 0.75 || info.GPUs[0].FreeMemMiB != 30000 || info.GPUs[1].FreeFraction != 1 ||
+		info.GPUs[1].UUID != "GPU-1" || info.GPUs[2].FreeFraction != 0.5 {
 		t.Fatalf("parsed %+v", info)
 	}
 	n.Drivers["caravan"].Attributes[gpuAttr+"1.memory_mib"] = "lots"

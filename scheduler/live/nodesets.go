@@ -52,8 +52,8 @@ func (w *world) poolSet(pool string) nodeSet {
 
 // fitKey is everything eligibleNodes reads of the job besides its pool:
 // datacenters, and the job's, each worker group's and each worker task's
-// constraints (the scheduler's own node pins aside, as workersFit skips
-// them). Jobs with equal keys are eligible on the same nodes.
+// constraints (the scheduler's own node pins and park aside, as workersFit
+// skips them). Jobs with equal keys are eligible on the same nodes.
 func (c *cachedJob) fitKey() string {
 	if c.fit != "" {
 		return c.fit
@@ -86,7 +86,7 @@ func (c *cachedJob) fitKey() string {
 
 func writeConstraints(b *strings.Builder, cs []*api.Constraint) {
 	for _, c := range cs {
-		if c.LTarget == nodeIDTarget && c.Operand == "=" {
+		if c.LTarget == nodeIDTarget && c.Operand == "=" || isParkConstraint(c) {
 			continue
 		}
 		b.WriteString("\x04" + c.LTarget + "\x05" + c.Operand + "\x05" + c.RTarget)

@@ -153,13 +153,13 @@ func (s *Scheduler) noteWrite(index uint64) {
 	s.wrote = max(s.wrote, index)
 }
 
-// managed: jobs in the queue pool or admitted by caravan; no other job is
-// ever touched.
+// managed: jobs in the queue pool, parked or admitted by caravan; no other
+// job is ever touched.
 func (s *Scheduler) managed(j *jobStub) bool {
 	if j.Type != "batch" && j.Type != "service" || j.ParameterizedJob {
 		return false
 	}
-	return j.NodePool == s.cfg.QueuePool || j.Meta[MetaAdmitted] != ""
+	return j.NodePool == s.cfg.QueuePool || j.Meta[MetaAdmitted] != "" || j.Meta[MetaParked] != ""
 }
 
 // live reports whether an allocation holds resources on its node.

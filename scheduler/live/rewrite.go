@@ -13,6 +13,7 @@ import (
 // worker told its rank and the gang's rendezvous rv. The caller registers
 // it with check-and-set.
 func admitJob(job *api.Job, pool string, ts []target, rv rendezvous, now time.Time) {
+	unparkJob(job)
 	job.NodePool = &pool
 	splitGroups(job, ts)
 	byGroup := map[string]target{}
@@ -62,9 +63,10 @@ func requeueJob(job *api.Job, queuePool, reason string) {
 	unpinJob(job, queuePool, reason)
 }
 
-// unpinJob rewrites job in place back into the queue pool, unpinned, with
-// reason in its meta.
+// unpinJob rewrites job in place back into the queue pool, unpinned and
+// unparked, with reason in its meta.
 func unpinJob(job *api.Job, queuePool, reason string) {
+	unparkJob(job)
 	job.NodePool = &queuePool
 	for _, tg := range job.TaskGroups {
 		tg.Constraints = withoutPin(tg.Constraints)

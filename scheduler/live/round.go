@@ -87,6 +87,7 @@ func (s *Scheduler) round() (uint64, error) {
 			s.repair(e)
 		}
 	}
+	s.park(w, es, now)
 	if s.viewDue(full, ranking, now) {
 		v := buildView(s.pol.Name(), es, ranking, waiting, now)
 		s.showProgress(v)

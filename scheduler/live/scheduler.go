@@ -40,6 +40,9 @@ type Scheduler struct {
 	progress *progressBook
 	// badLogged is the last unreadable placement logged per job.
 	badLogged map[string]string
+	// parkFailed is the job version whose parking failed other than by a
+	// conflict, per job: not tried again until the job changes (park.go).
+	parkFailed map[string]uint64
 	// mirror is Nomad's state as the rounds see it, fed by feed (the
 	// event stream) and replaced by a full reconcile at reconciledAt.
 	mirror       *mirror
@@ -94,16 +97,17 @@ func New(cfg Config, client *api.Client, log hclog.Logger) (*Scheduler, error) {
 	}
 	s := &Scheduler{
 		cfg: cfg, api: client, log: log, pol: pol,
-		store:     newStore(client, cfg.StatePath, cfg.Namespace, log),
-		st:        newState(),
-		jobs:      map[string]*cachedJob{},
-		touched:   map[gpuKey]time.Time{},
-		badLogged: map[string]string{},
-		progress:  newProgressBook(),
-		wake:      make(chan struct{}, 1),
-		feed:      newFeed(),
-		now:       time.Now,
-		fullEvery: fullEvery,
+		store:      newStore(client, cfg.StatePath, cfg.Namespace, log),
+		st:         newState(),
+		jobs:       map[string]*cachedJob{},
+		touched:    map[gpuKey]time.Time{},
+		badLogged:  map[string]string{},
+		parkFailed: map[string]uint64{},
+		progress:   newProgressBook(),
+		wake:       make(chan struct{}, 1),
+		feed:       newFeed(),
+		now:        time.Now,
+		fullEvery:  fullEvery,
 	}
 	s.metrics = newMetrics(s.view.Load, s.leader.Load)
 	s.view.Store(&QueueView{Policy: pol.Name()})

@@ -35,6 +35,9 @@ type QueueJob struct {
 	Step   *float64 `json:"step,omitempty"`
 	Loss   *float64 `json:"loss,omitempty"`
 	Reason string   `json:"reason,omitempty"`
+	// Parked: the queued job waits in its real pool behind caravan's park
+	// constraint (park.go); State stays "queued".
+	Parked bool `json:"parked,omitempty"`
 }
 
 // buildView summarises a round for the API, highest priority first.
@@ -57,6 +60,7 @@ func buildView(pol string, es []*entry, ranking []policy.Rank, waiting map[strin
 		switch e.phase {
 		case phaseQueued:
 			q.Reason = oneLine(reasonFor(e, waiting))
+			q.Parked = e.stub.Meta[MetaParked] != ""
 			if r.QueuedSince > 0 {
 				q.WaitSeconds = unix(now) - r.QueuedSince
 			}

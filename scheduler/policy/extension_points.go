@@ -7,6 +7,11 @@ type Ranked struct {
 	// Queue is the job's priority queue (0 = highest); orderings without
 	// queues put every job in queue 0.
 	Queue int
+	// Index is 1 + the job's index in Snapshot.Jobs, or 0 when the
+	// ordering does not say. With it the Framework takes what it kept of
+	// an unchanged job of a tracked snapshot (Snapshot.JobGen) instead of
+	// reading the job again, so a wrong Index is the ordering's bug.
+	Index int
 }
 
 // Orderer is the ordering extension point: it ranks the active (queued and

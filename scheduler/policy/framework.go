@@ -19,6 +19,10 @@ type Framework struct {
 	preempted []bool
 	running   []int
 	info      []rankInfo
+	// jobs is what was read of a tracked snapshot's jobs (jobcache.go)
+	jobs jobCache
+	// learnt follows the stamps of the jobs learn has looked at
+	learnt JobTrack
 }
 
 // victimBuffers returns a zeroed victim index, preempted flags for n
@@ -71,6 +75,9 @@ func (f *Framework) Decide(s *Snapshot) Decision {
 		r.rankAll(ranked)
 	}
 	r.walk(ranked)
+	if r.tracked {
+		f.jobs.waiting = r.dec.Waiting // storage for the next round
+	}
 	return r.dec
 }
 
@@ -92,7 +99,12 @@ func (f *Framework) ObserveFinished(j *Job) {
 
 func (f *Framework) learn(s *Snapshot) {
 	if f.learnsFinished() { // a pass over every job: only when someone listens
-		for _, j := range s.Jobs {
+		// a tracked snapshot's unchanged jobs were seen last time
+		tracked := f.learnt.Update(s)
+		for i, j := range s.Jobs {
+			if tracked && f.learnt.Same(i) {
+				continue
+			}
 			if j != nil && j.State == Finished {
 				f.ObserveFinished(j)
 			}

@@ -32,6 +32,9 @@ type round struct {
 	// when reasons are skipped: jobs are then read where needed)
 	info   []rankInfo
 	window batchWindow
+	// tracked: s carries JobGen and reasons are asked for, so the
+	// Framework's jobCache is current and the Decision reuses storage
+	tracked bool
 }
 
 // shapeMemo is what a round learned about one shape.
@@ -89,10 +92,19 @@ func newRound(f *Framework, s *Snapshot) *round {
 		f:          f,
 		s:          s,
 		cap:        f.capacity(&s.Cluster),
-		dec:        Decision{Waiting: make(Waits, 0, reasonsCap(s))},
 		shapes:     map[shapeBits]*shapeMemo{},
 		queued:     queued,
 		preemptive: f.Order.Preemptive(),
+	}
+	if !s.SkipReasons {
+		r.tracked = f.jobs.refresh(s)
+	} else {
+		f.jobs.track.Reset() // it must see every snapshot to trust a stamp
+	}
+	if r.tracked { // JobGen's contract: the last Decision's storage is ours again
+		r.dec.Waiting = f.jobs.waiting[:0]
+	} else {
+		r.dec.Waiting = make(Waits, 0, reasonsCap(s))
 	}
 	r.fit = r.cap.Limits(&s.Cluster)
 	if f.tracksResidents() {
@@ -163,19 +175,23 @@ func (r *round) memo(key ShapeKey) *shapeMemo {
 // processor overlaps those misses, where the walk, doing more per job,
 // took them one by one (a quarter of a decision). The walk then reads the
 // compact copy.
+//
+// For a tracked snapshot (Snapshot.JobGen) the Framework's jobCache
+// fills both from the last round's where a job is unchanged and the
+// ordering gives its Index (which must then be right).
 func (r *round) rankAll(ranked []Ranked) {
-	r.dec.Ranking = make([]Rank, len(ranked))
+	if r.tracked {
+		r.dec.Ranking, r.info = r.f.jobs.rank(r.s, ranked, r.preemptive)
+		return
+	}
 	if cap(r.f.info) < len(ranked) {
 		r.f.info = make([]rankInfo, len(ranked))
 	}
 	r.info = r.f.info[:len(ranked)]
+	r.dec.Ranking = make([]Rank, len(ranked))
 	for i, x := range ranked {
-		j := x.Job
-		r.dec.Ranking[i] = Rank{JobID: j.ID, Queue: x.Queue}
-		r.info[i] = rankInfo{state: j.State, workers: j.Workers, frac: j.Fraction, mem: j.MemMiB}
-		if j.State == Running && r.preemptive { // only victims' shares are read
-			r.info[i].held = placementGPUs(j.Placement)
-		}
+		r.dec.Ranking[i] = Rank{JobID: x.Job.ID, Queue: x.Queue}
+		r.info[i] = infoOf(x.Job, r.preemptive)
 	}
 }
 

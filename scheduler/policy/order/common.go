@@ -30,6 +30,9 @@ type keyed struct {
 	job   *policy.Job
 	queue int
 	k     [3]float64
+	// at is 1 + the job's index in the snapshot (0 = not recorded), for
+	// Ranked.Index
+	at int32
 }
 
 // scratch holds an ordering's buffers from one decision to the next: a
@@ -44,6 +47,7 @@ type scratch struct {
 	rad  radix
 	out  []policy.Ranked
 	inc  incremental
+	kc   keyCache
 }
 
 // active lists the queued and running jobs of a snapshot.
@@ -65,9 +69,11 @@ func (sc *scratch) active(s *policy.Snapshot) []*policy.Job {
 // keys returns it.
 func (sc *scratch) activeKeys(s *policy.Snapshot, key func(j *policy.Job) keyed) []keyed {
 	ks := sc.keys(len(s.Jobs))[:0]
-	for _, j := range s.Jobs {
+	for i, j := range s.Jobs {
 		if isActive(j) {
-			ks = append(ks, key(j))
+			k := key(j)
+			k.at = int32(i + 1)
+			ks = append(ks, k)
 		}
 	}
 	sc.ks = ks
@@ -144,9 +150,9 @@ func (s *Sorter) Sort(jobs []*policy.Job, keys []float64) []int32 {
 // 0: one pass, as it runs over the whole queue on every decision.
 func (sc *scratch) asListed(js []*policy.Job) []policy.Ranked {
 	out := sc.out[:0]
-	for _, j := range js {
+	for i, j := range js {
 		if isActive(j) {
-			out = append(out, policy.Ranked{Job: j})
+			out = append(out, policy.Ranked{Job: j, Index: i + 1})
 		}
 	}
 	sc.out = out
@@ -180,7 +186,7 @@ func (sc *scratch) listedAll(js []*policy.Job) []policy.Ranked {
 func (sc *scratch) ranked(ks []keyed, idx []int32) []policy.Ranked {
 	sc.out = grow(sc.out, len(ks))
 	for i, x := range idx {
-		sc.out[i] = policy.Ranked{Job: ks[x].job, Queue: ks[x].queue}
+		sc.out[i] = policy.Ranked{Job: ks[x].job, Queue: ks[x].queue, Index: int(ks[x].at)}
 	}
 	return sc.out
 }

@@ -36,12 +36,15 @@ func (f *FIFO) BlocksHeadOfLine() bool { return !f.cfg.Backfill }
 // job's state on every event of a replay with a queue of 10,000 jobs was
 // most of FIFO's time, and the list barely changes between events.
 func (o *FIFO) Order(s *policy.Snapshot) []policy.Ranked {
+	if s.SubmitOrdered && s.SkipReasons {
+		return o.sc.listedAll(s.Jobs)
+	}
+	key := func(j *policy.Job) keyed { return keyed{job: j, k: [3]float64{j.Submit}} }
+	if ks, ok := o.sc.trackedKeys(s, key); ok { // unchanged jobs are not read
+		return o.sc.sortFor(ks, false)
+	}
 	if s.SubmitOrdered {
-		if s.SkipReasons {
-			return o.sc.listedAll(s.Jobs)
-		}
 		return o.sc.asListed(s.Jobs)
 	}
-	ks := o.sc.activeKeys(s, func(j *policy.Job) keyed { return keyed{job: j, k: [3]float64{j.Submit}} })
-	return o.sc.sortIncremental(ks, false)
+	return o.sc.sortIncremental(o.sc.activeKeys(s, key), false)
 }

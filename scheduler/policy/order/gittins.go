@@ -94,8 +94,21 @@ func (g *Gittins) ObserveFinished(j *policy.Job) {
 func (o *Gittins) keyedJobs(s *policy.Snapshot) ([]keyed, []policy.Seconds) {
 	tie := func(j *policy.Job) keyed { return keyed{job: j, k: [3]float64{stateTie(j), 0, queuedAt(j)}} }
 	if o.q.plain() {
+		// a tracked snapshot's unchanged jobs are keyed without reading
+		// them: the key carries the service until Order replaces it
+		ks, ok := o.sc.trackedKeys(s, func(j *policy.Job) keyed {
+			return keyed{job: j, k: [3]float64{stateTie(j), j.Attained, queuedAt(j)}}
+		})
+		if ok {
+			svc := grow(o.q.svc, len(ks))
+			for i := range ks {
+				svc[i] = ks[i].k[1]
+			}
+			o.q.svc = svc
+			return ks, svc
+		}
 		svc := o.q.svc[:0]
-		ks := o.sc.activeKeys(s, func(j *policy.Job) keyed {
+		ks = o.sc.activeKeys(s, func(j *policy.Job) keyed {
 			svc = append(svc, j.Attained)
 			return tie(j)
 		})
@@ -118,7 +131,7 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 	// between consecutive events few keys change (running jobs'
 	// indexes, starts, preemptions): re-rank only those, and reuse the
 	// index of a job whose service and distribution are unchanged
-	prev, matched := o.sc.inc.matchAny(ks, s.SubmitOrdered)
+	prev, matched := o.sc.matchFor(ks, s.SubmitOrdered)
 	reuse := matched && len(o.lastSvc) == len(o.sc.inc.keys)
 	newMax := o.dist.MaxAddedSince(o.lastVer)
 	fresh := o.Index(0) // most queued jobs have not run yet
@@ -142,7 +155,7 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 				idx = spans[i].index(a, o.delta)
 			}
 		}
-		ks[i] = keyed{job: j, queue: o.q.queueOf(a), k: [3]float64{ks[i].k[0], -idx, ks[i].k[2]}}
+		ks[i] = keyed{job: j, queue: o.q.queueOf(a), k: [3]float64{ks[i].k[0], -idx, ks[i].k[2]}, at: ks[i].at}
 	}
 	o.spans, o.spare = spans, o.spans
 	o.lastSvc, o.lastVer = append(o.lastSvc[:0], svc...), o.dist.Added()

@@ -37,7 +37,7 @@ func (l *LAS) Queues() int { return l.q.Queues() }
 func (o *LAS) Order(s *policy.Snapshot) []policy.Ranked {
 	var ks []keyed
 	if o.q.plain() { // service is Attained: one pass over the jobs
-		ks = o.sc.activeKeys(s, func(j *policy.Job) keyed {
+		ks = o.sc.keysOf(s, func(j *policy.Job) keyed {
 			return keyed{job: j, queue: o.q.queueOf(j.Attained), k: [3]float64{stateTie(j), queuedAt(j)}}
 		})
 	} else {
@@ -49,5 +49,5 @@ func (o *LAS) Order(s *policy.Snapshot) []policy.Ranked {
 		}
 	}
 	// between consecutive events few keys change: re-rank only those
-	return o.sc.sortIncremental(ks, s.SubmitOrdered)
+	return o.sc.sortFor(ks, s.SubmitOrdered)
 }

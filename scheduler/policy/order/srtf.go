@@ -24,7 +24,7 @@ func (*SRTFOracle) Preemptive() bool { return true }
 
 // Order ranks jobs by remaining time.
 func (o *SRTFOracle) Order(s *policy.Snapshot) []policy.Ranked {
-	ks := o.sc.activeKeys(s, func(j *policy.Job) keyed {
+	ks := o.sc.keysOf(s, func(j *policy.Job) keyed {
 		rem := math.Inf(1)
 		if j.OracleDuration > 0 {
 			rem = math.Max(0, j.OracleDuration-j.Executed)
@@ -33,7 +33,7 @@ func (o *SRTFOracle) Order(s *policy.Snapshot) []policy.Ranked {
 		return keyed{job: j, k: [3]float64{rem, stateTie(j), queuedAt(j)}}
 	})
 	// only running jobs' remaining time moves between events
-	return o.sc.sortIncremental(ks, s.SubmitOrdered)
+	return o.sc.sortFor(ks, s.SubmitOrdered)
 }
 
 // stateTie ranks running jobs ahead of queued ones with the same key.

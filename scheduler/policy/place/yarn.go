@@ -165,12 +165,12 @@ func idleNodes(c *policy.Capacity, d policy.Demand, r int) (policy.Placement, bo
 			return policy.Placement{}, false
 		}
 	}
-	var p policy.Placement
+	p := policy.Placement{Slots: make([]policy.Slot, 0, d.Workers)}
 	for _, i := range full {
-		p.Slots = append(p.Slots, fillNode(&c.Nodes[i], d, len(c.Nodes[i].GPUs))...)
+		p.Slots = fillNodeTo(p.Slots, &c.Nodes[i], d, len(c.Nodes[i].GPUs))
 	}
 	if last >= 0 {
-		p.Slots = append(p.Slots, fillNode(&c.Nodes[last], d, need)...)
+		p.Slots = fillNodeTo(p.Slots, &c.Nodes[last], d, need)
 	}
 	return p, true
 }

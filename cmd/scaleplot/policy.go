@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"image/color"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// policyRow is one ordering's CPU per decision, the lowest and highest of
+// the runs reported.
+type policyRow struct {
+	ordering, variant string
+	low, high         float64
+}
+
+func policyRows(t *table) ([]policyRow, error) {
+	var out []policyRow
+	for i := range t.rows {
+		v, err := t.need(i, "ordering", "variant", "cpu_ms_low", "cpu_ms_high")
+		if err != nil {
+			return nil, err
+		}
+		lo, err1 := strconv.ParseFloat(v[2], 64)
+		hi, err2 := strconv.ParseFloat(v[3], 64)
+		if err1 != nil || err2 != nil || lo <= 0 || hi < lo {
+			return nil, fmt.Errorf("%s: row %d: want 0 < cpu_ms_low ≤ cpu_ms_high", t.path, i+1)
+		}
+		out = append(out, policyRow{v[0], v[1], lo, hi})
+	}
+	if len(out) == 0 {
+		return nil, errNoRows
+	}
+	return out, nil
+}
+
+// plotPolicy draws each ordering's range of CPU ms per decision on a log
+// axis, one series per variant, with the 10 ms goal.
+func plotPolicy(rows []policyRow, path string) error {
+	var names, variants []string
+	at, seenV := map[string]int{}, map[string]bool{}
+	for _, r := range rows {
+		if _, ok := at[r.ordering]; !ok {
+			at[r.ordering] = len(names)
+			names = append(names, r.ordering)
+		}
+		if !seenV[r.variant] {
+			seenV[r.variant] = true
+			variants = append(variants, r.variant)
+		}
+	}
+	p := plot.New()
+	p.Title.Text = "Policy core, 10,000 nodes × 100,000 queued jobs"
+	p.Y.Label.Text = "CPU ms per decision (log)"
+	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	p.NominalX(names...)
+	p.Add(plotter.NewGrid())
+	lo, hi := 10.0, 10.0
+	for k, variant := range variants {
+		c := palette[k%len(palette)]
+		for _, r := range rows {
+			if r.variant != variant {
+				continue
+			}
+			x := float64(at[r.ordering]) + (float64(k)-float64(len(variants)-1)/2)*0.2
+			bar, err := plotter.NewLine(plotter.XYs{{X: x, Y: r.low}, {X: x, Y: r.high * 1.0001}})
+			if err != nil {
+				return err
+			}
+			bar.Color, bar.Width = c, vg.Points(5)
+			p.Add(bar)
+			lo, hi = min(lo, r.low), max(hi, r.high)
+		}
+		legend, err := plotter.NewScatter(plotter.XYs{{X: -10, Y: 10}})
+		if err != nil {
+			return err
+		}
+		legend.GlyphStyle = draw.GlyphStyle{Shape: draw.BoxGlyph{}, Radius: vg.Points(4), Color: c}
+		p.Legend.Add(variant, legend)
+	}
+	goal, err := hline(-0.5, float64(len(names))-0.5, 10)
+	if err != nil {
+		return err
+	}
+	goal.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+	p.Add(goal)
+	p.Legend.Add("goal < 10 ms", goal)
+	p.Legend.Top, p.Legend.Left = true, true
+	p.X.Min, p.X.Max = -0.5, float64(len(names))-0.5
+	p.Y.Min, p.Y.Max = lo/1.5, hi*1.5
+	return p.Save(8*vg.Inch, 4.5*vg.Inch, path)
+}
+
+// palette is Okabe and Ito's colour-blind-safe set.
+var palette = []color.RGBA{{0, 114, 178, 255}, {230, 159, 0, 255}, {0, 158, 115, 255}, {204, 121, 167, 255}}

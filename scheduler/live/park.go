@@ -1,0 +1,137 @@
+package live
+
+import (
+	"errors"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+)
+
+// Parking (#20). A job waiting in the queue pool has a blocked evaluation
+// that saw no node (the pool has none), so its class eligibility is empty
+// and Nomad's blocked-evals tracker re-runs it whenever capacity frees on
+// any node: with a long queue, every ended allocation re-ran every waiting
+// job (~230 re-runs per ended allocation at 1,000 queued jobs).
+//
+// A job that has waited Config.ParkAfter is therefore parked: rewritten
+// (check-and-set) into the pool it would run in, behind a job-level
+// constraint no node meets on a non-unique node attribute (parkTarget).
+// Nomad's evaluation then sees the pool's nodes, rejects each node class
+// on that constraint and records the classes as ineligible, so ended
+// allocations on those classes no longer wake it. Caravan admits a
+// parked job as any queued one (admitJob drops the constraint), so Nomad
+// never has to. A rewrite is a job version and an evaluation, so jobs
+// caravan admits quickly are never parked.
+
+// parkTarget is the park constraint's attribute: node meta no node may
+// carry. Node meta is part of Nomad's computed node class; a
+// ${node.unique.*}, ${attr.unique.*} or ${meta.unique.*} target would
+// escape the class and be woken by every node again.
+const parkTarget = "${meta.caravan_parked}"
+
+// parkBatch bounds the parking writes of one round, oldest jobs first, so
+// a burst of thousands of waiting jobs does not hold a round (and the
+// admissions of the next) for seconds.
+const parkBatch = 100
+
+// isParkConstraint reports whether c is the scheduler's park constraint.
+func isParkConstraint(c *api.Constraint) bool { return c.LTarget == parkTarget }
+
+// parkJob rewrites job in place into pool, parked behind the park
+// constraint; the user's own constraints stay as they are.
+func parkJob(job *api.Job, pool string, now time.Time) {
+	unparkJob(job)
+	job.NodePool = &pool
+	job.Constraints = append(job.Constraints, api.NewConstraint(parkTarget, "is_set", ""))
+	setMeta(job, MetaParked, now.UTC().Format(time.RFC3339))
+}
+
+// unparkJob drops the park constraint and meta (admission and requeue do;
+// the pool is theirs to set).
+func unparkJob(job *api.Job) {
+	out := job.Constraints[:0]
+	for _, c := range job.Constraints {
+		if !isParkConstraint(c) {
+			out = append(out, c)
+		}
+	}
+	job.Constraints = out
+	if len(job.Constraints) == 0 {
+		job.Constraints = nil
+	}
+	delete(job.Meta, MetaParked)
+}
+
+// parked reports whether a job stub is in its parked form: outside the
+// queue pool, with park meta and not admitted.
+func (s *Scheduler) parked(j *jobStub) bool {
+	return j.NodePool != s.cfg.QueuePool && j.Meta[MetaParked] != "" && j.Meta[MetaAdmitted] == ""
+}
+
+// parking is one job being parked in this round.
+type parking struct {
+	e    *entry
+	pool string
+	err  error
+}
+
+// park parks the queued jobs that have waited Config.ParkAfter, at most
+// parkBatch a round, written up to admitParallel at once.
+func (s *Scheduler) park(w *world, es []*entry, now time.Time) {
+	if s.cfg.ParkAfter < 0 {
+		return
+	}
+	var ps []*parking
+	for _, e := range es {
+		if len(ps) == parkBatch {
+			break
+		}
+		if pool, ok := s.parkable(w, e, unix(now)); ok {
+			ps = append(ps, &parking{e: e, pool: pool})
+		}
+	}
+	inParallel(len(ps), admitParallel, func(i int) error {
+		ps[i].err = s.writePark(ps[i], now)
+		return nil
+	})
+	for _, p := range ps {
+		if p.err != nil {
+			if !errors.Is(p.err, errConflict) {
+				s.parkFailed[p.e.stub.ID] = p.e.stub.JobModifyIndex // not this version again
+			}
+			s.fail(p.e, "park", p.err, now)
+			continue
+		}
+		s.metrics.parks.Inc()
+		s.log.Debug("parked", "job", p.e.stub.ID, "pool", p.pool)
+	}
+}
+
+// parkable says whether e is due to be parked, and into which pool: a
+// valid queued job still in the queue pool (never one this round admitted,
+// preempted or requeued: their stubs are stale), holding no allocations,
+// whose real pool exists, that has waited ParkAfter, and whose parking
+// did not already fail at this version.
+func (s *Scheduler) parkable(w *world, e *entry, now float64) (string, bool) {
+	r := e.rec
+	switch {
+	case e.phase != phaseQueued || e.stub.NodePool != s.cfg.QueuePool || e.job == nil || e.job.err != nil,
+		r.QueuedSince == 0 || now-r.QueuedSince < s.cfg.ParkAfter.Seconds(),
+		e.allocs.running+e.allocs.starting+e.allocs.draining > 0,
+		s.parkFailed[e.stub.ID] == e.stub.JobModifyIndex:
+		return "", false
+	}
+	pool, err := s.targetPool(e.stub.Meta, w.pools)
+	return pool, err == nil
+}
+
+// writePark rewrites one job into its parked form (safe beside others).
+func (s *Scheduler) writePark(p *parking, now time.Time) error {
+	job, err := s.jobToRewrite(p.e)
+	if err != nil {
+		return err
+	}
+	parkJob(job, p.pool, now)
+	_, err = s.register(job, p.e.stub.JobModifyIndex)
+	return err
+}

@@ -1,0 +1,150 @@
+package live
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+	"github.com/hashicorp/nomad/api"
+)
+
+func constraintsOf(cs []*api.Constraint) string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.LTarget+" "+c.Operand+" "+c.RTarget)
+	}
+	return strings.Join(out, "; ")
+}
+
+// Parking, admitting and requeueing keep the user's own constraints, and
+// only the parked form carries the park constraint and meta.
+func TestParkAdmitRequeueRoundTripKeepsUsersConstraints(t *testing.T) {
+	job := testJob("j", map[string]any{"command": "x", "gpus": 1}, map[string]any{"command": "x", "gpus": 1})
+	job.NodePool = ptr("caravan-queue")
+	job.Constraints = []*api.Constraint{api.NewConstraint("${attr.cpu.arch}", "=", "amd64")}
+	job.TaskGroups[1].Constraints = []*api.Constraint{api.NewConstraint("${meta.rack}", "is_set", "")}
+	userJob, userGroup := constraintsOf(job.Constraints), constraintsOf(job.TaskGroups[1].Constraints)
+	g, err := parseGang(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unparked := (&cachedJob{job: job, gang: g}).fitKey()
+
+	parkJob(job, "default", time.Unix(100, 0))
+	parkJob(job, "default", time.Unix(200, 0)) // parking twice parks once
+	if *job.NodePool != "default" || job.Meta[MetaParked] != "1970-01-01T00:03:20Z" {
+		t.Fatalf("parked: pool %s meta %v", *job.NodePool, job.Meta)
+	}
+	if got, want := constraintsOf(job.Constraints), userJob+"; "+parkTarget+" is_set "; got != want {
+		t.Fatalf("parked job constraints %q, want %q", got, want)
+	}
+	// The scheduler's own view ignores the park: same eligible nodes, same
+	// class key as before.
+	if got := strings.Join(eligibleNodes(job, g, "default", poolNodesForTest()), ","); got != "n1" {
+		t.Fatalf("parked job eligible on %q, want n1 (amd64 with a rack)", got)
+	}
+	if parked := (&cachedJob{job: job, gang: g}).fitKey(); parked != unparked {
+		t.Fatalf("park changed the fit key:\n%q\n%q", parked, unparked)
+	}
+
+	ts, err := resolve(g, policy.Placement{Slots: []policy.Slot{{Node: "n1", GPU: 0, Fraction: 1}, {Node: "n1", GPU: 1, Fraction: 1}}}, testNodes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	admitJob(job, "default", ts, rendezvous{}, time.Unix(300, 0))
+	if constraintsOf(job.Constraints) != userJob || job.Meta[MetaParked] != "" || job.Meta[MetaAdmitted] == "" {
+		t.Fatalf("admitted: constraints %q meta %v", constraintsOf(job.Constraints), job.Meta)
+	}
+	if got := constraintsOf(job.TaskGroups[1].Constraints); got != userGroup+"; "+nodeIDTarget+" = n1" {
+		t.Fatalf("admitted group constraints %q", got)
+	}
+
+	requeueJob(job, "caravan-queue", "preempted: test")
+	parkJob(job, "default", time.Unix(400, 0))
+	unpinJob(job, "caravan-queue", "Nomad could not place it")
+	if *job.NodePool != "caravan-queue" || constraintsOf(job.Constraints) != userJob || job.Meta[MetaParked] != "" {
+		t.Fatalf("requeued from parked: pool %s constraints %q meta %v", *job.NodePool, constraintsOf(job.Constraints), job.Meta)
+	}
+	if got := constraintsOf(job.TaskGroups[1].Constraints); got != userGroup {
+		t.Fatalf("requeued group constraints %q, want %q", got, userGroup)
+	}
+
+	bare := testJob("b", map[string]any{"command": "x", "gpus": 1})
+	parkJob(bare, "gpu-a", time.Unix(1, 0))
+	unparkJob(bare)
+	if bare.Constraints != nil || !reflect.DeepEqual(bare.Meta, map[string]string{}) && bare.Meta != nil {
+		t.Fatalf("unparked bare job: constraints %v meta %v", bare.Constraints, bare.Meta)
+	}
+}
+
+// A parked job is a queued, managed job; an admitted one runs; a job in a
+// real pool with no caravan meta is not caravan's.
+func TestParkedJobsAreQueued(t *testing.T) {
+	s := testScheduler(t)
+	parked := jobStub{Type: "batch", NodePool: "default", Status: "pending", Meta: map[string]string{MetaParked: "x"}}
+	if s.phaseOf(&parked) != phaseQueued || !s.managed(&parked) || !s.parked(&parked) {
+		t.Fatalf("parked job: phase %s managed %v", s.phaseOf(&parked), s.managed(&parked))
+	}
+	stopped := parked
+	stopped.Stop = true
+	if s.phaseOf(&stopped) != phaseGone {
+		t.Fatalf("stopped parked job: phase %s", s.phaseOf(&stopped))
+	}
+	// A user who copies a parked job back into the queue: queued, not parked.
+	back := jobStub{Type: "batch", NodePool: "caravan-queue", Meta: map[string]string{MetaParked: "x"}}
+	if s.phaseOf(&back) != phaseQueued || s.parked(&back) {
+		t.Fatal("a job in the queue pool counts as parked")
+	}
+	admitted := jobStub{Type: "batch", NodePool: "default", Status: "running", Meta: map[string]string{MetaAdmitted: "x", MetaParked: "x"}}
+	if s.phaseOf(&admitted) != phaseRunning || s.parked(&admitted) {
+		t.Fatalf("admitted job: phase %s", s.phaseOf(&admitted))
+	}
+	if s.managed(&jobStub{Type: "batch", NodePool: "default"}) {
+		t.Fatal("a plain job in the default pool counts as managed")
+	}
+}
+
+// Only jobs that waited ParkAfter in the queue pool, valid, holding
+// nothing, with a real pool, are parked; never twice at a failed version.
+func TestParkableOnlyAfterWaiting(t *testing.T) {
+	s := testScheduler(t)
+	w := &world{nodes: poolNodesForTest(), pools: map[string]bool{"default": true, "gpu-a": true}}
+	now := 1000.0
+	mk := func(id string, queuedFor float64, meta map[string]string) *entry {
+		job := testJob(id, map[string]any{"command": "x", "gpus": 1})
+		g, _ := parseGang(job)
+		return &entry{stub: &jobStub{ID: id, NodePool: "caravan-queue", Meta: meta, JobModifyIndex: 7}, phase: phaseQueued,
+			rec: &record{QueuedSince: now - queuedFor}, job: &cachedJob{job: job, gang: g}}
+	}
+	old, gpuA := mk("old", 11, nil), mk("gpua", 30, map[string]string{MetaPool: "gpu-a"})
+	young, missing := mk("young", 9, nil), mk("missing", 30, map[string]string{MetaPool: "no-such-pool"})
+	invalid, draining, failed := mk("invalid", 30, nil), mk("draining", 30, nil), mk("failed", 30, nil)
+	invalid.job.err = errors.New("bad config")
+	draining.allocs.draining = 1
+	s.parkFailed["failed"] = 7
+	already := mk("already", 30, map[string]string{MetaParked: "x"})
+	already.stub.NodePool = "default"
+	admittedNow := mk("admitted-now", 30, nil)
+	admittedNow.rec.QueuedSince = 0 // admitted this round
+	for _, c := range []struct {
+		e    *entry
+		pool string
+	}{{old, "default"}, {gpuA, "gpu-a"}, {young, ""}, {missing, ""}, {invalid, ""}, {draining, ""}, {failed, ""}, {already, ""}, {admittedNow, ""}} {
+		pool, ok := s.parkable(w, c.e, now)
+		if ok != (c.pool != "") || pool != c.pool && ok {
+			t.Errorf("%s: parkable %v into %q, want %q", c.e.stub.ID, ok, pool, c.pool)
+		}
+	}
+	failed.stub.JobModifyIndex = 8 // the user changed it: try again
+	if _, ok := s.parkable(w, failed, now); !ok {
+		t.Error("a failed park is not retried after the job changed")
+	}
+	s.cfg.ParkAfter = -1
+	s.park(w, []*entry{old}, time.Unix(int64(now), 0)) // would panic on the nil API if it wrote
+	if counterValue(s.metrics.parks) != 0 {
+		t.Fatal("parked with ParkAfter < 0")
+	}
+}

@@ -1,0 +1,55 @@
+package policy
+
+// JobTrack follows a tracked snapshot's JobGen (see Snapshot.JobGen) from
+// one decision to the next for one user of it (the Framework, an
+// ordering), so the user can keep what it derived from each job by
+// position and re-read only the jobs whose stamp moved. Each user keeps
+// its own: a stamp is unchanged for a user only against the snapshot that
+// user last refreshed from.
+type JobTrack struct {
+	last []uint64
+	same []bool
+}
+
+// Update reads s's stamps; afterwards Same(i) says whether job i is
+// unchanged since the last Update. It reports whether s is tracked: for
+// an untracked s nothing is the same, and the next tracked snapshot starts
+// afresh. A user must refresh everything it keeps for the positions that
+// are not Same before the next Update, or its cache goes stale.
+func (t *JobTrack) Update(s *Snapshot) bool {
+	n := len(s.Jobs)
+	if cap(t.same) < n {
+		t.same = make([]bool, n)
+	}
+	t.same = t.same[:n]
+	if !s.JobsTracked() {
+		clear(t.same)
+		t.last = t.last[:0]
+		return false
+	}
+	last := t.last
+	for i, g := range s.JobGen {
+		t.same[i] = g != 0 && i < len(last) && last[i] == g
+	}
+	t.last = append(t.last[:0], s.JobGen...)
+	return true
+}
+
+// Same reports whether job i is unchanged since the last Update (false
+// for an untracked snapshot).
+func (t *JobTrack) Same(i int) bool { return t.same[i] }
+
+// Reset forgets the last snapshot: everything is read afresh next time
+// (for a user whose own derived state changed wholesale).
+func (t *JobTrack) Reset() { t.last = t.last[:0] }
+
+// grow resizes xs to n, keeping its contents up to n and reallocating only
+// when its capacity is short.
+func grow[T any](xs []T, n int) []T {
+	if cap(xs) < n {
+		ys := make([]T, n, n+n/8)
+		copy(ys, xs)
+		return ys
+	}
+	return xs[:n]
+}

@@ -1,0 +1,106 @@
+package order
+
+import "github.com/caravan-dl/caravan/scheduler/policy"
+
+// keyCache keeps an ordering's keys of a tracked snapshot's jobs
+// (Snapshot.JobGen) by position, so a job whose stamp did not move is
+// keyed without being read: at 100,000 jobs every job read is a cache
+// miss, and the pass keying them all was a third of a decision. Only
+// orderings whose key is a function of the job alone (and of state they
+// track themselves) use it.
+type keyCache struct {
+	track policy.JobTrack
+	// valid: the last call was tracked and its keys (sc.inc.keys) were
+	// kept, so ksAt indexes them
+	valid  bool
+	keys   []keyed // by position: the job's key (job unset)
+	active []bool  // by position
+	ksAt   []int32 // by position: the index in the last call's keys, -1 if none
+	// fresh: prev (in sc.inc.prev) is this call's match, for sortFor
+	fresh bool
+}
+
+// trackedKeys is activeKeys for a tracked snapshot: unchanged jobs get
+// their last key, the others key(j). It also matches each job with the
+// last call's keys by position (prev, in sc.inc.prev), reading a changed
+// job only to check it is the same job. ok is false for an untracked
+// snapshot: the caller then keys as before.
+func (sc *scratch) trackedKeys(s *policy.Snapshot, key func(j *policy.Job) keyed) (ks []keyed, ok bool) {
+	kc := &sc.kc
+	if !kc.track.Update(s) {
+		kc.valid, kc.fresh = false, false
+		return nil, false
+	}
+	n := len(s.Jobs)
+	if !kc.valid {
+		kc.ksAt = grow(kc.ksAt, 0) // nothing of the last call is reusable
+	}
+	oldN := len(kc.ksAt)
+	kc.keys, kc.active = growKeep(kc.keys, n), growKeep(kc.active, n)
+	kc.ksAt = growKeep(kc.ksAt, n)
+	last := sc.inc.keys
+	ks = sc.keys(n)[:0]
+	prev := grow(sc.inc.prev, n)[:0]
+	for i, j := range s.Jobs {
+		p := int32(-1)
+		if i < oldN {
+			p = kc.ksAt[i]
+		}
+		same := kc.valid && kc.track.Same(i)
+		if !same {
+			kc.active[i] = isActive(j)
+			if kc.active[i] {
+				kc.keys[i] = key(j)
+			}
+			if p >= 0 && (int(p) >= len(last) || !sameJob(last[p].job, j)) {
+				p = -1
+			}
+		}
+		if !kc.active[i] {
+			kc.ksAt[i] = -1
+			continue
+		}
+		k := kc.keys[i]
+		k.job, k.at = j, int32(i+1)
+		kc.ksAt[i] = int32(len(ks))
+		ks = append(ks, k)
+		prev = append(prev, p)
+	}
+	sc.ks, sc.inc.prev = ks, prev
+	kc.valid, kc.fresh = true, true
+	return ks, true
+}
+
+// keysOf is trackedKeys where the snapshot is tracked, else activeKeys.
+func (sc *scratch) keysOf(s *policy.Snapshot, key func(j *policy.Job) keyed) []keyed {
+	if ks, ok := sc.trackedKeys(s, key); ok {
+		return ks
+	}
+	return sc.activeKeys(s, key)
+}
+
+// matchFor is trackedKeys' match when this call made one, else matchAny.
+func (sc *scratch) matchFor(ks []keyed, listed bool) ([]int32, bool) {
+	if sc.kc.fresh {
+		sc.kc.fresh = false
+		return sc.inc.prev[:len(ks)], true
+	}
+	return sc.inc.matchAny(ks, listed)
+}
+
+// sortFor is sortIncremental, using trackedKeys' match when there is one.
+func (sc *scratch) sortFor(ks []keyed, listed bool) []policy.Ranked {
+	prev, ok := sc.matchFor(ks, listed)
+	return sc.sortMatched(ks, prev, ok)
+}
+
+// growKeep resizes xs to n keeping its contents (new room zeroed or
+// stale: callers overwrite every index they do not trust).
+func growKeep[T any](xs []T, n int) []T {
+	if cap(xs) < n {
+		ys := make([]T, n, n+n/8)
+		copy(ys, xs)
+		return ys
+	}
+	return xs[:n]
+}

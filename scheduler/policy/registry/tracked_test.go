@@ -1,0 +1,114 @@
+package registry
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+	pt "github.com/caravan-dl/caravan/scheduler/policy/policytest"
+)
+
+// trackedSpec is a small cluster under heavy churn: a fifth of the
+// running jobs finish per round and a dozen jobs arrive.
+func trackedSpec(seed uint64) (pt.RandomSpec, pt.ChurnSpec) {
+	sp := goldenSpec(seed)
+	if seed%7 == 0 {
+		sp.Running, sp.Queued = 150, 400
+	}
+	return sp, pt.ChurnSpec{Interval: 60 + float64(seed%3)*400, Finish: 0.2, Arrive: 12, Jobs: sp}
+}
+
+// Snapshot.JobGen: every policy decides a churning tracked snapshot
+// exactly as the same snapshot untracked (Starts, Preempts, and the
+// Waiting and Ranking a reader sees), reasons asked for or skipped,
+// Tiresias' promotion on or off.
+func TestJobGenSameDecisions(t *testing.T) {
+	names := Names()
+	if testing.Short() {
+		names = Orderings()
+	}
+	for _, promote := range []float64{0, 2} {
+		for _, name := range names {
+			for seed := uint64(1); seed <= 7; seed++ {
+				sameTracked(t, name, seed, promote, seed%2 == 0)
+			}
+		}
+	}
+}
+
+func newWith(t *testing.T, name string, promote float64) policy.Policy {
+	t.Helper()
+	cfg := Config{GittinsPrior: []float64{100, 900, 3000, 20000, 80000}}
+	cfg.Queues.PromoteKnob = promote
+	p, err := New(name, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// sameTracked runs one churning sequence through a tracked and an
+// untracked instance of name and requires identical decisions.
+func sameTracked(t *testing.T, name string, seed uint64, promote float64, skip bool) {
+	t.Helper()
+	sp, cs := trackedSpec(seed)
+	s := pt.Random(seed, sp)
+	s.SkipReasons = skip
+	c := pt.NewChurn(seed, s, cs)
+	tracked, plain := newWith(t, name, promote), newWith(t, name, promote)
+	for round := 0; round < 12; round++ {
+		gen := s.JobGen
+		s.JobGen = nil
+		want := plain.Decide(s)
+		s.JobGen = gen
+		got := tracked.Decide(s)
+		if !reflect.DeepEqual(want.Starts, got.Starts) || !reflect.DeepEqual(want.Preempts, got.Preempts) {
+			t.Fatalf("%s seed=%d promote=%g skip=%v round %d: tracked started %v preempted %v, untracked %v %v",
+				name, seed, promote, skip, round, got.Starts, got.Preempts, want.Starts, want.Preempts)
+		}
+		if !sameList(want.Waiting, got.Waiting) || !sameList(want.Ranking, got.Ranking) {
+			t.Fatalf("%s seed=%d promote=%g skip=%v round %d: tracked Waiting/Ranking differ:\n%v\n%v\nvs\n%v\n%v",
+				name, seed, promote, skip, round, got.Waiting, got.Ranking, want.Waiting, want.Ranking)
+		}
+		c.Step(want)
+		if c.Changed == 0 && round > 0 {
+			t.Fatalf("%s seed=%d: churn changed nothing", name, seed)
+		}
+	}
+}
+
+// sameList is slice equality where nil and empty are alike.
+func sameList[T comparable](a, b []T) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// A caller that changes a job without a new stamp breaks JobGen's
+// contract: the policy decides on the job as it was last read. This is
+// the documented consequence (Snapshot.JobGen), shown here so a change
+// that made the bug silently harmless or worse is noticed.
+func TestJobGenCallerBug(t *testing.T) {
+	s := &policy.Snapshot{Now: 100, Cluster: pt.Cluster(pt.ClusterSpec{Racks: 1, NodesPerRack: 1, GPUsPerNode: 4})}
+	s.Jobs = []*policy.Job{{ID: "a", Submit: 1, State: policy.Queued, Workers: 8, Fraction: 1}}
+	s.JobGen = []uint64{1}
+	p := newWith(t, "fifo", 0)
+	if d := p.Decide(s); len(d.Starts) != 0 {
+		t.Fatalf("an 8-GPU gang started on 4 GPUs: %v", d.Starts)
+	}
+	s.Jobs[0].Workers = 2 // changed, but not stamped: the caller's bug
+	d := p.Decide(s)
+	if len(d.Starts) != 0 || d.Waiting.Reason("a") == "" {
+		t.Fatalf("the unstamped change was seen after all (%v %v): update TestJobGenCallerBug and Snapshot.JobGen's doc", d.Starts, d.Waiting)
+	}
+	s.JobGen[0] = 2 // stamped: now it is read again
+	if d := p.Decide(s); len(d.Starts) != 1 {
+		t.Fatalf("the stamped change was not seen: %v %v", d.Starts, d.Waiting)
+	}
+}

@@ -1,0 +1,157 @@
+//go:build unix
+
+package scalebench
+
+import (
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+	pt "github.com/caravan-dl/caravan/scheduler/policy/policytest"
+	"github.com/caravan-dl/caravan/scheduler/policy/registry"
+)
+
+// churnInterval is the time between decisions: a live round.
+const churnInterval = 10
+
+// churnSpec is a round's churn at size z: every running job advances by
+// the interval, a running job finishes with probability interval/5000 s
+// (its mean remaining time: ~80 of 40,000 at 10k nodes), and as many jobs
+// arrive, so the queue stays as long.
+func (z size) churnSpec() pt.ChurnSpec {
+	sp := z.spec()
+	finish := churnInterval / 5000.0
+	return pt.ChurnSpec{Interval: churnInterval, Finish: finish, Arrive: int(float64(sp.Running) * finish), Jobs: sp}
+}
+
+// BenchmarkScaleChurn decides a snapshot that changes between decisions
+// as a live scheduler's does (policytest.Churn: the last decision
+// applied, running jobs' Attained/Executed advanced, some finish, new
+// jobs arrive, Now advances), with two instances of each ordering on the
+// same snapshots: one given JobGen (tracked), one not (untracked, today's
+// path). It reports trk- and unt- p50-ns, p99-ns and cpu-ns per decision
+// and fails if their Starts or Preempts ever differ. The two alternate
+// which decides first. CARAVAN_SCALE_CHURN=tracked (or untracked) runs
+// one side only (the other's garbage then does not land in its GC).
+func BenchmarkScaleChurn(b *testing.B) {
+	for _, z := range pick(sizes, "CARAVAN_SCALE_SIZES", func(z size) string { return z.name }) {
+		base := pt.Random(42, z.spec())
+		for _, name := range pick(orderings, "CARAVAN_SCALE_POLICIES", func(s string) string { return s }) {
+			b.Run(z.name+"/"+name, func(b *testing.B) { benchChurn(b, pt.Clone(base), z.churnSpec(), name) })
+		}
+	}
+}
+
+// churnWarmup is how many churned decisions precede the timed ones:
+// CARAVAN_SCALE_CHURN_WARMUP, default 5.
+func churnWarmup() int {
+	if n, err := strconv.Atoi(os.Getenv("CARAVAN_SCALE_CHURN_WARMUP")); err == nil && n >= 0 {
+		return n
+	}
+	return 5
+}
+
+// side is one instance's timings.
+type side struct {
+	name string
+	p    policy.Policy
+	lat  []time.Duration
+	cpu  time.Duration
+	last policy.Decision
+}
+
+func (sd *side) decide(s *policy.Snapshot, gen []uint64) {
+	s.JobGen = gen
+	c0, t0 := cpuTime(), time.Now()
+	sd.last = sd.p.Decide(s)
+	sd.lat = append(sd.lat, time.Since(t0))
+	sd.cpu += cpuTime() - c0
+}
+
+func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string) {
+	mode := os.Getenv("CARAVAN_SCALE_CHURN")
+	var sides []*side
+	for _, n := range []string{"trk", "unt"} {
+		if mode == "" || strings.HasPrefix(mode, map[string]string{"trk": "tracked", "unt": "untracked"}[n]) {
+			p, err := registry.New(name, registry.Config{GittinsPrior: []float64{100, 900, 3000, 20000, 80000}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			sides = append(sides, &side{name: n, p: p})
+		}
+	}
+	c := pt.NewChurn(7, s, spec)
+	gen := s.JobGen
+	for _, sd := range sides { // the cold decision, then one of churn
+		sd.decide(s, gen[:len(s.Jobs)])
+	}
+	c.Step(copyDecision(sides[0].last))
+	// warm up: a random snapshot is no policy's steady state (LAS first
+	// preempts thousands), so churn a few rounds before timing
+	for w := 0; w < churnWarmup(); w++ {
+		for _, sd := range sides {
+			g := c.S.JobGen
+			sd.decide(s, map[bool][]uint64{true: nil, false: g}[sd.name == "unt"])
+			s.JobGen = g
+		}
+		c.Step(copyDecision(sides[0].last))
+	}
+	for _, sd := range sides {
+		sd.lat, sd.cpu = sd.lat[:0], 0
+	}
+	stop := steadyProfile(b, "churn-"+name)
+	defer stop()
+	starts, preempts := 0, 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		gen := c.S.JobGen
+		for k := range sides {
+			sd := sides[(i+k)%len(sides)]
+			g := gen
+			if sd.name == "unt" {
+				g = nil
+			}
+			sd.decide(c.S, g)
+		}
+		c.S.JobGen = gen
+		if len(sides) == 2 {
+			sameChoices(b, sides[0].last, sides[1].last)
+		}
+		starts, preempts = starts+len(sides[0].last.Starts), preempts+len(sides[0].last.Preempts)
+		c.Step(copyDecision(sides[0].last))
+	}
+	b.StopTimer()
+	stop()
+	for _, sd := range sides {
+		b.ReportMetric(float64(sd.cpu.Nanoseconds())/float64(b.N), sd.name+"-cpu-ns")
+		b.ReportMetric(float64(quantile(sd.lat, 50).Nanoseconds()), sd.name+"-p50-ns")
+		b.ReportMetric(float64(quantile(sd.lat, 99).Nanoseconds()), sd.name+"-p99-ns")
+	}
+	b.ReportMetric(float64(c.Changed), "stamps")
+	b.ReportMetric(float64(starts)/float64(b.N), "starts")
+	b.ReportMetric(float64(preempts)/float64(b.N), "preempts")
+}
+
+// copyDecision copies what Churn applies: a tracked decision's slices
+// are the policy's until its next Decide.
+func copyDecision(d policy.Decision) policy.Decision {
+	return policy.Decision{Preempts: slices.Clone(d.Preempts), Starts: slices.Clone(d.Starts)}
+}
+
+func sameChoices(b *testing.B, x, y policy.Decision) {
+	if !slices.Equal(x.Preempts, y.Preempts) || len(x.Starts) != len(y.Starts) {
+		b.Fatalf("tracked and untracked decisions differ: %d/%d starts, %v / %v preempts", len(x.Starts), len(y.Starts), x.Preempts, y.Preempts)
+	}
+	for i := range x.Starts {
+		if x.Starts[i].JobID != y.Starts[i].JobID || !slices.Equal(x.Starts[i].Placement.Slots, y.Starts[i].Placement.Slots) {
+			b.Fatalf("tracked and untracked decisions differ at start %d: %v / %v", i, x.Starts[i], y.Starts[i])
+		}
+	}
+	if len(x.Waiting) != len(y.Waiting) || len(x.Ranking) != len(y.Ranking) {
+		b.Fatalf("tracked and untracked Waiting/Ranking differ in length: %d/%d, %d/%d", len(x.Waiting), len(y.Waiting), len(x.Ranking), len(y.Ranking))
+	}
+}

@@ -82,6 +82,9 @@ func benchScheduler(b *testing.B, nodes, queued int) (*Scheduler, *atomic.Int64)
 	}
 	m := newMirror()
 	m.pools["default"] = true
+	// Submitted a microsecond apart just now: long-waiting jobs would be
+	// parked (park.go), a write per job that would then dominate a round.
+	base := time.Now().Add(-time.Second).UnixNano()
 	add := func(id string, stub *jobStub) {
 		stub.ID, stub.Namespace, stub.Type, stub.Status = id, "default", "batch", "running"
 		stub.JobModifyIndex, stub.ModifyIndex, stub.CreateIndex = 10, 10, 10
@@ -100,14 +103,14 @@ func benchScheduler(b *testing.B, nodes, queued int) (*Scheduler, *atomic.Int64)
 			info.GPUs = append(info.GPUs, nodeGPU{Index: g, UUID: fmt.Sprintf("GPU-%d-%d", n, g), MemoryMiB: 81920, FreeFraction: 1, FreeMemMiB: 81920})
 			jid := fmt.Sprintf("r%d-%d", n, g)
 			ts := []target{{Worker: worker{Group: "w0", Task: "work"}, NodeID: id, GPU: g, UUID: info.GPUs[g].UUID, Fraction: 1}}
-			add(jid, &jobStub{NodePool: "default", SubmitTime: int64(n*8+g) * 1e9,
+			add(jid, &jobStub{NodePool: "default", SubmitTime: base + int64(n*8+g)*1e3,
 				Meta: map[string]string{MetaAdmitted: "2026-01-01T00:00:00Z", MetaPlacement: encodePlacement(ts)}})
 			m.allocs[jid] = &api.AllocationListStub{ID: "a-" + jid, JobID: jid, DesiredStatus: "run", ClientStatus: "running", CreateIndex: 10}
 		}
 		m.nodes[id] = info
 	}
 	for q := 0; q < queued; q++ {
-		add(fmt.Sprintf("q%d", q), &jobStub{NodePool: "caravan-queue", Status: "pending", SubmitTime: int64(nodes*8+q) * 1e9})
+		add(fmt.Sprintf("q%d", q), &jobStub{NodePool: "caravan-queue", Status: "pending", SubmitTime: base + int64(nodes*8+q)*1e3})
 	}
 	m.index, m.fresh = 10, 10
 	s.st, s.mirror, s.feed, s.reconciledAt, s.poolsAt = newState(), m, newFeed(), time.Now(), time.Now()

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,7 +23,8 @@ import (
 //
 // "idle" rounds see no event; "k=N" rounds see N jobs change (a new
 // version of a queued job, as an event brings it), so at a fixed number
-// of jobs the round's cost should grow with k (issue #20).
+// of jobs the round's cost should grow with k (issue #20). cpu-ms/op is
+// the process's CPU per round, the garbage collector's included.
 func BenchmarkRound(b *testing.B) {
 	for _, nodes := range []int{100, 300, 1000} {
 		for _, k := range []int{0, 1, 10, 100} {
@@ -35,7 +37,7 @@ func BenchmarkRound(b *testing.B) {
 				if _, err := s.round(); err != nil {
 					b.Fatal(err)
 				}
-				c0 := calls.Load()
+				c0, cpu0 := calls.Load(), cpuTime()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					for c := 0; c < k; c++ {
@@ -46,9 +48,20 @@ func BenchmarkRound(b *testing.B) {
 					}
 				}
 				b.ReportMetric(float64(calls.Load()-c0)/float64(b.N), "api-calls/op")
+				b.ReportMetric((cpuTime()-cpu0).Seconds()*1e3/float64(b.N), "cpu-ms/op")
 			})
 		}
 	}
+}
+
+// cpuTime is the process's user and system CPU time so far (the garbage
+// collector's included, which wall time per op hides on an idle core).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // benchChange puts a new stub of a job into the mirror, as a job event

@@ -64,7 +64,9 @@ type incr struct {
 	// refreshed counts this round's rebuilt entries (the view is built
 	// again when it is not zero, see viewDue).
 	refreshed int
-	view      viewMemo
+	// nodesMoved says this round's nodes or pools are not last round's.
+	nodesMoved bool
+	view       viewMemo
 	// stamp is the last Snapshot.JobGen stamp handed out: one counter
 	// for every class, so a stamp is never reused for another job state.
 	stamp uint64
@@ -84,6 +86,9 @@ type kept struct {
 	gen   uint64      // pj's stamp (Snapshot.JobGen), new on every change
 	cls   *class      // the job's class (nil: none)
 	clsOK bool        // cls and unfit are current
+	// tgt is a running job's progress target (nil: none), once tgtOK.
+	tgt   *progressTarget
+	tgtOK bool
 }
 
 // wantFull reports whether this round must classify everything afresh.

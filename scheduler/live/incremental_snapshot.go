@@ -16,6 +16,7 @@ func (s *Scheduler) classesIncr(w *world, es []*entry) []*class {
 		w.sets = &nodeSets{}
 	}
 	all := in.sets != w.sets || in.poolsGen != s.mirror.poolsGen
+	in.nodesMoved = all
 	if all {
 		in.sets, in.poolsGen, in.classes = w.sets, s.mirror.poolsGen, map[string]*class{}
 		in.view.nodes = true
@@ -121,7 +122,8 @@ func (s *Scheduler) classNodes(l *gpuBook, c *class) {
 // moves with any change, as Snapshot.JobGen's contract asks.
 func (s *Scheduler) keptJob(l *gpuBook, e *entry) *policy.Job {
 	k := &e.kept
-	if !k.pjOK {
+	fresh := !k.pjOK
+	if fresh {
 		k.pj, k.pjOK = s.policyJob(e), true
 		k.gen = s.inc.stampNext()
 	}
@@ -135,9 +137,10 @@ func (s *Scheduler) keptJob(l *gpuBook, e *entry) *policy.Job {
 	j.QueuedSince, j.Preemptions = r.QueuedSince, r.Preemptions
 	moved := j.Submit != was.Submit || j.Attained != was.Attained || j.Executed != was.Executed ||
 		j.LastStart != was.LastStart || j.QueuedSince != was.QueuedSince || j.Preemptions != was.Preemptions
-	// Whole-GPU slots hold all memory, as the GPU book counted them.
+	// Whole-GPU slots hold all memory, as the GPU book counted them; that
+	// changes only with the view or the nodes.
 	for i := range j.Placement.Slots {
-		if i < len(e.held) {
+		if i < len(e.held) && (fresh || s.inc.nodesMoved) {
 			if m := l.slotMem(e.held[i]); m != j.Placement.Slots[i].MemMiB {
 				j.Placement.Slots[i].MemMiB, moved = m, true
 			}

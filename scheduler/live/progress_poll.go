@@ -83,8 +83,8 @@ func (s *Scheduler) setProgressTargets(es []*entry, allocs map[string][]*api.All
 		w := e.job.gang.Workers[0]
 		switch p := b.jobs[e.stub.ID]; {
 		case e.phase == phaseRunning:
-			if a := runningAlloc(allocs[e.stub.ID], w.Group); a != nil {
-				ts = append(ts, progressTarget{job: e.stub.ID, alloc: a.ID, node: a.NodeID, task: w.Task, workers: len(e.job.gang.Workers)})
+			if t := runningTarget(e, allocs, w); t != nil {
+				ts = append(ts, *t)
 			}
 		case p != nil && !p.final:
 			if a := allocByID(allocs[e.stub.ID], p.alloc); a != nil {
@@ -101,6 +101,19 @@ func (s *Scheduler) setProgressTargets(es []*entry, allocs map[string][]*api.All
 			delete(b.jobs, id)
 		}
 	}
+}
+
+// runningTarget is a running job's target, kept with its entry: its
+// allocations (and so the target) change only with a new entry.
+func runningTarget(e *entry, allocs map[string][]*api.AllocationListStub, w worker) *progressTarget {
+	k := &e.kept
+	if !k.tgtOK {
+		k.tgt, k.tgtOK = nil, true
+		if a := runningAlloc(allocs[e.stub.ID], w.Group); a != nil {
+			k.tgt = &progressTarget{job: e.stub.ID, alloc: a.ID, node: a.NodeID, task: w.Task, workers: len(e.job.gang.Workers)}
+		}
+	}
+	return k.tgt
 }
 
 // forget drops what was read of a job (it starts a new run).

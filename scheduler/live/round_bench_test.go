@@ -27,7 +27,7 @@ import (
 // the process's CPU per round, the garbage collector's included.
 func BenchmarkRound(b *testing.B) {
 	for _, nodes := range []int{100, 300, 1000} {
-		for _, k := range []int{0, 1, 10, 100} {
+		for _, k := range []int{0, 1, 10, 100, 1000} {
 			mode := "idle"
 			if k > 0 {
 				mode = fmt.Sprintf("k=%d", k)

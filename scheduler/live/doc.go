@@ -50,7 +50,10 @@
 //	                          read everything afresh (reconcile.go)
 //	  classify (classify.go)  each job's phase and outcome (outcome.go);
 //	                          accrue service (state.go); group jobs by the
-//	                          nodes they may use (class.go, eligible.go)
+//	                          nodes they may use (class.go, eligible.go);
+//	                          incremental.go keeps entries, policy views and
+//	                          classes across rounds and rebuilds only what
+//	                          changed, with a full round as the safety net
 //	  per class of jobs:
 //	    snapshot (snapshot.go)  the policy's view; GPUs committed (gpubook.go),
 //	                            links measured by gossip (gossiplinks.go)

@@ -34,7 +34,7 @@ func (c *jobCache) refresh(s *Snapshot) bool {
 
 // rank fills this round's Ranking and walk info for ranked, taking
 // unchanged jobs' entries from the last round.
-func (c *jobCache) rank(s *Snapshot, ranked []Ranked, preemptive bool) ([]Rank, []rankInfo) {
+func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, preemptive bool) ([]Rank, []rankInfo) {
 	old, cur := c.cur, 1-c.cur
 	oldInfo, oldRank := c.info[old], c.ranking[old]
 	info, ranking := grow(c.info[cur], len(ranked)), grow(c.ranking[cur], len(ranked))
@@ -44,7 +44,10 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, preemptive bool) ([]Rank, 
 	}
 	last := c.lastRank
 	for r, x := range ranked {
-		p := x.Index - 1
+		p := -1
+		if at != nil {
+			p = int(at[r]) - 1
+		}
 		if p < 0 || p >= len(next) {
 			ranking[r], info[r] = Rank{JobID: x.Job.ID, Queue: x.Queue}, infoOf(x.Job, preemptive)
 			continue

@@ -178,10 +178,16 @@ func (r *round) memo(key ShapeKey) *shapeMemo {
 //
 // For a tracked snapshot (Snapshot.JobGen) the Framework's jobCache
 // fills both from the last round's where a job is unchanged and the
-// ordering gives its Index (which must then be right).
+// ordering says where it is listed (RankIndexer).
 func (r *round) rankAll(ranked []Ranked) {
 	if r.tracked {
-		r.dec.Ranking, r.info = r.f.jobs.rank(r.s, ranked, r.preemptive)
+		var at []int32
+		if ix, ok := r.f.Order.(RankIndexer); ok {
+			if at = ix.RankIndexes(); len(at) != len(ranked) {
+				at = nil
+			}
+		}
+		r.dec.Ranking, r.info = r.f.jobs.rank(r.s, ranked, at, r.preemptive)
 		return
 	}
 	if cap(r.f.info) < len(ranked) {

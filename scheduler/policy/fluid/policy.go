@@ -68,6 +68,7 @@ func (p *Policy) Decide(s *policy.Snapshot) policy.Decision {
 		return p.inner.Decide(s)
 	}
 	sub := *s
+	sub.JobGen = nil // a subset of the jobs: not the caller's positions
 	sub.Cluster = withoutTrials(s.Cluster, s.Jobs)
 	sub.Jobs = make([]*policy.Job, 0, len(s.Jobs))
 	for _, j := range s.Jobs {

@@ -28,11 +28,12 @@ func bySubmit(a, b *policy.Job) bool {
 // keyed is a job with its sort keys, compared in order (lower first).
 type keyed struct {
 	job   *policy.Job
-	queue int
-	k     [3]float64
+	queue int32
 	// at is 1 + the job's index in the snapshot (0 = not recorded), for
-	// Ranked.Index
+	// Ranked.Index; it shares a word with queue, so a record stays 40
+	// bytes (at 100,000 jobs every byte is read from memory)
 	at int32
+	k  [3]float64
 }
 
 // scratch holds an ordering's buffers from one decision to the next: a
@@ -48,6 +49,18 @@ type scratch struct {
 	out  []policy.Ranked
 	inc  incremental
 	kc   keyCache
+	// at is 1 + the snapshot index of each job of out, valid when
+	// atValid (rankIndexes)
+	at      []int32
+	atValid bool
+}
+
+// rankIndexes is RankIndexes of the last ranking sc returned.
+func (sc *scratch) rankIndexes() []int32 {
+	if !sc.atValid || len(sc.at) != len(sc.out) {
+		return nil
+	}
+	return sc.at
 }
 
 // active lists the queued and running jobs of a snapshot.
@@ -68,6 +81,7 @@ func (sc *scratch) active(s *policy.Snapshot) []*policy.Job {
 // pass each, a fifth of a decision. The result is sc's key buffer, as
 // keys returns it.
 func (sc *scratch) activeKeys(s *policy.Snapshot, key func(j *policy.Job) keyed) []keyed {
+	sc.kc.on = false
 	ks := sc.keys(len(s.Jobs))[:0]
 	for i, j := range s.Jobs {
 		if isActive(j) {
@@ -150,9 +164,10 @@ func (s *Sorter) Sort(jobs []*policy.Job, keys []float64) []int32 {
 // 0: one pass, as it runs over the whole queue on every decision.
 func (sc *scratch) asListed(js []*policy.Job) []policy.Ranked {
 	out := sc.out[:0]
-	for i, j := range js {
+	sc.atValid = false
+	for _, j := range js {
 		if isActive(j) {
-			out = append(out, policy.Ranked{Job: j, Index: i + 1})
+			out = append(out, policy.Ranked{Job: j})
 		}
 	}
 	sc.out = out
@@ -164,6 +179,7 @@ func (sc *scratch) asListed(js []*policy.Job) []policy.Ranked {
 // still lists the same jobs (pointer compares, no job is read) stays, and
 // only the rest is appended. A nil job falls back to asListed.
 func (sc *scratch) listedAll(js []*policy.Job) []policy.Ranked {
+	sc.atValid = false
 	out, n := sc.out, 0
 	if len(out) > len(js) {
 		out = out[:len(js)]
@@ -186,7 +202,14 @@ func (sc *scratch) listedAll(js []*policy.Job) []policy.Ranked {
 func (sc *scratch) ranked(ks []keyed, idx []int32) []policy.Ranked {
 	sc.out = grow(sc.out, len(ks))
 	for i, x := range idx {
-		sc.out[i] = policy.Ranked{Job: ks[x].job, Queue: ks[x].queue, Index: int(ks[x].at)}
+		sc.out[i] = policy.Ranked{Job: ks[x].job, Queue: int(ks[x].queue)}
+	}
+	sc.atValid = sc.kc.on
+	if sc.atValid { // a tracked snapshot: the Framework asks (RankIndexes)
+		sc.at = grow(sc.at, len(idx))
+		for i, x := range idx {
+			sc.at[i] = ks[x].at
+		}
 	}
 	return sc.out
 }
@@ -205,7 +228,7 @@ func inOrder(ks []keyed) bool {
 // compareKeyed is sortKeyed's order as a three-way comparison.
 func compareKeyed(a, b *keyed) int {
 	if a.queue != b.queue {
-		return cmpInt(a.queue, b.queue)
+		return cmpInt(int(a.queue), int(b.queue))
 	}
 	for k := range a.k {
 		if x, y := floatKey(a.k[k]), floatKey(b.k[k]); x != y {

@@ -95,7 +95,7 @@ func (o *Fair) Order(s *policy.Snapshot) []policy.Ranked {
 	// activeKeys) keeps ρ's parts, which a pass over the keys combines
 	// a tracked snapshot keeps what ρ takes of each job (not Now)
 	ks, tracked := o.sc.trackedKeys(s, func(j *policy.Job) keyed {
-		return keyed{job: j, queue: int(stateTie(j)), k: [3]float64{j.Submit, j.Executed, gpuShare(j)}}
+		return keyed{job: j, queue: int32(stateTie(j)), k: [3]float64{j.Submit, j.Executed, gpuShare(j)}}
 	})
 	if tracked {
 		for i := range ks {
@@ -106,7 +106,7 @@ func (o *Fair) Order(s *policy.Snapshot) []policy.Ranked {
 	} else {
 		ks = o.sc.activeKeys(s, func(j *policy.Job) keyed {
 			shared, whole := o.rhoParts(j, s.Now)
-			return keyed{job: j, queue: int(stateTie(j)), k: [3]float64{shared, whole, gpuShare(j)}}
+			return keyed{job: j, queue: int32(stateTie(j)), k: [3]float64{shared, whole, gpuShare(j)}}
 		})
 	}
 	for i := range ks {

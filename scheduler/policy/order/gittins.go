@@ -155,7 +155,7 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 				idx = spans[i].index(a, o.delta)
 			}
 		}
-		ks[i] = keyed{job: j, queue: o.q.queueOf(a), k: [3]float64{ks[i].k[0], -idx, ks[i].k[2]}, at: ks[i].at}
+		ks[i] = keyed{job: j, queue: int32(o.q.queueOf(a)), k: [3]float64{ks[i].k[0], -idx, ks[i].k[2]}, at: ks[i].at}
 	}
 	o.spans, o.spare = spans, o.spans
 	o.lastSvc, o.lastVer = append(o.lastSvc[:0], svc...), o.dist.Added()

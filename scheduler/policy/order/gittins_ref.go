@@ -111,7 +111,7 @@ func (o *GittinsRef) Order(s *policy.Snapshot) []policy.Ranked {
 	svc := o.q.update(s.Now, js)
 	ks := o.sc.keys(len(js))
 	for i, j := range js {
-		ks[i] = keyed{job: j, queue: o.q.queueOf(svc[i]), k: [3]float64{-o.Index(svc[i]), j.Submit}}
+		ks[i] = keyed{job: j, queue: int32(o.q.queueOf(svc[i])), k: [3]float64{-o.Index(svc[i]), j.Submit}}
 	}
 	return o.sc.sortIncremental(ks, s.SubmitOrdered)
 }

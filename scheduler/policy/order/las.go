@@ -38,14 +38,14 @@ func (o *LAS) Order(s *policy.Snapshot) []policy.Ranked {
 	var ks []keyed
 	if o.q.plain() { // service is Attained: one pass over the jobs
 		ks = o.sc.keysOf(s, func(j *policy.Job) keyed {
-			return keyed{job: j, queue: o.q.queueOf(j.Attained), k: [3]float64{stateTie(j), queuedAt(j)}}
+			return keyed{job: j, queue: int32(o.q.queueOf(j.Attained)), k: [3]float64{stateTie(j), queuedAt(j)}}
 		})
 	} else {
 		js := o.sc.active(s)
 		svc := o.q.update(s.Now, js)
 		ks = o.sc.keys(len(js))
 		for i, j := range js {
-			ks[i] = keyed{job: j, queue: o.q.queueOf(svc[i]), k: [3]float64{stateTie(j), queuedAt(j)}}
+			ks[i] = keyed{job: j, queue: int32(o.q.queueOf(svc[i])), k: [3]float64{stateTie(j), queuedAt(j)}}
 		}
 	}
 	// between consecutive events few keys change: re-rank only those

@@ -14,7 +14,7 @@ import (
 // then the keys (NaN as +Inf, -0 equal to +0), then submit time and ID.
 func compareReference(x, y keyed) int {
 	if x.queue != y.queue {
-		return x.queue - y.queue
+		return int(x.queue) - int(y.queue)
 	}
 	for k := range x.k {
 		a, b := x.k[k], y.k[k]
@@ -45,7 +45,7 @@ func TestSortKeyedMatchesComparator(t *testing.T) {
 		ks := make([]keyed, n)
 		for i := range ks {
 			j := &policy.Job{ID: "j" + strconv.Itoa(rng.IntN(1000000)) + "-" + strconv.Itoa(i), Submit: float64(rng.IntN(4))}
-			ks[i] = keyed{job: j, queue: rng.IntN(3)}
+			ks[i] = keyed{job: j, queue: int32(rng.IntN(3))}
 			for k := range ks[i].k {
 				if rng.IntN(2) == 0 {
 					ks[i].k[k] = vals[rng.IntN(len(vals))]
@@ -61,7 +61,7 @@ func TestSortKeyedMatchesComparator(t *testing.T) {
 		}
 		got := sortKeyed(slices.Clone(ks))
 		for i := range got {
-			if got[i].Job != want[i].job || got[i].Queue != want[i].queue {
+			if got[i].Job != want[i].job || got[i].Queue != int(want[i].queue) {
 				t.Fatalf("trial %d: position %d is %s, want %s", trial, i, got[i].Job.ID, want[i].job.ID)
 			}
 		}

@@ -18,6 +18,9 @@ type keyCache struct {
 	ksAt   []int32 // by position: the index in the last call's keys, -1 if none
 	// fresh: prev (in sc.inc.prev) is this call's match, for sortFor
 	fresh bool
+	// on: this call's keys came from trackedKeys (so ranked records
+	// each job's snapshot index for RankIndexes)
+	on bool
 }
 
 // trackedKeys is activeKeys for a tracked snapshot: unchanged jobs get
@@ -28,7 +31,7 @@ type keyCache struct {
 func (sc *scratch) trackedKeys(s *policy.Snapshot, key func(j *policy.Job) keyed) (ks []keyed, ok bool) {
 	kc := &sc.kc
 	if !kc.track.Update(s) {
-		kc.valid, kc.fresh = false, false
+		kc.valid, kc.fresh, kc.on = false, false, false
 		return nil, false
 	}
 	n := len(s.Jobs)
@@ -67,7 +70,7 @@ func (sc *scratch) trackedKeys(s *policy.Snapshot, key func(j *policy.Job) keyed
 		prev = append(prev, p)
 	}
 	sc.ks, sc.inc.prev = ks, prev
-	kc.valid, kc.fresh = true, true
+	kc.valid, kc.fresh, kc.on = true, true, true
 	return ks, true
 }
 
@@ -104,3 +107,19 @@ func growKeep[T any](xs []T, n int) []T {
 	}
 	return xs[:n]
 }
+
+// RankIndexes says where each job of the last ranking is listed in its
+// snapshot, for a tracked snapshot (policy.RankIndexer); nil otherwise.
+func (o *FIFO) RankIndexes() []int32 { return o.sc.rankIndexes() }
+
+// RankIndexes is FIFO.RankIndexes for 2D-LAS.
+func (o *LAS) RankIndexes() []int32 { return o.sc.rankIndexes() }
+
+// RankIndexes is FIFO.RankIndexes for SRTF.
+func (o *SRTFOracle) RankIndexes() []int32 { return o.sc.rankIndexes() }
+
+// RankIndexes is FIFO.RankIndexes for 2D-Gittins.
+func (o *Gittins) RankIndexes() []int32 { return o.sc.rankIndexes() }
+
+// RankIndexes is FIFO.RankIndexes for fair.
+func (o *Fair) RankIndexes() []int32 { return o.sc.rankIndexes() }

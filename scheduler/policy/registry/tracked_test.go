@@ -112,3 +112,17 @@ func TestJobGenCallerBug(t *testing.T) {
 		t.Fatalf("the stamped change was not seen: %v %v", d.Starts, d.Waiting)
 	}
 }
+
+// The orderings that keep keys by position say where each ranked job is
+// listed, so a tracked Framework reads no unchanged job.
+func TestJobGenRankIndexers(t *testing.T) {
+	for _, name := range []string{"fifo", "srtf-oracle", "tiresias-las", "tiresias-gittins", "fair"} {
+		f, ok := newWith(t, name, 0).(*policy.Framework)
+		if !ok {
+			t.Fatalf("%s is not a Framework", name)
+		}
+		if _, ok := f.Order.(policy.RankIndexer); !ok {
+			t.Errorf("%s: its ordering is no RankIndexer", name)
+		}
+	}
+}

@@ -9,6 +9,11 @@
 // policies; CARAVAN_SCALE_SIZES ("1k", "10k" or "1k,10k") the sizes;
 // CARAVAN_SCALE_CPUPROFILE=<prefix> writes a CPU profile of the
 // steady-state decisions alone to <prefix>-<ordering>.prof.
+// BenchmarkScaleChurn (churn_bench_test.go) decides snapshots that change
+// between decisions as a live scheduler's do (policytest.Churn), each
+// with a tracked (Snapshot.JobGen) and an untracked instance side by
+// side; CARAVAN_SCALE_CHURN=tracked or untracked runs one side,
+// CARAVAN_SCALE_CHURN_WARMUP sets the untimed churned decisions (5).
 // Figures before and after the issue #20 work, and what is still over
 // the 10 ms p99 goal at 10k × 100k and why, are in scheduler/policy/README.md
 // ("At scale").

@@ -50,6 +50,9 @@ type engine struct {
 	shapeBuf, countBuf []int
 	demandBuf          []float64
 	snapJobs           []*policy.Job // parallel to active
+	snapGen            []uint64      // snapJobs' stamps (jobgen.go)
+	stamp              uint64
+	dirty              []*simJob
 	doneBuf            []*simJob
 	prevAttained       map[string]float64
 }
@@ -318,7 +321,7 @@ func (e *engine) admit() bool {
 	for e.next < len(e.jobs) && e.jobs[e.next].spec.Submit <= e.now {
 		j := e.jobs[e.next]
 		e.active = append(e.active, j)
-		e.snapJobs = append(e.snapJobs, &j.pj)
+		e.listed(j)
 		e.next++
 		any = true
 	}
@@ -329,13 +332,17 @@ func (e *engine) admit() bool {
 func (e *engine) decide() error {
 	e.events++
 	// the engine never reads Waiting: policies may skip the reasons
-	snap := &policy.Snapshot{Now: e.now, Cluster: e.led.snapshotCluster(), Jobs: e.snapJobs, SkipReasons: true, SubmitOrdered: true}
+	e.stampDirty()
+	snap := &policy.Snapshot{Now: e.now, Cluster: e.led.snapshotCluster(), Jobs: e.snapJobs, SkipReasons: true, SubmitOrdered: true,
+		JobGen: e.snapGen}
 	snap.Cluster.Links = e.led.cluster.Links // a topology (nil: none)
 	d := e.pol.Decide(snap)
+	e.markRunning() // preempted ones change in apply
 	started, err := e.apply(d)
 	if err != nil {
 		return err
 	}
+	e.markRunning() // started ones run from now on
 	e.refreshSpeeds()
 	if e.ex != nil {
 		e.syncShares()
@@ -366,7 +373,7 @@ func (e *engine) detectStuck(started int) {
 		j.pj.State = policy.Finished
 	}
 	e.active, e.doneIn = e.active[:0], 0
-	e.snapJobs = e.snapJobs[:0]
+	e.snapJobs, e.snapGen = e.snapJobs[:0], e.snapGen[:0]
 }
 
 // running lists running jobs (maintained by start and stop).
@@ -375,11 +382,11 @@ func (e *engine) running() []*simJob { return e.run }
 // compact drops finished jobs from the active list.
 func (e *engine) compact() {
 	kept := e.active[:0]
-	e.snapJobs = e.snapJobs[:0]
+	e.snapJobs, e.snapGen = e.snapJobs[:0], e.snapGen[:0]
 	for _, j := range e.active {
 		if !j.done {
 			kept = append(kept, j)
-			e.snapJobs = append(e.snapJobs, &j.pj)
+			e.listed(j) // moved: a fresh stamp
 		}
 	}
 	for i := len(kept); i < len(e.active); i++ {

@@ -139,6 +139,10 @@ type simJob struct {
 	started, done    bool
 	resumePenalty    bool // preempted since it last ran
 	nextMark         float64
+	// pos is the job's index in the snapshot's jobs, dirty that it waits
+	// for a fresh stamp (jobgen.go)
+	pos   int
+	dirty bool
 }
 
 // slotUtil is the demand one slot puts on its GPU: the job's utilisation

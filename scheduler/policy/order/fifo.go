@@ -37,6 +37,7 @@ func (f *FIFO) BlocksHeadOfLine() bool { return !f.cfg.Backfill }
 // most of FIFO's time, and the list barely changes between events.
 func (o *FIFO) Order(s *policy.Snapshot) []policy.Ranked {
 	if s.SubmitOrdered && s.SkipReasons {
+		o.sc.kc.forget() // it did not see this snapshot's stamps
 		return o.sc.listedAll(s.Jobs)
 	}
 	key := func(j *policy.Job) keyed { return keyed{job: j, k: [3]float64{j.Submit}} }

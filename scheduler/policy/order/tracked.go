@@ -74,6 +74,12 @@ func (sc *scratch) trackedKeys(s *policy.Snapshot, key func(j *policy.Job) keyed
 	return ks, true
 }
 
+// forget drops what was kept: the next tracked call keys every job.
+func (kc *keyCache) forget() {
+	kc.track.Reset()
+	kc.valid, kc.fresh, kc.on = false, false, false
+}
+
 // keysOf is trackedKeys where the snapshot is tracked, else activeKeys.
 func (sc *scratch) keysOf(s *policy.Snapshot, key func(j *policy.Job) keyed) []keyed {
 	if ks, ok := sc.trackedKeys(s, key); ok {

@@ -196,8 +196,14 @@ func (r *round) rankAll(ranked []Ranked) {
 	r.info = r.f.info[:len(ranked)]
 	r.dec.Ranking = make([]Rank, len(ranked))
 	for i, x := range ranked {
-		r.dec.Ranking[i] = Rank{JobID: x.Job.ID, Queue: x.Queue}
-		r.info[i] = infoOf(x.Job, r.preemptive)
+		// written field by field, not through infoOf: returning the
+		// struct cost the untracked path ~1.5 ms at 100,000 jobs
+		j := x.Job
+		r.dec.Ranking[i] = Rank{JobID: j.ID, Queue: x.Queue}
+		r.info[i] = rankInfo{state: j.State, workers: j.Workers, frac: j.Fraction, mem: j.MemMiB}
+		if j.State == Running && r.preemptive { // only victims' shares are read
+			r.info[i].held = placementGPUs(j.Placement)
+		}
 	}
 }
 

@@ -1,7 +1,7 @@
 package policy
 
 // jobCache is what the Framework keeps of a tracked snapshot's jobs
-// (Snapshot.JobGen) from one round to the next: the last round's Ranking
+// (Snapshot.JobGen) from one round to the next: the last round's IDs
 // and walk info, in rank order, and each position's rank in it. At
 // 100,000 jobs reading every job again in rank order was a cache miss
 // each, and so was gathering a per-position copy in rank order; rank
@@ -13,12 +13,13 @@ type jobCache struct {
 	// lastRank[p] is the rank of the job at position p in the last
 	// round (-1: not ranked); next is this round's, swapped in after
 	lastRank, next []int32
-	// info and ranking by rank: [cur] is the last round's, the other is
-	// rewritten by this one (so a Decision's Ranking stays valid until
-	// the next Decide, as JobGen's contract says)
+	// info and ids by rank: [cur] is the last round's, the other is
+	// rewritten by this one; the Decision's Ranking is written from them
+	// and never read back, so a caller that edits it harms nothing
 	info    [2][]rankInfo
-	ranking [2][]Rank
+	ids     [2][]string
 	cur     int
+	ranking []Rank
 	// waiting is the last Decision's Waiting, rewritten in place
 	waiting Waits
 }
@@ -36,8 +37,9 @@ func (c *jobCache) refresh(s *Snapshot) bool {
 // unchanged jobs' entries from the last round.
 func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, preemptive bool) ([]Rank, []rankInfo) {
 	old, cur := c.cur, 1-c.cur
-	oldInfo, oldRank := c.info[old], c.ranking[old]
-	info, ranking := grow(c.info[cur], len(ranked)), grow(c.ranking[cur], len(ranked))
+	oldInfo, oldIDs := c.info[old], c.ids[old]
+	info, ids := grow(c.info[cur], len(ranked)), grow(c.ids[cur], len(ranked))
+	ranking := grow(c.ranking, len(ranked))
 	next := grow(c.next, len(s.Jobs))
 	for i := range next {
 		next[i] = -1
@@ -48,20 +50,19 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, preemptive boo
 		if at != nil {
 			p = int(at[r]) - 1
 		}
-		if p < 0 || p >= len(next) {
-			ranking[r], info[r] = Rank{JobID: x.Job.ID, Queue: x.Queue}, infoOf(x.Job, preemptive)
-			continue
+		switch {
+		case p >= 0 && p < len(next) && p < len(last) && c.track.Same(p) && last[p] >= 0:
+			lr := last[p]
+			ids[r], info[r] = oldIDs[lr], oldInfo[lr]
+		default:
+			ids[r], info[r] = x.Job.ID, infoOf(x.Job, preemptive)
 		}
-		next[p] = int32(r)
-		if p < len(last) && c.track.Same(p) {
-			if lr := last[p]; lr >= 0 {
-				ranking[r], info[r] = Rank{JobID: oldRank[lr].JobID, Queue: x.Queue}, oldInfo[lr]
-				continue
-			}
+		if p >= 0 && p < len(next) {
+			next[p] = int32(r)
 		}
-		ranking[r], info[r] = Rank{JobID: x.Job.ID, Queue: x.Queue}, infoOf(x.Job, preemptive)
+		ranking[r] = Rank{JobID: ids[r], Queue: x.Queue}
 	}
-	c.info[cur], c.ranking[cur], c.cur = info, ranking, cur
+	c.info[cur], c.ids[cur], c.cur, c.ranking = info, ids, cur, ranking
 	c.lastRank, c.next = next, last
 	return ranking, info
 }

@@ -184,10 +184,9 @@ type Snapshot struct {
 	//
 	// Setting JobGen also means the Decision's Waiting and Ranking slices
 	// (still complete: every waiting job, the full ranking) belong to the
-	// policy: read them, never modify them, and only until its next
-	// Decide, which rewrites them in place (and reads the last Ranking)
-	// instead of allocating ~6 MB per decision at 100,000 jobs: copy
-	// what must outlive the round.
+	// policy and are valid only until its next Decide, which rewrites
+	// them in place instead of allocating ~6 MB per decision at 100,000
+	// jobs: copy what must outlive the round.
 	JobGen []uint64
 }
 

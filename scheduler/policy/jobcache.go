@@ -67,6 +67,10 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, preemptive boo
 	return ranking, info
 }
 
+// forgetRanks drops the last round's ranks (a round ranked without
+// them): the next round reads every job.
+func (c *jobCache) forgetRanks() { c.lastRank = c.lastRank[:0] }
+
 // infoOf is what the walk reads of j (held only for preemptive
 // orderings: only victims' shares are read).
 func infoOf(j *Job, preemptive bool) rankInfo {

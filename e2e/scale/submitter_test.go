@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -107,19 +108,54 @@ func TestSubmitter(t *testing.T) {
 	rep := submitReport{At: make(map[string]time.Time, len(plan.Jobs))}
 	stop := make(chan struct{})
 	lags := wakeLag(stop)
+	// CARAVAN_SCALE_SUBMIT_PARALLEL=n registers n jobs at once (a bulk
+	// submission, e.g. 10,000 jobs queued in well under a minute); default
+	// one at a time.
+	width := max(envInt("CARAVAN_SCALE_SUBMIT_PARALLEL", 1), 1)
+	var mu sync.Mutex
+	next := make(chan submitJob)
+	var wg sync.WaitGroup
+	errs := make(chan error, width)
+	for range width {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				p0 := time.Now()
+				job, err := cl.Jobs().ParseHCLOpts(&api.JobsParseRequest{JobHCL: j.HCL, Canonicalize: true})
+				if err != nil {
+					errs <- fmt.Errorf("parse %s: %w", j.ID, err)
+					return
+				}
+				parse, t0 := time.Since(p0), time.Now()
+				if _, _, err := cl.Jobs().Register(job, nil); err != nil {
+					errs <- fmt.Errorf("register %s: %w", j.ID, err)
+					return
+				}
+				mu.Lock()
+				rep.Parses, rep.Registers = append(rep.Parses, parse), append(rep.Registers, time.Since(t0))
+				rep.At[j.ID] = t0
+				mu.Unlock()
+			}
+		}()
+	}
+feed:
 	for _, j := range plan.Jobs {
-		p0 := time.Now()
-		job, err := cl.Jobs().ParseHCLOpts(&api.JobsParseRequest{JobHCL: j.HCL, Canonicalize: true})
-		if err != nil {
-			t.Fatalf("parse %s: %v", j.ID, err)
+		select {
+		case next <- j:
+		case err := <-errs:
+			t.Error(err)
+			break feed
 		}
-		rep.Parses = append(rep.Parses, time.Since(p0))
-		t0 := time.Now()
-		if _, _, err := cl.Jobs().Register(job, nil); err != nil {
-			t.Fatalf("register %s: %v", j.ID, err)
-		}
-		rep.Registers = append(rep.Registers, time.Since(t0))
-		rep.At[j.ID] = t0
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if t.Failed() {
+		t.FailNow()
 	}
 	close(stop)
 	rep.Lags = <-lags

@@ -44,7 +44,7 @@ func TestConsolidateMemoMatchesFullSearch(t *testing.T) {
 			}
 		default:
 			d := demands[rng.IntN(len(demands))]
-			if fit, _ := fits(logged, d); fit != nil {
+			if m := fits(logged, d); m != nil {
 				hits++
 			}
 			p1, why1 := consolidate(logged, d)

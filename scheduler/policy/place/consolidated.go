@@ -26,16 +26,22 @@ func (*Consolidated) Place(_ *policy.Job, d policy.Demand, c *policy.Capacity) (
 }
 
 func consolidate(c *policy.Capacity, d policy.Demand) (policy.Placement, string) {
-	fit, total := fits(c, d) // nil: scan the nodes
-	if fit != nil && total < d.Workers {
-		return policy.Placement{}, noRoom(d, total) // no node hosts the gang either
+	m := fits(c, d) // nil: scan the nodes
+	if m != nil && m.total < d.Workers {
+		return policy.Placement{}, noRoom(d, m.total) // no node hosts the gang either
 	}
-	if n := bestSingleNodeOf(c, d, fit); n >= 0 {
+	n := -1
+	if m != nil {
+		n = m.bestSingleNode(d)
+	} else {
+		n = bestSingleNode(c, d)
+	}
+	if n >= 0 {
 		return policy.Placement{Slots: fillNode(&c.Nodes[n], d, d.Workers)}, ""
 	}
 	var cs []candidate
-	if fit != nil {
-		cs = candidatesOf(fit)
+	if m != nil {
+		cs = candidatesOf(m.fit)
 	} else {
 		cs = candidates(c, d)
 		remember(c, d, cs)

@@ -62,22 +62,16 @@ func fillNodeTo(dst []policy.Slot, n *policy.FreeNode, d policy.Demand, k int) [
 }
 
 // bestSingleNode finds the node that fits the whole gang with the least
-// capacity left over (best fit), or -1.
-func bestSingleNode(c *policy.Capacity, d policy.Demand) int { return bestSingleNodeOf(c, d, nil) }
-
-// bestSingleNodeOf is bestSingleNode given each node's nodeFit (nil:
-// compute it).
-func bestSingleNodeOf(c *policy.Capacity, d policy.Demand, fit []int32) int {
+// capacity left over (best fit), or -1. (fitMemo.bestSingleNode is the
+// same search over a memo's compact arrays.)
+func bestSingleNode(c *policy.Capacity, d policy.Demand) int {
 	best, bestLeft := -1, 0.0
 	for i := range c.Nodes {
-		if fit != nil && int(fit[i]) < d.Workers {
-			continue
-		}
 		n := &c.Nodes[i]
 		if d.WholeGPU() && n.WholeFree < d.Workers {
 			continue
 		}
-		if n.FreeSum+1e-9 < d.GPUs() || (fit == nil && nodeFit(n, d) < d.Workers) {
+		if n.FreeSum+1e-9 < d.GPUs() || nodeFit(n, d) < d.Workers {
 			continue
 		}
 		left := leftover(n, d, d.Workers)

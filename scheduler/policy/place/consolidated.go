@@ -30,7 +30,7 @@ func consolidate(c *policy.Capacity, d policy.Demand) (policy.Placement, string)
 	if m != nil && m.total < d.Workers {
 		return policy.Placement{}, noRoom(d, m.total) // no node hosts the gang either
 	}
-	n := -1
+	var n int
 	if m != nil {
 		n = m.bestSingleNode(d)
 	} else {

@@ -76,6 +76,10 @@ type Capacity struct {
 	// changes and memo serve placers' memos (capacity_changes.go)
 	changes changeLog
 	memo    any
+	// sums and wholes are each node's FreeSum and WholeFree, kept by
+	// summary updates, for placers' scans (NodeSums)
+	sums   []float64
+	wholes []int32
 	// scratch of Commit and apply, reused (one allocation each per slot
 	// were a tenth of a preemption-heavy decision)
 	refs    []slotRef
@@ -170,10 +174,12 @@ func (cp *Capacity) Reset(c *Cluster) *Capacity {
 	// the totals in node order, as resummarise from zero sums them
 	cp.wholeFree, cp.freeSum = 0, 0
 	cp.limits.maxMem = 0
+	cp.sums, cp.wholes = growSums(cp.sums, len(cp.Nodes)), growSums(cp.wholes, len(cp.Nodes))
 	for i := range cp.Nodes {
 		cp.wholeFree += cp.Nodes[i].WholeFree
 		cp.freeSum += cp.Nodes[i].FreeSum
 		cp.limits.maxMem = max(cp.limits.maxMem, cp.Nodes[i].maxMem)
+		cp.sums[i], cp.wholes[i] = cp.Nodes[i].FreeSum, int32(cp.Nodes[i].WholeFree)
 	}
 	cp.track.remember(c, len(cp.Nodes))
 	return cp
@@ -224,6 +230,29 @@ func (c *Capacity) resummarise(i int) {
 	summarise(n)
 	c.wholeFree += n.WholeFree
 	c.freeSum += n.FreeSum
+	if len(c.sums) != len(c.Nodes) {
+		c.sums, c.wholes = growSums(c.sums, len(c.Nodes)), growSums(c.wholes, len(c.Nodes))
+	}
+	c.sums[i], c.wholes[i] = n.FreeSum, int32(n.WholeFree)
+}
+
+// NodeSums are each node's FreeSum and WholeFree as compact arrays (a
+// scan over 10,000 nodes reads 12 B per node instead of a FreeNode's
+// 112), when they can be trusted: only a Capacity that logs its changes
+// (a Framework's) promises that every change went through Commit,
+// Release or Reset, which keep them; ok is false otherwise.
+func (c *Capacity) NodeSums() (freeSum []float64, wholeFree []int32, ok bool) {
+	if !c.changes.on || len(c.sums) != len(c.Nodes) {
+		return nil, nil, false
+	}
+	return c.sums, c.wholes, true
+}
+
+func growSums[T any](xs []T, n int) []T {
+	if cap(xs) < n {
+		return make([]T, n)
+	}
+	return xs[:n]
 }
 
 // summarise recomputes a node's summary from its GPUs.

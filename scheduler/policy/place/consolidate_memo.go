@@ -69,7 +69,7 @@ func (m *fitMemo) bestSingleNode(d policy.Demand) int {
 		if int(f) < w || (whole && int(m.whole[i]) < w) || m.sum[i]+1e-9 < gpus {
 			continue
 		}
-		left := m.sum[i] - float64(w)*d.Fraction // leftover
+		left := m.sum[i] - float64(w)*d.Fraction // the share the node keeps
 		if best < 0 || left < bestLeft-1e-9 {
 			best, bestLeft = i, left
 			if left < 1e-9 {

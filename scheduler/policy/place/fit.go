@@ -25,11 +25,6 @@ func nodeFit(n *policy.FreeNode, d policy.Demand) int {
 	return c
 }
 
-// leftover is the free GPU share a node keeps after taking the gang.
-func leftover(n *policy.FreeNode, d policy.Demand, workers int) float64 {
-	return n.FreeSum - float64(workers)*d.Fraction
-}
-
 // fillNode builds k slots on node n. Fractions go to the fullest GPUs that
 // still fit first, so whole GPUs stay whole.
 func fillNode(n *policy.FreeNode, d policy.Demand, k int) []policy.Slot {
@@ -65,16 +60,23 @@ func fillNodeTo(dst []policy.Slot, n *policy.FreeNode, d policy.Demand, k int) [
 // capacity left over (best fit), or -1. (fitMemo.bestSingleNode is the
 // same search over a memo's compact arrays.)
 func bestSingleNode(c *policy.Capacity, d policy.Demand) int {
+	sums, wholes, compact := c.NodeSums()
 	best, bestLeft := -1, 0.0
 	for i := range c.Nodes {
-		n := &c.Nodes[i]
-		if d.WholeGPU() && n.WholeFree < d.Workers {
+		var sum float64
+		var whole int
+		if compact { // the same summary, without reading the node
+			sum, whole = sums[i], int(wholes[i])
+		} else {
+			sum, whole = c.Nodes[i].FreeSum, c.Nodes[i].WholeFree
+		}
+		if d.WholeGPU() && whole < d.Workers {
 			continue
 		}
-		if n.FreeSum+1e-9 < d.GPUs() || nodeFit(n, d) < d.Workers {
+		if sum+1e-9 < d.GPUs() || nodeFit(&c.Nodes[i], d) < d.Workers {
 			continue
 		}
-		left := leftover(n, d, d.Workers)
+		left := sum - float64(d.Workers)*d.Fraction // the share the node keeps
 		if best < 0 || left < bestLeft-1e-9 {
 			best, bestLeft = i, left
 			if left < 1e-9 {

@@ -8,6 +8,12 @@ type fitMemos struct {
 	byDemand map[policy.Demand]*fitMemo
 	order    []*fitMemo
 	next     int
+	// searched counts each demand's plain searches since seenAt (the
+	// change log restarting, a new round, resets it): a demand searched
+	// again gets a memo, so a round starting hundreds of gangs of a few
+	// shapes scans every node once per shape, not once per gang
+	searched map[policy.Demand]int
+	seenAt   policy.ChangeMark
 }
 
 // maxMemos bounds the memos kept per Capacity (each is 4 B per node).
@@ -87,12 +93,7 @@ func remember(c *policy.Capacity, d policy.Demand, cs []candidate) {
 	if !logged {
 		return
 	}
-	ms, _ := c.PlacerMemo().(*fitMemos)
-	if ms == nil {
-		ms = &fitMemos{byDemand: map[policy.Demand]*fitMemo{}}
-		c.SetPlacerMemo(ms)
-	}
-	m := ms.slot(d)
+	m := memos(c).slot(d)
 	if cap(m.fit) < len(c.Nodes) {
 		m.fit = make([]int32, len(c.Nodes))
 	}
@@ -106,6 +107,35 @@ func remember(c *policy.Capacity, d policy.Demand, cs []candidate) {
 		m.sum[i], m.whole[i] = c.Nodes[i].FreeSum, int32(c.Nodes[i].WholeFree)
 	}
 	m.ok, m.d, m.mark, m.total = true, d, mark, sumFit(cs)
+}
+
+// memoFor is d's memo when d was searched before in this round (built
+// now by one full scan); nil for a first search, which scans as before
+// and may stop at an exact fit.
+func memoFor(c *policy.Capacity, d policy.Demand) *fitMemo {
+	if _, logged := c.Mark(); !logged {
+		return nil
+	}
+	ms := memos(c)
+	if _, ok := c.ChangedSince(ms.seenAt); !ok {
+		clear(ms.searched)
+		ms.seenAt, _ = c.Mark()
+	}
+	if ms.searched[d]++; ms.searched[d] < 2 {
+		return nil
+	}
+	remember(c, d, candidates(c, d))
+	return fits(c, d)
+}
+
+// memos is the Capacity's fitMemos, created on first use.
+func memos(c *policy.Capacity) *fitMemos {
+	ms, _ := c.PlacerMemo().(*fitMemos)
+	if ms == nil {
+		ms = &fitMemos{byDemand: map[policy.Demand]*fitMemo{}, searched: map[policy.Demand]int{}}
+		c.SetPlacerMemo(ms)
+	}
+	return ms
 }
 
 // candidatesOf lists the nodes hosting a worker, as candidates does.

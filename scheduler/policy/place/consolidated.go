@@ -27,6 +27,9 @@ func (*Consolidated) Place(_ *policy.Job, d policy.Demand, c *policy.Capacity) (
 
 func consolidate(c *policy.Capacity, d policy.Demand) (policy.Placement, string) {
 	m := fits(c, d) // nil: scan the nodes
+	if m == nil {
+		m = memoFor(c, d) // a shape searched before in this round
+	}
 	if m != nil && m.total < d.Workers {
 		return policy.Placement{}, noRoom(d, m.total) // no node hosts the gang either
 	}

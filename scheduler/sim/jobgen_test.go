@@ -34,7 +34,7 @@ func (u untracked) EventDriven() bool {
 func TestJobGenSameReplay(t *testing.T) {
 	prof := profiles(t)
 	for _, name := range []string{"fifo", "srtf-oracle", "tiresias-las", "tiresias-gittins", "tiresias-las-mlfq", "fair", "lucid", "optimus"} {
-		for seed := uint64(1); seed <= 3; seed++ {
+		for seed := uint64(1); seed <= 2; seed++ {
 			out := func(wrap bool) string {
 				p, err := registry.New(name, registry.Config{})
 				if err != nil {
@@ -43,7 +43,7 @@ func TestJobGenSameReplay(t *testing.T) {
 				if wrap {
 					p = untracked{p}
 				}
-				r, err := Run(Config{RestartPenalty: 5, Check: true}, cluster(t, 4, 4), randomJobs(seed, 150, prof), p)
+				r, err := Run(Config{RestartPenalty: 5, Check: true}, cluster(t, 4, 4), randomJobs(seed, 120, prof), p)
 				if err != nil {
 					t.Fatal(err)
 				}

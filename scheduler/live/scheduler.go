@@ -43,6 +43,9 @@ type Scheduler struct {
 	// parkFailed is the job version whose parking failed other than by a
 	// conflict, per job: not tried again until the job changes (park.go).
 	parkFailed map[string]uint64
+	// placeRecheck is when to look again at an admitted job Nomad had
+	// not evaluated yet after PlaceTimeout (unplaced.go).
+	placeRecheck map[string]float64
 	// mirror is Nomad's state as the rounds see it, fed by feed (the
 	// event stream) and replaced by a full reconcile at reconciledAt.
 	mirror       *mirror
@@ -97,17 +100,18 @@ func New(cfg Config, client *api.Client, log hclog.Logger) (*Scheduler, error) {
 	}
 	s := &Scheduler{
 		cfg: cfg, api: client, log: log, pol: pol,
-		store:      newStore(client, cfg.StatePath, cfg.Namespace, log),
-		st:         newState(),
-		jobs:       map[string]*cachedJob{},
-		touched:    map[gpuKey]time.Time{},
-		badLogged:  map[string]string{},
-		parkFailed: map[string]uint64{},
-		progress:   newProgressBook(),
-		wake:       make(chan struct{}, 1),
-		feed:       newFeed(),
-		now:        time.Now,
-		fullEvery:  fullEvery,
+		store:        newStore(client, cfg.StatePath, cfg.Namespace, log),
+		st:           newState(),
+		jobs:         map[string]*cachedJob{},
+		touched:      map[gpuKey]time.Time{},
+		badLogged:    map[string]string{},
+		parkFailed:   map[string]uint64{},
+		placeRecheck: map[string]float64{},
+		progress:     newProgressBook(),
+		wake:         make(chan struct{}, 1),
+		feed:         newFeed(),
+		now:          time.Now,
+		fullEvery:    fullEvery,
 	}
 	s.metrics = newMetrics(s.view.Load, s.leader.Load)
 	s.view.Store(&QueueView{Policy: pol.Name()})

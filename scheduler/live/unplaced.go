@@ -17,11 +17,33 @@ import (
 // a storm.
 
 // unplaced reports whether e was admitted at least PlaceTimeout ago and
-// Nomad has not placed any of it.
+// Nomad has not placed any of it (nor is still to evaluate it: see
+// placeRecheck).
 func (s *Scheduler) unplaced(e *entry, now float64) bool {
-	return e.phase == phaseRunning && e.stub.Status == "pending" && e.rec.LastStart > 0 &&
+	waiting := e.phase == phaseRunning && e.stub.Status == "pending" && e.rec.LastStart > 0 &&
 		now-e.rec.LastStart >= s.cfg.PlaceTimeout.Seconds() &&
 		e.allocs.running+e.allocs.starting+e.allocs.draining == 0
+	if at, ok := s.placeRecheck[e.stub.ID]; ok {
+		if !waiting || now >= at {
+			delete(s.placeRecheck, e.stub.ID)
+		}
+		return waiting && now >= at
+	}
+	return waiting
+}
+
+// evalPending reports whether Nomad has an evaluation of the job at index
+// (or later) it has not run yet: the job is not unplaceable, Nomad's
+// broker is behind (measured with 10,000 jobs submitted at once: the
+// placing evaluation waited over a minute, and requeueing such jobs sent
+// them round again while Nomad placed the old version).
+func evalPending(evals []*api.Evaluation, index uint64) bool {
+	for _, ev := range evals {
+		if ev.Status == "pending" && ev.JobModifyIndex >= index {
+			return true
+		}
+	}
+	return false
 }
 
 // requeueUnplaced sends an unplaced job back to the queue, saying why.
@@ -29,6 +51,11 @@ func (s *Scheduler) requeueUnplaced(e *entry, now time.Time) {
 	why := "Nomad did not place it within " + s.cfg.PlaceTimeout.String()
 	s.call()
 	if evals, _, err := s.api.Jobs().Evaluations(e.stub.ID, &api.QueryOptions{Namespace: s.cfg.Namespace}); err == nil {
+		if evalPending(evals, e.stub.JobModifyIndex) {
+			s.placeRecheck[e.stub.ID] = unix(now) + s.cfg.PlaceTimeout.Seconds()
+			s.log.Debug("admitted job not placed yet, its evaluation still pending; checking again later", "job", e.stub.ID)
+			return
+		}
 		if f := placementFailure(evals); f != "" {
 			why = "Nomad could not place it: " + f
 		}

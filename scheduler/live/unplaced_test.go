@@ -20,6 +20,16 @@ func TestUnplacedAdmissionIsNoticedAndBacksOff(t *testing.T) {
 	if !s.unplaced(e, 100+timeout) {
 		t.Fatal("a pending admitted job with no allocations past the timeout is not noticed")
 	}
+	// Nomad had not evaluated it yet (its broker behind): looked at again
+	// a PlaceTimeout later, not requeued.
+	s.placeRecheck["j"] = 100 + 2*timeout
+	if s.unplaced(e, 100+2*timeout-1) || !s.unplaced(e, 100+2*timeout) || len(s.placeRecheck) != 0 {
+		t.Fatalf("recheck not honoured: %v", s.placeRecheck)
+	}
+	if !evalPending([]*api.Evaluation{{Status: "complete", JobModifyIndex: 7}, {Status: "pending", JobModifyIndex: 7}}, 7) ||
+		evalPending([]*api.Evaluation{{Status: "pending", JobModifyIndex: 6}, {Status: "blocked", JobModifyIndex: 7}}, 7) {
+		t.Fatal("evalPending misreads the evaluations")
+	}
 	e.allocs.starting = 1
 	if s.unplaced(e, 100+timeout) {
 		t.Fatal("a job with an allocation starting counts as unplaced")

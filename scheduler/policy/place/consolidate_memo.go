@@ -1,6 +1,10 @@
 package place
 
-import "github.com/caravan-dl/caravan/scheduler/policy"
+import (
+	"math/bits"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
 
 // fitMemos holds a fitMemo per demand, for the few demands (gang shapes)
 // a round retries; past maxMemos the oldest is reused.
@@ -36,6 +40,11 @@ type fitMemo struct {
 	// search per started gang was a third of a churned decision)
 	sum   []float64
 	whole []int32
+	// nz has bit i set when fit[i] > 0: the searches visit only those
+	// nodes, still in node order (a node hosting no worker fails every
+	// test), where they read all 10,000 (in a burst of thousands of
+	// starts with a few hundred nodes free, two thirds of the decision)
+	nz []uint64
 }
 
 // fits is nodeFit of every node for d and their total, brought up to
@@ -60,6 +69,7 @@ func fits(c *policy.Capacity, d policy.Demand) *fitMemo {
 		f := nodeFit(n, d)
 		m.total += f - int(m.fit[ni])
 		m.fit[ni] = int32(f)
+		m.setNZ(int(ni), f)
 		m.sum[ni], m.whole[ni] = n.FreeSum, int32(n.WholeFree)
 	}
 	m.mark, _ = c.Mark()
@@ -71,19 +81,47 @@ func fits(c *policy.Capacity, d policy.Demand) *fitMemo {
 func (m *fitMemo) bestSingleNode(d policy.Demand) int {
 	best, bestLeft := -1, 0.0
 	w, whole, gpus := d.Workers, d.WholeGPU(), d.GPUs()
-	for i, f := range m.fit {
-		if int(f) < w || (whole && int(m.whole[i]) < w) || m.sum[i]+1e-9 < gpus {
-			continue
+	if w < 1 { // every node passes the fit test: visit them all
+		for i := range m.fit {
+			if m.better(i, w, whole, gpus, d.Fraction, &best, &bestLeft) {
+				break
+			}
 		}
-		left := m.sum[i] - float64(w)*d.Fraction // the share the node keeps
-		if best < 0 || left < bestLeft-1e-9 {
-			best, bestLeft = i, left
-			if left < 1e-9 {
-				break // exact fit: nothing can beat it
+		return best
+	}
+	for wi, word := range m.nz {
+		for word != 0 {
+			i := wi<<6 | bits.TrailingZeros64(word)
+			word &= word - 1
+			if m.better(i, w, whole, gpus, d.Fraction, &best, &bestLeft) {
+				return best
 			}
 		}
 	}
 	return best
+}
+
+// better applies the single-node tests to node i, making it the best when
+// it leaves less; true on an exact fit (nothing can beat it).
+func (m *fitMemo) better(i, w int, whole bool, gpus, frac float64, best *int, bestLeft *float64) bool {
+	if int(m.fit[i]) < w || (whole && int(m.whole[i]) < w) || m.sum[i]+1e-9 < gpus {
+		return false
+	}
+	left := m.sum[i] - float64(w)*frac // the share the node keeps
+	if *best < 0 || left < *bestLeft-1e-9 {
+		*best, *bestLeft = i, left
+		return left < 1e-9
+	}
+	return false
+}
+
+// setNZ records whether node i hosts a worker (f > 0).
+func (m *fitMemo) setNZ(i, f int) {
+	if f > 0 {
+		m.nz[i>>6] |= 1 << (i & 63)
+	} else {
+		m.nz[i>>6] &^= 1 << (i & 63)
+	}
 }
 
 // remember keeps the fits a full scan found (cs: every node hosting a
@@ -99,8 +137,11 @@ func remember(c *policy.Capacity, d policy.Demand, cs []candidate) {
 	}
 	m.fit = m.fit[:len(c.Nodes)]
 	clear(m.fit)
+	m.nz = growTo(m.nz, (len(c.Nodes)+63)/64)
+	clear(m.nz)
 	for _, cd := range cs {
 		m.fit[cd.node] = int32(cd.fit)
+		m.setNZ(cd.node, cd.fit)
 	}
 	m.sum, m.whole = growTo(m.sum, len(c.Nodes)), growTo(m.whole, len(c.Nodes))
 	for i := range c.Nodes {
@@ -139,11 +180,13 @@ func memos(c *policy.Capacity) *fitMemos {
 }
 
 // candidatesOf lists the nodes hosting a worker, as candidates does.
-func candidatesOf(fit []int32) []candidate {
+func (m *fitMemo) candidatesOf() []candidate {
 	var out []candidate
-	for i, f := range fit {
-		if f > 0 {
-			out = append(out, candidate{i, int(f)})
+	for wi, word := range m.nz {
+		for word != 0 {
+			i := wi<<6 | bits.TrailingZeros64(word)
+			word &= word - 1
+			out = append(out, candidate{i, int(m.fit[i])})
 		}
 	}
 	return out

@@ -44,7 +44,7 @@ func consolidate(c *policy.Capacity, d policy.Demand) (policy.Placement, string)
 	}
 	var cs []candidate
 	if m != nil {
-		cs = candidatesOf(m.fit)
+		cs = m.candidatesOf()
 	} else {
 		cs = candidates(c, d)
 		remember(c, d, cs)
@@ -61,19 +61,21 @@ func consolidate(c *policy.Capacity, d policy.Demand) (policy.Placement, string)
 	return p, ""
 }
 
-// bestRack places within the single rack needing the fewest nodes.
+// bestRack places within the single rack needing the fewest nodes (the
+// lowest-numbered such rack). Each rack counts its candidates in cs order
+// until the gang is complete, all racks in one pass over cs.
 func bestRack(c *policy.Capacity, d policy.Demand, cs []candidate) (policy.Placement, bool) {
-	best, bestNodes := -1, 0
-	for r := range c.Racks {
-		nodes, got := 0, 0
-		for _, cd := range cs {
-			if c.Nodes[cd.node].RackID == r && got < d.Workers {
-				nodes++
-				got += cd.fit
-			}
+	nodes, got := make([]int, len(c.Racks)), make([]int, len(c.Racks))
+	for _, cd := range cs {
+		if r := c.Nodes[cd.node].RackID; got[r] < d.Workers {
+			nodes[r]++
+			got[r] += cd.fit
 		}
-		if got >= d.Workers && (best < 0 || nodes < bestNodes) {
-			best, bestNodes = r, nodes
+	}
+	best := -1
+	for r := range c.Racks {
+		if got[r] >= d.Workers && (best < 0 || nodes[r] < nodes[best]) {
+			best = r
 		}
 	}
 	if best < 0 {

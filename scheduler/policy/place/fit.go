@@ -3,7 +3,6 @@ package place
 import (
 	"cmp"
 	"slices"
-	"sort"
 	"strconv"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
@@ -122,7 +121,7 @@ func take(c *policy.Capacity, d policy.Demand, cs []candidate) (policy.Placement
 // byFitDesc sorts candidates by how much they host, largest first, so the
 // fewest nodes are used.
 func byFitDesc(cs []candidate) {
-	sort.SliceStable(cs, func(a, b int) bool { return cs[a].fit > cs[b].fit })
+	slices.SortStableFunc(cs, func(a, b candidate) int { return cmp.Compare(b.fit, a.fit) })
 }
 
 func noRoom(d policy.Demand, free int) string {

@@ -155,14 +155,20 @@ func (cp *Capacity) Reset(c *Cluster) *Capacity {
 	cp.Epoch = 0
 	cp.residents = nil
 	cp.lastName, cp.lastNode, cp.lastOK = "", 0, false
-	if cp.changes.on {
-		cp.restartLog() // every memo of the last round is void
-	}
 	cp.Links = c.Links
 	tracked := cp.track.follows(c)
+	if cp.changes.on && !tracked {
+		cp.restartLog() // every memo of the last round is void
+	}
 	for i := range c.Nodes {
 		if tracked && !cp.track.stale(c, i) {
 			continue
+		}
+		if tracked {
+			// the nodes not re-read are as the last round left them, so
+			// a placer's memos stay valid across rounds by re-reading
+			// these (a churned round re-read all 10,000 per shape)
+			cp.logChange(i)
 		}
 		n, fn := &c.Nodes[i], &cp.Nodes[i]
 		fn.LinkGbps = n.LinkGbps

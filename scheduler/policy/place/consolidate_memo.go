@@ -13,15 +13,24 @@ type fitMemos struct {
 	order    []*fitMemo
 	next     int
 	// searched counts each demand's plain searches since seenAt (the
-	// change log restarting, a new round, resets it): a demand searched
+	// change log restarting resets it: an untracked Capacity's Reset,
+	// or the log's bound; past maxSearched demands too): a demand searched
 	// again gets a memo, so a round starting hundreds of gangs of a few
 	// shapes scans every node once per shape, not once per gang
 	searched map[policy.Demand]int
 	seenAt   policy.ChangeMark
+	seen     []uint64 // scratch for fits, cleared after use
 }
 
-// maxMemos bounds the memos kept per Capacity (each is 4 B per node).
-const maxMemos = 16
+// maxSearched bounds the demands counted: a tracked Capacity's log (and
+// so the count) lives across rounds.
+const maxSearched = 1024
+
+// maxMemos bounds the memos kept per Capacity (each is ~16 B per node:
+// 10 MB in all at 10,000 nodes). Memos outlive a tracked round, and a
+// churned 10k round searched 26 shapes: with 16 slots each was evicted
+// and rebuilt by a full scan every round.
+const maxMemos = 64
 
 // fitMemo is, for one demand, how many workers each node hosts
 // (nodeFit) and their total, as of mark. nodeFit is a per-node fact, so
@@ -60,11 +69,16 @@ func fits(c *policy.Capacity, d policy.Demand) *fitMemo {
 		return nil
 	}
 	changed, ok := c.ChangedSince(m.mark)
-	if !ok || len(changed) > len(c.Nodes) { // a full scan costs less
+	if !ok || len(changed) > maxCatchUp*len(c.Nodes) { // a full scan costs less
 		m.ok = false
 		return nil
 	}
+	seen := ms.seenScratch(len(c.Nodes))
 	for _, ni := range changed {
+		if seen[ni>>6]&(1<<(ni&63)) != 0 {
+			continue // re-read already: the log repeats nodes
+		}
+		seen[ni>>6] |= 1 << (ni & 63)
 		n := &c.Nodes[ni]
 		f := nodeFit(n, d)
 		m.total += f - int(m.fit[ni])
@@ -72,8 +86,21 @@ func fits(c *policy.Capacity, d policy.Demand) *fitMemo {
 		m.setNZ(int(ni), f)
 		m.sum[ni], m.whole[ni] = n.FreeSum, int32(n.WholeFree)
 	}
+	clear(seen)
 	m.mark, _ = c.Mark()
 	return m
+}
+
+// maxCatchUp bounds the log entries a memo catches up on, in node
+// counts: the log repeats nodes (every trial commits and releases), and a
+// churned 10k round logged more entries than nodes, so memos a round
+// outlived were rebuilt by full scans where a few thousand nodes changed.
+const maxCatchUp = 8
+
+// seenScratch is a cleared bitset over n nodes.
+func (ms *fitMemos) seenScratch(n int) []uint64 {
+	ms.seen = growTo(ms.seen, (n+63)/64)
+	return ms.seen
 }
 
 // bestSingleNode is the package bestSingleNode on the memo's compact arrays: the
@@ -158,7 +185,7 @@ func memoFor(c *policy.Capacity, d policy.Demand) *fitMemo {
 		return nil
 	}
 	ms := memos(c)
-	if _, ok := c.ChangedSince(ms.seenAt); !ok {
+	if _, ok := c.ChangedSince(ms.seenAt); !ok || len(ms.searched) > maxSearched {
 		clear(ms.searched)
 		ms.seenAt, _ = c.Mark()
 	}

@@ -37,6 +37,8 @@ func (z size) churnSpec() pt.ChurnSpec {
 // and fails if their Starts or Preempts ever differ. The two alternate
 // which decides first. CARAVAN_SCALE_CHURN=tracked (or untracked) runs
 // one side only (the other's garbage then does not land in its GC).
+// CARAVAN_SCALE_CHURN_LOG=1 logs each timed decision's wall time, starts
+// and preempts (with -test.v): a p99 of 10 decisions is their maximum.
 func BenchmarkScaleChurn(b *testing.B) {
 	for _, z := range pick(sizes, "CARAVAN_SCALE_SIZES", func(z size) string { return z.name }) {
 		base := pt.Random(42, z.spec())
@@ -103,6 +105,7 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 	for _, sd := range sides {
 		sd.lat, sd.cpu = sd.lat[:0], 0
 	}
+	logEach := os.Getenv("CARAVAN_SCALE_CHURN_LOG") != "" // each decision's wall time and size
 	stop := steadyProfile(b, "churn-"+name)
 	defer stop()
 	starts, preempts := 0, 0
@@ -122,6 +125,10 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 			sameChoices(b, sides[0].last, sides[1].last)
 		}
 		starts, preempts = starts+len(sides[0].last.Starts), preempts+len(sides[0].last.Preempts)
+		if logEach {
+			sd := sides[0]
+			b.Logf("decision %d: %v, %d starts, %d preempts", i, sd.lat[len(sd.lat)-1], len(sd.last.Starts), len(sd.last.Preempts))
+		}
 		c.Step(copyDecision(sides[0].last))
 	}
 	b.StopTimer()

@@ -52,7 +52,9 @@ func TestQueuedJobRunsOnThePinnedGPU(t *testing.T) {
 // A 2-worker gang that does not fit waits whole (no worker starts alone)
 // while smaller jobs run, then both workers start together.
 func TestGangWaitsWholeThenStartsWhole(t *testing.T) {
-	p := startScheduler(t, "-policy", "fifo")
+	// No parking (park_test.go) in this test: a slow machine could make
+	// the gang wait past -park-after, which is a job version by design.
+	p := startScheduler(t, "-policy", "fifo", "-park-after", "10m")
 	small := []string{"small-a", "small-b", "small-c"}
 	for _, id := range small {
 		submit(t, work{ID: id, Seconds: 6})

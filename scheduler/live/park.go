@@ -110,8 +110,10 @@ func (s *Scheduler) park(w *world, es []*entry, now time.Time) {
 // parkable says whether e is due to be parked, and into which pool: a
 // valid queued job still in the queue pool (never one this round admitted,
 // preempted or requeued: their stubs are stale), holding no allocations,
-// whose real pool exists, that has waited ParkAfter, and whose parking
-// did not already fail at this version.
+// whose real pool exists and has a node caravan can use (in a pool with
+// none, Nomad's evaluation would see no node and mark no class: parking
+// would cost a version and change nothing), that has waited ParkAfter,
+// and whose parking did not already fail at this version.
 func (s *Scheduler) parkable(w *world, e *entry, now float64) (string, bool) {
 	r := e.rec
 	switch {
@@ -122,7 +124,13 @@ func (s *Scheduler) parkable(w *world, e *entry, now float64) (string, bool) {
 		return "", false
 	}
 	pool, err := s.targetPool(e.stub.Meta, w.pools)
-	return pool, err == nil
+	if err != nil {
+		return "", false
+	}
+	if w.sets == nil {
+		w.sets = &nodeSets{}
+	}
+	return pool, len(w.poolSet(pool).ids) > 0
 }
 
 // writePark rewrites one job into its parked form (safe beside others).

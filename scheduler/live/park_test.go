@@ -111,7 +111,7 @@ func TestParkedJobsAreQueued(t *testing.T) {
 // nothing, with a real pool, are parked; never twice at a failed version.
 func TestParkableOnlyAfterWaiting(t *testing.T) {
 	s := testScheduler(t)
-	w := &world{nodes: poolNodesForTest(), pools: map[string]bool{"default": true, "gpu-a": true}}
+	w := &world{nodes: poolNodesForTest(), pools: map[string]bool{"default": true, "gpu-a": true, "empty": true}}
 	now := 1000.0
 	mk := func(id string, queuedFor float64, meta map[string]string) *entry {
 		job := testJob(id, map[string]any{"command": "x", "gpus": 1})
@@ -121,6 +121,7 @@ func TestParkableOnlyAfterWaiting(t *testing.T) {
 	}
 	old, gpuA := mk("old", 11, nil), mk("gpua", 30, map[string]string{MetaPool: "gpu-a"})
 	young, missing := mk("young", 9, nil), mk("missing", 30, map[string]string{MetaPool: "no-such-pool"})
+	empty := mk("empty", 30, map[string]string{MetaPool: "empty"}) // a pool without caravan nodes
 	invalid, draining, failed := mk("invalid", 30, nil), mk("draining", 30, nil), mk("failed", 30, nil)
 	invalid.job.err = errors.New("bad config")
 	draining.allocs.draining = 1
@@ -132,7 +133,7 @@ func TestParkableOnlyAfterWaiting(t *testing.T) {
 	for _, c := range []struct {
 		e    *entry
 		pool string
-	}{{old, "default"}, {gpuA, "gpu-a"}, {young, ""}, {missing, ""}, {invalid, ""}, {draining, ""}, {failed, ""}, {already, ""}, {admittedNow, ""}} {
+	}{{old, "default"}, {gpuA, "gpu-a"}, {young, ""}, {missing, ""}, {empty, ""}, {invalid, ""}, {draining, ""}, {failed, ""}, {already, ""}, {admittedNow, ""}} {
 		pool, ok := s.parkable(w, c.e, now)
 		if ok != (c.pool != "") || pool != c.pool && ok {
 			t.Errorf("%s: parkable %v into %q, want %q", c.e.stub.ID, ok, pool, c.pool)

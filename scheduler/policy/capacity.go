@@ -85,6 +85,7 @@ type Capacity struct {
 	refs    []slotRef
 	wants   []want
 	touched []int
+	marks   nodeMarks
 }
 
 // NewCapacity indexes the free capacity of a cluster. Over-committed GPUs
@@ -331,6 +332,20 @@ type want struct {
 	node string
 	frac float64
 	mem  int64
+	next int32 // the node's previous want (big gangs), -1 at the end
+}
+
+// wantOn is the index in wants of g's want on node ni, -1 if none (a big
+// gang: the node's wants are chained from c.marks).
+func (c *Capacity) wantOn(wants []want, ni int, g *FreeGPU) int {
+	k, ok := c.marks.get(ni)
+	if !ok {
+		return -1
+	}
+	for k >= 0 && wants[k].g != g {
+		k = wants[k].next
+	}
+	return int(k)
 }
 
 // Commit takes a gang's slots out of the free capacity, all or nothing.
@@ -370,31 +385,33 @@ func (c *Capacity) commitRefs(p Placement, refs []slotRef, rerr error, util floa
 // overCommitted checks that every GPU holds what the gang asks of it.
 func (c *Capacity) overCommitted(p Placement, refs []slotRef) error {
 	// a gang has few slots: a slice beats a map, up to a point (a gang
-	// of thousands searched it quadratically, seconds per commit)
+	// of thousands searched it quadratically, seconds per commit); past
+	// smallGang slots each node lists its wants (a map per big gang was
+	// a tenth of a churned 10k round's preemption trials)
 	wants := c.wants[:0]
 	defer func() { c.wants = wants[:0] }()
-	var at map[*FreeGPU]int
+	big := len(p.Slots) > smallGang
+	if big {
+		c.marks.start(len(c.Nodes))
+	}
 	for i, s := range p.Slots {
-		g := refs[i].g
-		k, seen := 0, false
-		if at != nil {
-			k, seen = at[g]
+		g, ni := refs[i].g, refs[i].ni
+		k := 0
+		if big {
+			k = c.wantOn(wants, ni, g)
 		} else {
 			for k < len(wants) && wants[k].g != g {
 				k++
 			}
-			seen = k < len(wants)
 		}
-		if !seen {
+		if k == len(wants) || k < 0 {
 			k = len(wants)
-			wants = append(wants, want{g: g, node: s.Node})
-			if at != nil {
-				at[g] = k
-			} else if len(wants) > smallGang {
-				at = make(map[*FreeGPU]int, len(p.Slots))
-				for i, w := range wants {
-					at[w.g] = i
+			wants = append(wants, want{g: g, node: s.Node, next: -1})
+			if big {
+				if head, ok := c.marks.get(ni); ok {
+					wants[k].next = head
 				}
+				c.marks.set(ni, int32(k))
 			}
 		}
 		wants[k].frac += s.Fraction
@@ -427,7 +444,7 @@ func (c *Capacity) releaseRefs(p Placement, refs []slotRef, util float64) {
 func (c *Capacity) apply(p Placement, refs []slotRef, sign float64, util float64) {
 	touched := c.touched[:0]
 	defer func() { c.touched = touched[:0] }()
-	var seen map[int]bool // past smallGang nodes, as in Commit
+	seen := false // past smallGang nodes: c.marks, as in Commit
 	for i, s := range p.Slots {
 		g, ni := refs[i].g, refs[i].ni
 		if g == nil {
@@ -443,17 +460,18 @@ func (c *Capacity) apply(p Placement, refs []slotRef, sign float64, util float64
 		}
 		g.Util = math.Max(0, g.Util-sign*util)
 		switch {
-		case seen != nil:
-			if !seen[ni] {
-				seen[ni] = true
+		case seen:
+			if _, ok := c.marks.get(ni); !ok {
+				c.marks.set(ni, 0)
 				touched = append(touched, ni)
 			}
 		case !containsInt(touched, ni):
 			touched = append(touched, ni)
 			if len(touched) > smallGang {
-				seen = make(map[int]bool, len(p.Slots))
+				seen = true
+				c.marks.start(len(c.Nodes))
 				for _, t := range touched {
-					seen[t] = true
+					c.marks.set(t, 0)
 				}
 			}
 		}

@@ -47,3 +47,39 @@ func TestCommitLargeGang(t *testing.T) {
 		t.Fatal("a refused commit changed capacity")
 	}
 }
+
+// A large gang whose slots interleave nodes (each node's wants are
+// chained, not contiguous) sums each GPU's slots and names the first
+// over-committed GPU in order of first appearance.
+func TestCommitLargeGangInterleaved(t *testing.T) {
+	c := &Cluster{}
+	for n := 0; n < 20; n++ {
+		node := Node{Name: fmt.Sprintf("n%02d", n), Rack: "r"}
+		for g := 0; g < 4; g++ {
+			node.GPUs = append(node.GPUs, GPU{Index: g, MemoryMiB: 1000})
+		}
+		c.Nodes = append(c.Nodes, node)
+	}
+	cp := NewCapacity(c)
+	var p Placement
+	for w := 0; w < 2; w++ { // two half workers per GPU, node after node
+		for g := 0; g < 4; g++ {
+			for n := 0; n < 20; n++ {
+				p.Slots = append(p.Slots, Slot{Node: fmt.Sprintf("n%02d", n), GPU: g, Fraction: 0.5, MemMiB: 100})
+			}
+		}
+	}
+	if err := cp.Commit(p, 0); err != nil {
+		t.Fatal(err)
+	}
+	cp.Release(p, 0)
+	over := Placement{Slots: append([]Slot(nil), p.Slots...)}
+	over.Slots = append(over.Slots, Slot{Node: "n11", GPU: 3, Fraction: 0.5}, Slot{Node: "n03", GPU: 1, Fraction: 0.5})
+	// n03 GPU 1 appears before n11 GPU 3 in the gang, so it is named first
+	if err := cp.Commit(over, 0); err == nil || !strings.Contains(err.Error(), "n03 GPU 1 over-committed") {
+		t.Fatalf("over-committed interleaved gang: %v", err)
+	}
+	if cp.WholeFree() != 80 {
+		t.Fatal("a refused commit changed capacity")
+	}
+}

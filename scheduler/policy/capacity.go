@@ -86,6 +86,7 @@ type Capacity struct {
 	wants   []want
 	touched []int
 	marks   nodeMarks
+	used    nodeMarks // settle's GPUs of a new gang (markUsed)
 }
 
 // NewCapacity indexes the free capacity of a cluster. Over-committed GPUs

@@ -32,3 +32,49 @@ func (m *nodeMarks) get(i int) (int32, bool) {
 
 // set marks node i with v.
 func (m *nodeMarks) set(i int, v int32) { m.stamp[i], m.val[i] = m.cur, v }
+
+// markUsed marks the GPUs p's slots are on (c.used: each node's GPU
+// positions as bits), for usesMarked; false, marking nothing usable, when
+// a slot does not resolve or its GPU is past the 32nd of its node. A
+// preemption's settle built a map of the new gang's GPUs by name.
+func (c *Capacity) markUsed(p Placement) bool {
+	c.used.start(len(c.Nodes))
+	for _, s := range p.Slots {
+		g, ni, err := c.gpu(s)
+		if err != nil {
+			return false
+		}
+		k := c.gpuPos(g, ni)
+		if k >= 32 {
+			return false
+		}
+		bits, _ := c.used.get(ni)
+		c.used.set(ni, bits|1<<k)
+	}
+	return true
+}
+
+// usesMarked reports whether any resolved slot (g not nil) is on a GPU
+// markUsed marked.
+func (c *Capacity) usesMarked(refs []slotRef) bool {
+	for _, rf := range refs {
+		if rf.g == nil {
+			continue
+		}
+		if bits, ok := c.used.get(rf.ni); ok && bits&(1<<c.gpuPos(rf.g, rf.ni)) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// gpuPos is g's position among node ni's GPUs.
+func (c *Capacity) gpuPos(g *FreeGPU, ni int) int {
+	gs := c.Nodes[ni].GPUs
+	for k := range gs {
+		if &gs[k] == g {
+			return k
+		}
+	}
+	return len(gs)
+}

@@ -74,13 +74,23 @@ func (r *round) victimOK(v int) bool {
 // settle keeps preempted only the victims whose GPUs p actually uses;
 // the others are re-committed untouched (highest priority first).
 func (r *round) settle(j *Job, p Placement, victims []int) {
-	used := make(map[gpuKey]bool, len(p.Slots))
-	for _, s := range p.Slots {
-		used[gpuKey{s.Node, s.GPU}] = true
+	marked := r.cap.markUsed(p) // else a map of p's GPUs by name
+	var used map[gpuKey]bool
+	if !marked {
+		used = make(map[gpuKey]bool, len(p.Slots))
+		for _, s := range p.Slots {
+			used[gpuKey{s.Node, s.GPU}] = true
+		}
 	}
 	for k := len(victims) - 1; k >= 0; k-- {
 		v := r.ranked[victims[k]].Job
-		if !uses(used, v.Placement) && r.recommit(victims[k]) == nil {
+		var hit bool
+		if marked {
+			hit = r.cap.usesMarked(r.victimRefs(victims[k]).refs)
+		} else {
+			hit = uses(used, v.Placement)
+		}
+		if !hit && r.recommit(victims[k]) == nil {
 			continue
 		}
 		r.preempted[victims[k]] = true

@@ -67,7 +67,8 @@ func plotPolicy(rows []policyRow, path string) error {
 				continue
 			}
 			x := float64(at[r.ordering]) + (float64(k)-float64(len(variants)-1)/2)*0.2
-			bar, err := plotter.NewLine(plotter.XYs{{X: x, Y: r.low}, {X: x, Y: r.high * 1.0001}})
+			// A single figure (low = high) still shows: the bar spans at least 4 %.
+			bar, err := plotter.NewLine(plotter.XYs{{X: x, Y: r.low / 1.02}, {X: x, Y: max(r.high, r.low*1.02)}})
 			if err != nil {
 				return err
 			}

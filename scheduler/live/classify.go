@@ -103,7 +103,9 @@ func (s *Scheduler) account(e *entry, now float64, allocs []*api.AllocationListS
 	case phaseRunning:
 		e.held = s.placementOf(e, MetaPlacement, e.stub.Meta[MetaPlacement])
 		if e.allocs.running > 0 {
-			r.accrue(now, share(e.held))
+			if r.accrue(now, share(e.held)) {
+				s.dirty = true
+			}
 		} else {
 			r.pause()
 		}

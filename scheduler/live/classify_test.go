@@ -44,6 +44,19 @@ func TestPhaseAndHoldingsFromNomad(t *testing.T) {
 	if r.rec.Attained != 4 || r.rec.Executed != 4 {
 		t.Fatalf("running job attained %v executed %v, want 4 and 4", r.rec.Attained, r.rec.Executed)
 	}
+	// Accrual beginning is written soon (the state turns dirty): a
+	// scheduler restarted before the next periodic write must still know
+	// since when the job ran. Accrual going on is left to that write.
+	s.dirty = false
+	s.account(r, 15, nil)
+	if s.dirty {
+		t.Fatal("a job that went on running made the state dirty")
+	}
+	started := &entry{stub: r.stub, phase: phaseRunning, rec: &record{}, allocs: jobAllocs{running: 2}}
+	s.account(started, 16, nil)
+	if !s.dirty || started.rec.Accounted != 16 {
+		t.Fatalf("a job seen running for the first time: dirty %v, accounted from %v", s.dirty, started.rec.Accounted)
+	}
 }
 
 // A corrupt caravan.placement is not silently "no GPUs": it is counted,

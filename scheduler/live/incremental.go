@@ -150,7 +150,9 @@ func (s *Scheduler) classifyIncr(now float64) []*entry {
 		}
 		if e.phase == phaseRunning {
 			if e.allocs.running > 0 {
-				e.rec.accrue(now, share(e.held))
+				if e.rec.accrue(now, share(e.held)) {
+					s.dirty = true
+				}
 			} else {
 				e.rec.pause()
 			}

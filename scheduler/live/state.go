@@ -73,14 +73,18 @@ func (s *state) log(keep int, d decision) {
 }
 
 // accrue brings a running job's service up to now; share is the gang's
-// GPU share (workers × fraction).
-func (r *record) accrue(now, share float64) {
+// GPU share (workers × fraction). It reports whether accrual began just
+// now: the caller saves that point soon, or a scheduler restarted before
+// the next periodic write would not know the job ran from then.
+func (r *record) accrue(now, share float64) (began bool) {
 	if r.Accounted > 0 && now > r.Accounted {
 		dt := now - r.Accounted
 		r.Executed += dt
 		r.Attained += dt * share
 	}
+	began = r.Accounted == 0
 	r.Accounted = now
+	return began
 }
 
 // pause stops accrual: the job no longer runs.

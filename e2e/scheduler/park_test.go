@@ -166,6 +166,11 @@ func nodeClasses(t *testing.T) []string {
 
 // blockedEval is a job's newest blocked evaluation, nil if none.
 func blockedEval(t *testing.T, id string) *api.Evaluation {
+	return newestEval(t, id, func(ev *api.Evaluation) bool { return ev.Status == "blocked" })
+}
+
+// newestEval is a job's newest evaluation that keep accepts, nil if none.
+func newestEval(t *testing.T, id string, keep func(*api.Evaluation) bool) *api.Evaluation {
 	t.Helper()
 	evs, _, err := cluster.API.Jobs().Evaluations(id, nil)
 	if err != nil {
@@ -173,7 +178,7 @@ func blockedEval(t *testing.T, id string) *api.Evaluation {
 	}
 	var newest *api.Evaluation
 	for _, ev := range evs {
-		if ev.Status == "blocked" && (newest == nil || ev.CreateIndex > newest.CreateIndex) {
+		if keep(ev) && (newest == nil || ev.CreateIndex > newest.CreateIndex) {
 			newest = ev
 		}
 	}
@@ -184,16 +189,7 @@ func blockedEval(t *testing.T, id string) *api.Evaluation {
 // Failure": the newest evaluation's filtered constraints.
 func placementFailure(t *testing.T, id string) string {
 	t.Helper()
-	evs, _, err := cluster.API.Jobs().Evaluations(id, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var newest *api.Evaluation
-	for _, ev := range evs {
-		if len(ev.FailedTGAllocs) > 0 && (newest == nil || ev.CreateIndex > newest.CreateIndex) {
-			newest = ev
-		}
-	}
+	newest := newestEval(t, id, func(ev *api.Evaluation) bool { return len(ev.FailedTGAllocs) > 0 })
 	if newest == nil {
 		return ""
 	}

@@ -10,15 +10,7 @@ import (
 // as a small one: every slot counted once per GPU, the first
 // over-committed GPU (in slot order) named.
 func TestCommitLargeGang(t *testing.T) {
-	c := &Cluster{}
-	for n := 0; n < 20; n++ {
-		node := Node{Name: fmt.Sprintf("n%02d", n), Rack: "r"}
-		for g := 0; g < 4; g++ {
-			node.GPUs = append(node.GPUs, GPU{Index: g, MemoryMiB: 1000})
-		}
-		c.Nodes = append(c.Nodes, node)
-	}
-	cp := NewCapacity(c)
+	cp := NewCapacity(largeGangCluster())
 	var p Placement
 	for n := 0; n < 20; n++ {
 		for g := 0; g < 4; g++ {
@@ -52,15 +44,7 @@ func TestCommitLargeGang(t *testing.T) {
 // chained, not contiguous) sums each GPU's slots and names the first
 // over-committed GPU in order of first appearance.
 func TestCommitLargeGangInterleaved(t *testing.T) {
-	c := &Cluster{}
-	for n := 0; n < 20; n++ {
-		node := Node{Name: fmt.Sprintf("n%02d", n), Rack: "r"}
-		for g := 0; g < 4; g++ {
-			node.GPUs = append(node.GPUs, GPU{Index: g, MemoryMiB: 1000})
-		}
-		c.Nodes = append(c.Nodes, node)
-	}
-	cp := NewCapacity(c)
+	cp := NewCapacity(largeGangCluster())
 	var p Placement
 	for w := 0; w < 2; w++ { // two half workers per GPU, node after node
 		for g := 0; g < 4; g++ {
@@ -82,4 +66,18 @@ func TestCommitLargeGangInterleaved(t *testing.T) {
 	if cp.WholeFree() != 80 {
 		t.Fatal("a refused commit changed capacity")
 	}
+}
+
+// largeGangCluster is 20 nodes of 4 GPUs with 1,000 MiB each, one rack:
+// room for a gang past smallGang.
+func largeGangCluster() *Cluster {
+	c := &Cluster{}
+	for n := 0; n < 20; n++ {
+		node := Node{Name: fmt.Sprintf("n%02d", n), Rack: "r"}
+		for g := 0; g < 4; g++ {
+			node.GPUs = append(node.GPUs, GPU{Index: g, MemoryMiB: 1000})
+		}
+		c.Nodes = append(c.Nodes, node)
+	}
+	return c
 }

@@ -188,16 +188,21 @@ func (s *Scheduler) repair(e *entry) {
 
 // fail logs and records a failed action; conflicts are counted apart.
 func (s *Scheduler) fail(e *entry, action string, err error, now time.Time) {
+	s.failID(e.stub.ID, action, err, now)
+}
+
+// failID is fail for a job known by ID.
+func (s *Scheduler) failID(id, action string, err error, now time.Time) {
 	if errors.Is(err, errConflict) {
 		s.metrics.conflicts.Inc()
-		s.record(e.stub.ID, "conflict", action+": "+err.Error(), now)
-		s.log.Info("job changed under the scheduler; re-reading", "job", e.stub.ID, "action", action)
+		s.record(id, "conflict", action+": "+err.Error(), now)
+		s.log.Info("job changed under the scheduler; re-reading", "job", id, "action", action)
 		s.poke()
 		return
 	}
 	s.metrics.errors.Inc()
-	s.record(e.stub.ID, "error", fmt.Sprintf("%s: %v", action, err), now)
-	s.log.Warn("action failed", "job", e.stub.ID, "action", action, "error", err)
+	s.record(id, "error", fmt.Sprintf("%s: %v", action, err), now)
+	s.log.Warn("action failed", "job", id, "action", action, "error", err)
 }
 
 func (s *Scheduler) record(job, action, detail string, now time.Time) {

@@ -30,12 +30,21 @@ func (s *Scheduler) readJob(id string, index uint64) (*api.Job, error) {
 // refuses it if the job changed since), else a fresh read. Reading it
 // again for every admission was half of a round's API calls at scale.
 func (s *Scheduler) jobToRewrite(e *entry) (*api.Job, error) {
-	if c := e.job; c != nil && c.job != nil && c.err == nil && c.index == e.stub.JobModifyIndex {
-		if job, err := copyJob(c.job); err == nil {
-			return job, nil
-		}
+	if job := cachedCopy(e); job != nil {
+		return job, nil
 	}
 	return s.readJob(e.stub.ID, e.stub.JobModifyIndex)
+}
+
+// cachedCopy is a copy of e's cached full job when it is the stub's
+// version, else nil.
+func cachedCopy(e *entry) *api.Job {
+	if c := e.job; c != nil && c.job != nil && c.err == nil && c.index == e.stub.JobModifyIndex {
+		if job, err := copyJob(c.job); err == nil {
+			return job
+		}
+	}
+	return nil
 }
 
 // copyJob deep-copies a job as read from the HTTP API (JSON both ways, so

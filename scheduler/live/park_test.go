@@ -1,9 +1,14 @@
 package live
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -147,5 +152,101 @@ func TestParkableOnlyAfterWaiting(t *testing.T) {
 	s.park(w, []*entry{old}, time.Unix(int64(now), 0)) // would panic on the nil API if it wrote
 	if counterValue(s.metrics.parks) != 0 {
 		t.Fatal("parked with ParkAfter < 0")
+	}
+}
+
+// A round starts its parks and returns without waiting for them (a busy
+// server made rounds that waited take seconds); the writes run
+// admitParallel at once, a job in flight is not parked twice, and a later
+// round takes in the results: parks counted, a failed write recorded and
+// not retried at that version.
+func TestParksRunBesideTheRounds(t *testing.T) {
+	gate := make(chan struct{})
+	var inFlight, most, registers atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPut || r.URL.Path != "/v1/jobs" {
+			http.Error(w, "unexpected "+r.Method+" "+r.URL.Path, http.StatusBadRequest)
+			return
+		}
+		var req api.JobRegisterRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Job == nil {
+			http.Error(w, "bad body", http.StatusBadRequest)
+			return
+		}
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		<-gate
+		registers.Add(1)
+		if *req.Job.ID == "j0" {
+			http.Error(w, "disk full", http.StatusInternalServerError)
+			return
+		}
+		if *req.Job.NodePool != "default" || req.Job.Meta[MetaParked] == "" {
+			http.Error(w, "not parked", http.StatusBadRequest)
+			return
+		}
+		_, _ = fmt.Fprintf(w, `{"JobModifyIndex": %d}`, 100+registers.Load())
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(gate) }) // runs first: no write left waiting
+	c, err := api.NewClient(&api.Config{Address: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Token: "t", ParkAfter: 10 * time.Second}, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &world{nodes: poolNodesForTest(), pools: map[string]bool{"default": true}}
+	now := time.Unix(1000, 0)
+	var es []*entry
+	for i := 0; i < 3*admitParallel; i++ {
+		id := fmt.Sprintf("j%d", i)
+		job := testJob(id, map[string]any{"command": "x", "gpus": 1})
+		g, _ := parseGang(job)
+		es = append(es, &entry{stub: &jobStub{ID: id, NodePool: s.cfg.QueuePool, JobModifyIndex: 7}, phase: phaseQueued,
+			rec: &record{QueuedSince: 900}, job: &cachedJob{index: 7, job: job, gang: g}})
+	}
+	returned := make(chan struct{})
+	go func() {
+		s.park(w, es, now) // returns with every write held at the gate
+		s.park(w, es, now) // the same jobs again: already in flight
+		close(returned)
+	}()
+	select {
+	case <-returned:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the round waited for its park writes")
+	}
+	if len(s.parks.inflight) != len(es) {
+		t.Fatalf("%d parks in flight, want %d", len(s.parks.inflight), len(es))
+	}
+	waitFor(t, func() bool { return inFlight.Load() == admitParallel })
+	for range len(es) {
+		gate <- struct{}{}
+	}
+	waitFor(t, func() bool { return len(s.parks.done) == len(es) })
+	if most.Load() != admitParallel || registers.Load() != int64(len(es)) {
+		t.Fatalf("%d registers, at most %d at once; want %d, %d", registers.Load(), most.Load(), len(es), admitParallel)
+	}
+	s.parksDone(now)
+	if len(s.parks.inflight) != 0 || counterValue(s.metrics.parks) != float64(len(es)-1) || counterValue(s.metrics.errors) != 1 {
+		t.Fatalf("after the writes: %d in flight, %v parked, %v errors", len(s.parks.inflight),
+			counterValue(s.metrics.parks), counterValue(s.metrics.errors))
+	}
+	if _, ok := s.parkable(w, es[0], unix(now)); ok || s.parkFailed["j0"] != 7 {
+		t.Fatalf("the failed park would be tried again at the same version (parkFailed %v)", s.parkFailed)
+	}
+}
+
+// waitFor waits (bounded) until cond holds.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10 s")
+		}
 	}
 }

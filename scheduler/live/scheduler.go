@@ -43,6 +43,7 @@ type Scheduler struct {
 	// parkFailed is the job version whose parking failed other than by a
 	// conflict, per job: not tried again until the job changes (park.go).
 	parkFailed map[string]uint64
+	parks      *parker // park writes in flight (park.go)
 	// placeRecheck is when to look again at an admitted job Nomad had
 	// not evaluated yet after PlaceTimeout (unplaced.go).
 	placeRecheck map[string]float64
@@ -106,6 +107,7 @@ func New(cfg Config, client *api.Client, log hclog.Logger) (*Scheduler, error) {
 		touched:      map[gpuKey]time.Time{},
 		badLogged:    map[string]string{},
 		parkFailed:   map[string]uint64{},
+		parks:        newParker(),
 		placeRecheck: map[string]float64{},
 		progress:     newProgressBook(),
 		wake:         make(chan struct{}, 1),

@@ -79,11 +79,15 @@ type result struct {
 	endpoints           string        // the busiest API endpoints, one a line
 	submitSpan          time.Duration // the submitting loop alone
 	backlog             string        // the standing queue's evaluation churn
+	partial             bool          // cut at CARAVAN_SCALE_WITHIN: not every gang started
 }
 
 func (r result) jobsPerSec() float64 { return float64(r.jobs) / r.span.Seconds() }
 
 func (r result) row(mode string) string {
+	if r.partial {
+		mode += " (cut)"
+	}
 	return fmt.Sprintf("%-18s %6.1f  %9.1f  %18s  %-7s %12.1f  %15.1f  %17.0f  %15d  %13.1f", mode, r.jobsPerSec(),
 		float64(r.workers)/r.span.Seconds(), r.p50.Round(10*time.Millisecond), r.p99.Round(10*time.Millisecond),
 		r.serverCPU, r.schedCPU, r.schedRSS, r.apiCalls, float64(r.apiBytes)/(1<<20))
@@ -171,8 +175,10 @@ func runMode(b *testing.B, nodes int, gangs []gang, queued bool) result {
 	if m, err := serverMetrics(c); err == nil {
 		fmt.Printf("server after submitting (queued=%v):\n%s", queued, m)
 	}
-	started := track(b, c, gangs, 30*time.Minute)
-	r := summarise(gangs, submitted, started)
+	// CARAVAN_SCALE_WITHIN (minutes, default 30) bounds the wait; a side
+	// that does not finish reports what it started by then.
+	started, cut := track(c, gangs, time.Duration(envInt("CARAVAN_SCALE_WITHIN", 30))*time.Minute)
+	r := summarise(gangs, submitted, started, cut)
 	r.submitSpan = submitSpan
 	r.serverCPU = procCPU(c.Server.Pid()) - cpu0
 	if m, err := serverMetrics(c); err == nil {
@@ -312,7 +318,9 @@ func submit(b *testing.B, c *harness.Cluster, gangs []gang, queued bool) (map[st
 
 // track polls all allocations until every gang has had all its workers
 // started; a gang's start is its last worker's StartedAt.
-func track(b *testing.B, c *harness.Cluster, gangs []gang, within time.Duration) map[string]time.Time {
+// It returns when every gang has started, or at the deadline with the
+// time it gave up (zero when all started).
+func track(c *harness.Cluster, gangs []gang, within time.Duration) (map[string]time.Time, time.Time) {
 	want := map[string]int{}
 	for _, g := range gangs {
 		want[g.ID] = g.Workers
@@ -324,8 +332,10 @@ func track(b *testing.B, c *harness.Cluster, gangs []gang, within time.Duration)
 	// load the server it measures.
 	every := min(max(time.Duration(len(gangs))*time.Millisecond, time.Second), 10*time.Second)
 	for len(started) < len(gangs) {
-		if time.Now().After(deadline) {
-			b.Fatalf("%d of %d jobs started within %s", len(started), len(gangs), within)
+		if now := time.Now(); now.After(deadline) {
+			fmt.Printf("only %d of %d jobs started within %s: the row counts those (rate over the whole wait; latencies of the rest count to the cut, as lower bounds)\n",
+				len(started), len(gangs), within)
+			return started, now
 		}
 		time.Sleep(every)
 		stubs, _, err := c.API.Allocations().List(nil)
@@ -358,17 +368,26 @@ func track(b *testing.B, c *harness.Cluster, gangs []gang, within time.Duration)
 			started[id] = last
 		}
 	}
-	return started
+	return started, time.Time{}
 }
 
-func summarise(gangs []gang, submitted, started map[string]time.Time) result {
-	r := result{jobs: len(gangs), workers: workers(gangs)}
+// summarise reads the rates and latencies; with a cut (a side that did
+// not finish), the gangs started by then over the whole wait, and the
+// others' latencies up to the cut.
+func summarise(gangs []gang, submitted, started map[string]time.Time, cut time.Time) result {
+	r := result{partial: !cut.IsZero()}
 	var first, last time.Time
 	lat := make([]time.Duration, 0, len(gangs))
 	for _, g := range gangs {
 		s, st := submitted[g.ID], started[g.ID]
 		if first.IsZero() || s.Before(first) {
 			first = s
+		}
+		if st.IsZero() {
+			st = cut
+		} else {
+			r.jobs++
+			r.workers += g.Workers
 		}
 		if st.After(last) {
 			last = st

@@ -19,6 +19,7 @@ type roundStats struct {
 	p50, p99      float64 // seconds, bucket bounds
 	callsPerRound float64
 	stages        map[string]float64 // seconds per round stage, in all
+	calls         map[string]float64 // API calls by what they were for, in all
 }
 
 func (r roundStats) String() string {
@@ -26,8 +27,13 @@ func (r roundStats) String() string {
 	for _, k := range []string{"observe", "classify", "decide", "apply", "save"} {
 		st = append(st, fmt.Sprintf("%s %.1f s", k, r.stages[k]))
 	}
-	return fmt.Sprintf("%.0f rounds, round p50 ≤ %s, p99 ≤ %s, %.1f API calls per round; time in rounds: %s", r.rounds,
-		secs(r.p50), secs(r.p99), r.callsPerRound, strings.Join(st, ", "))
+	var calls []string
+	for k, v := range r.calls {
+		calls = append(calls, fmt.Sprintf("%s %.0f", k, v))
+	}
+	sort.Strings(calls)
+	return fmt.Sprintf("%.0f rounds, round p50 ≤ %s, p99 ≤ %s, %.1f API calls per round; time in rounds: %s; calls: %s", r.rounds,
+		secs(r.p50), secs(r.p99), r.callsPerRound, strings.Join(st, ", "), strings.Join(calls, ", "))
 }
 
 func secs(s float64) string { return time.Duration(s * float64(time.Second)).String() }
@@ -60,7 +66,7 @@ func scrapeRoundsOnce(addr, token string) (roundStats, error) {
 	}
 	var buckets []bucket
 	var calls, callRounds float64
-	stages := map[string]float64{}
+	stages, byCall := map[string]float64{}, map[string]float64{}
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		name, v, ok := sample(sc.Text())
@@ -73,6 +79,8 @@ func scrapeRoundsOnce(addr, token string) (roundStats, error) {
 			}
 		case strings.HasPrefix(name, "caravan_scheduler_round_stage_seconds_total{stage=\""):
 			stages[strings.TrimSuffix(strings.TrimPrefix(name, "caravan_scheduler_round_stage_seconds_total{stage=\""), "\"}")] = v
+		case strings.HasPrefix(name, "caravan_scheduler_api_calls_total{call=\""):
+			byCall[strings.TrimSuffix(strings.TrimPrefix(name, "caravan_scheduler_api_calls_total{call=\""), "\"}")] = v
 		case name == "caravan_scheduler_round_api_calls_sum":
 			calls = v
 		case name == "caravan_scheduler_round_api_calls_count":
@@ -83,7 +91,7 @@ func scrapeRoundsOnce(addr, token string) (roundStats, error) {
 		return roundStats{}, err
 	}
 	r := summariseBuckets(buckets, calls, callRounds)
-	r.stages = stages
+	r.stages, r.calls = stages, byCall
 	return r, nil
 }
 

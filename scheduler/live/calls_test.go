@@ -1,6 +1,11 @@
 package live
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
 
 // The API call counter sees every request a round makes: a full
 // reconcile's lists, then none for a round fed by events.
@@ -12,7 +17,7 @@ func TestRoundCountsItsAPICalls(t *testing.T) {
 	if got, want := s.calls.Load(), f.requests.Load(); got != want || want == 0 {
 		t.Fatalf("counted %d calls, Nomad served %d", got, want)
 	}
-	if got := count(s.metrics.apiCalls); got != float64(s.calls.Load()) {
+	if got := sumVec(s.metrics.apiCalls); got != float64(s.calls.Load()) {
 		t.Fatalf("caravan_scheduler_api_calls_total = %v, want %d", got, s.calls.Load())
 	}
 	s.calls.Store(0)
@@ -40,4 +45,18 @@ func TestRewriteUsesTheCachedJobAtItsIndex(t *testing.T) {
 	if _, err := s.jobToRewrite(e); err == nil || f.requests.Load() != 1 || s.calls.Load() != 1 {
 		t.Fatalf("stale cache: want one fresh read (the fake's empty job is a conflict), got %v after %d requests", err, f.requests.Load())
 	}
+}
+
+// sumVec is a counter vector's total over its labels.
+func sumVec(v *prometheus.CounterVec) float64 {
+	ch := make(chan prometheus.Metric, 64)
+	go func() { v.Collect(ch); close(ch) }()
+	total := 0.0
+	for m := range ch {
+		var pb dto.Metric
+		if err := m.Write(&pb); err == nil {
+			total += pb.GetCounter().GetValue()
+		}
+	}
+	return total
 }

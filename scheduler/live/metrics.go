@@ -16,7 +16,8 @@ type metrics struct {
 	admitAttempts, conflicts, errors           prometheus.Counter
 	progressPoints, progressBad, badPlacements prometheus.Counter
 	eventsApplied, eventsIgnored, reconciles   prometheus.Counter
-	apiCalls, parks                            prometheus.Counter
+	parks                                      prometheus.Counter
+	apiCalls                                   *prometheus.CounterVec // by call
 	roundSeconds, waitSeconds, roundCalls      prometheus.Histogram
 	// stageSeconds is where rounds spend their time (round.go's stages).
 	stageSeconds *prometheus.CounterVec
@@ -53,7 +54,6 @@ func newMetrics(view func() *QueueView, leader func() bool) *metrics {
 		eventsApplied:  counter("caravan_scheduler_events_applied_total", "Nomad events that changed the scheduler's mirror of the cluster."),
 		eventsIgnored:  counter("caravan_scheduler_events_ignored_total", "Nomad events ignored: duplicated, older than the mirror, or of no concern."),
 		reconciles:     counter("caravan_scheduler_full_reconciles_total", "Full reads of jobs, allocations, pools and nodes (start, broken stream, lag, period)."),
-		apiCalls:       counter("caravan_scheduler_api_calls_total", "Nomad API calls made by scheduling rounds (the event stream and background progress reads aside)."),
 		parks:          counter("caravan_scheduler_parks_total", "Queued jobs parked in their real pool behind the park constraint (park.go)."),
 		roundCalls: histogram("caravan_scheduler_round_api_calls", "Nomad API calls made by one scheduling round.",
 			[]float64{0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096}),
@@ -66,6 +66,10 @@ func newMetrics(view func() *QueueView, leader func() bool) *metrics {
 		Help: "Seconds scheduling rounds spent per stage: observe, classify, decide (the policy), apply (Nomad writes), save (state)."},
 		[]string{"stage"})
 	reg.MustRegister(m.stageSeconds)
+	m.apiCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "caravan_scheduler_api_calls_total",
+		Help: "Nomad API calls made by scheduling rounds and their background writes, by call (the event stream and progress reads aside)."},
+		[]string{"call"})
+	reg.MustRegister(m.apiCalls)
 	gauge("caravan_scheduler_leader", "1 if this instance holds the scheduler lock.", func() float64 {
 		if leader() {
 			return 1

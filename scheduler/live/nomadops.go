@@ -14,7 +14,7 @@ var errConflict = errors.New("job changed since it was read")
 
 // readJob reads a job fresh and checks it is still at the decided index.
 func (s *Scheduler) readJob(id string, index uint64) (*api.Job, error) {
-	s.call()
+	s.call("job read")
 	job, _, err := s.api.Jobs().Info(id, &api.QueryOptions{Namespace: s.cfg.Namespace})
 	if err != nil {
 		return nil, err
@@ -61,9 +61,20 @@ func copyJob(j *api.Job) (*api.Job, error) {
 	return &out, nil
 }
 
-// register writes job only if nobody changed it since index.
+// register writes job only if nobody changed it since index; the next
+// round waits until it sees the write.
 func (s *Scheduler) register(job *api.Job, index uint64) (uint64, error) {
-	s.call()
+	idx, err := s.put(job, index)
+	if err == nil {
+		s.noteWrite(idx)
+	}
+	return idx, err
+}
+
+// put is register without the wait: for writes no decision depends on
+// (parks), so a round never waits for the event stream to show them.
+func (s *Scheduler) put(job *api.Job, index uint64) (uint64, error) {
+	s.call("job register")
 	resp, _, err := s.api.Jobs().RegisterOpts(job, &api.RegisterOptions{EnforceIndex: true, ModifyIndex: index},
 		&api.WriteOptions{Namespace: s.cfg.Namespace})
 	if err != nil {
@@ -72,14 +83,13 @@ func (s *Scheduler) register(job *api.Job, index uint64) (uint64, error) {
 		}
 		return 0, err
 	}
-	s.noteWrite(resp.JobModifyIndex)
 	return resp.JobModifyIndex, nil
 }
 
 // stopAllocs stops a job's allocations that are still meant to run.
 func (s *Scheduler) stopAllocs(id string) (int, error) {
 	q := &api.QueryOptions{Namespace: s.cfg.Namespace}
-	s.call()
+	s.call("job allocations")
 	allocs, _, err := s.api.Jobs().Allocations(id, false, q)
 	if err != nil {
 		return 0, err
@@ -89,7 +99,7 @@ func (s *Scheduler) stopAllocs(id string) (int, error) {
 		if a.DesiredStatus != "run" || !live(a) {
 			continue
 		}
-		s.call()
+		s.call("alloc stop")
 		resp, err := s.api.Allocations().Stop(&api.Allocation{ID: a.ID, Namespace: a.Namespace}, q)
 		if err != nil {
 			return n, err

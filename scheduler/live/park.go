@@ -177,7 +177,7 @@ func (s *Scheduler) writePark(d parkDone, job *api.Job, now time.Time) {
 	}
 	if d.err == nil {
 		parkJob(job, d.pool, now)
-		_, d.err = s.register(job, d.index)
+		_, d.err = s.put(job, d.index) // no round waits to see a park
 	}
 	s.parks.done <- d
 }

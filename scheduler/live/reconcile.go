@@ -17,7 +17,7 @@ func (s *Scheduler) reconcile() (*mirror, error) {
 	m.fresh = s.wrote
 	q := &api.QueryOptions{Namespace: s.cfg.Namespace}
 	var stubs []*jobStub
-	s.call()
+	s.call("reconcile jobs")
 	qm, err := s.api.Raw().Query("/v1/jobs?meta=true", &stubs, q)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
@@ -27,7 +27,7 @@ func (s *Scheduler) reconcile() (*mirror, error) {
 		m.jobs[j.ID] = j
 		m.seen[objKey{api.TopicJob, j.ID}] = j.ModifyIndex
 	}
-	s.call()
+	s.call("reconcile allocations")
 	allocs, qm, err := s.api.Allocations().List(q)
 	if err != nil {
 		return nil, fmt.Errorf("list allocations: %w", err)
@@ -50,7 +50,7 @@ func (s *Scheduler) reconcile() (*mirror, error) {
 // listPools lists the node pools, so a job naming a missing one waits
 // with that reason instead of failing its admission every round.
 func (s *Scheduler) listPools(m *mirror) error {
-	s.call()
+	s.call("reconcile pools")
 	pools, qm, err := s.api.NodePools().List(nil)
 	if err != nil {
 		return fmt.Errorf("list node pools: %w", err)
@@ -73,7 +73,7 @@ const nodeReaders = 8
 // same ModifyIndex is the same node, so at scale a reconcile reads the few
 // nodes that changed, not the whole fleet.
 func (s *Scheduler) listNodes(m *mirror) error {
-	s.call()
+	s.call("reconcile nodes")
 	stubs, qm, err := s.api.Nodes().List(nil)
 	if err != nil {
 		return fmt.Errorf("list nodes: %w", err)
@@ -109,7 +109,7 @@ func (s *Scheduler) listNodes(m *mirror) error {
 func (s *Scheduler) readNodes(stubs []*api.NodeListStub) ([]*api.Node, error) {
 	out := make([]*api.Node, len(stubs))
 	errs := inParallel(len(stubs), nodeReaders, func(i int) error {
-		s.call()
+		s.call("node read")
 		n, _, err := s.api.Nodes().Info(stubs[i].ID, nil)
 		if err != nil {
 			return fmt.Errorf("read node %s: %w", stubs[i].Name, err)

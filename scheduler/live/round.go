@@ -43,12 +43,7 @@ func (s *Scheduler) round() (uint64, error) {
 	} else {
 		es = s.classifyIncr(unix(now))
 	}
-	for _, e := range es {
-		if s.unplaced(e, unix(now)) {
-			s.requeueUnplaced(e, now)
-			s.mark(e)
-		}
-	}
+	s.requeueUnplaced(es, now)
 	if full {
 		s.progressTargets(es, w.allocs)
 	} else {
@@ -138,7 +133,7 @@ func (s *Scheduler) save(now time.Time) error {
 		}
 		return nil
 	}
-	s.call()
+	s.call("state save")
 	payload, err := encodeState(s.st)
 	if err != nil {
 		return fmt.Errorf("encode state: %w", err)

@@ -133,7 +133,7 @@ func (s *Scheduler) fullJob(stub *jobStub) *cachedJob {
 	if c := s.jobs[stub.ID]; c != nil && c.index == stub.JobModifyIndex {
 		return c
 	}
-	s.call()
+	s.call("job read")
 	job, _, err := s.api.Jobs().Info(stub.ID, &api.QueryOptions{Namespace: s.cfg.Namespace})
 	if err != nil {
 		return &cachedJob{err: fmt.Errorf("read job: %w", err)}
@@ -156,11 +156,11 @@ func (s *Scheduler) cacheJob(job *api.Job) *cachedJob {
 	return c
 }
 
-// call counts one Nomad API call made by a round.
-func (s *Scheduler) call() {
+// call counts one Nomad API call made by a round, by what it is for.
+func (s *Scheduler) call(what string) {
 	s.calls.Add(1)
 	if s.metrics != nil {
-		s.metrics.apiCalls.Inc()
+		s.metrics.apiCalls.WithLabelValues(what).Inc()
 	}
 }
 

@@ -46,35 +46,83 @@ func evalPending(evals []*api.Evaluation, index uint64) bool {
 	return false
 }
 
-// requeueUnplaced sends an unplaced job back to the queue, saying why.
-func (s *Scheduler) requeueUnplaced(e *entry, now time.Time) {
-	why := "Nomad did not place it within " + s.cfg.PlaceTimeout.String()
-	s.call()
+// unplacedChecks bounds the unplaced jobs one round looks at, oldest
+// first: each is an evaluations read, and a read and a write for the ones
+// sent back. When Nomad's broker ran minutes behind (10,000 jobs queued at
+// once), thousands of admitted jobs passed PlaceTimeout together, and
+// reading their evaluations one after another inside the round held it
+// for seconds.
+const unplacedChecks = 64
+
+// unplacedCheck is what Nomad said of one unplaced job.
+type unplacedCheck struct {
+	pending bool   // its evaluation is still to run
+	why     string // why it goes back to the queue
+	err     error  // the requeue's write failed
+}
+
+// requeueUnplaced sends the round's unplaced jobs back to the queue,
+// saying why; their reads and writes run admitParallel at once.
+func (s *Scheduler) requeueUnplaced(es []*entry, now time.Time) {
+	var due []*entry
+	for _, e := range es {
+		if len(due) < unplacedChecks && s.unplaced(e, unix(now)) {
+			due = append(due, e)
+		}
+	}
+	checks := make([]unplacedCheck, len(due))
+	inParallel(len(due), admitParallel, func(i int) error {
+		checks[i] = s.checkUnplaced(due[i])
+		return nil
+	})
+	for i, e := range due {
+		s.settleUnplaced(e, checks[i], now)
+		s.mark(e)
+	}
+}
+
+// checkUnplaced reads the job's evaluations and, unless one is pending,
+// writes it back into the queue pool (safe beside others: it changes
+// nothing of the round's).
+func (s *Scheduler) checkUnplaced(e *entry) unplacedCheck {
+	c := unplacedCheck{why: "Nomad did not place it within " + s.cfg.PlaceTimeout.String()}
+	s.call("job evaluations")
 	if evals, _, err := s.api.Jobs().Evaluations(e.stub.ID, &api.QueryOptions{Namespace: s.cfg.Namespace}); err == nil {
 		if evalPending(evals, e.stub.JobModifyIndex) {
-			s.placeRecheck[e.stub.ID] = unix(now) + s.cfg.PlaceTimeout.Seconds()
-			s.log.Debug("admitted job not placed yet, its evaluation still pending; checking again later", "job", e.stub.ID)
-			return
+			c.pending = true
+			return c
 		}
 		if f := placementFailure(evals); f != "" {
-			why = "Nomad could not place it: " + f
+			c.why = "Nomad could not place it: " + f
 		}
 	}
 	job, err := s.readJob(e.stub.ID, e.stub.JobModifyIndex)
 	if err == nil {
-		unpinJob(job, s.cfg.QueuePool, why)
+		unpinJob(job, s.cfg.QueuePool, c.why)
 		_, err = s.register(job, e.stub.JobModifyIndex)
 	}
-	if err != nil {
-		s.fail(e, "requeue unplaced", err, now)
+	c.err = err
+	return c
+}
+
+// settleUnplaced brings the job's record in line with what checkUnplaced
+// found and did.
+func (s *Scheduler) settleUnplaced(e *entry, c unplacedCheck, now time.Time) {
+	switch {
+	case c.pending:
+		s.placeRecheck[e.stub.ID] = unix(now) + s.cfg.PlaceTimeout.Seconds()
+		s.log.Debug("admitted job not placed yet, its evaluation still pending; checking again later", "job", e.stub.ID)
+		return
+	case c.err != nil:
+		s.fail(e, "requeue unplaced", c.err, now)
 		return
 	}
 	r := e.rec
 	r.pause()
-	r.QueuedSince, r.PlaceFailedAt, r.PlaceFailure = unix(now), unix(now), why
+	r.QueuedSince, r.PlaceFailedAt, r.PlaceFailure = unix(now), unix(now), c.why
 	e.phase, e.held = phaseQueued, nil
-	s.record(e.stub.ID, "unplaced", why, now)
-	s.log.Warn("admitted job not placed by Nomad; back to the queue", "job", e.stub.ID, "reason", why)
+	s.record(e.stub.ID, "unplaced", c.why, now)
+	s.log.Warn("admitted job not placed by Nomad; back to the queue", "job", e.stub.ID, "reason", c.why)
 }
 
 // placeBackoff is why a job recently returned unplaced still waits, "" once

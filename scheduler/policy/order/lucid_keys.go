@@ -1,0 +1,217 @@
+package order
+
+import (
+	"math"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
+
+// lucidSlot is what Lucid keeps of the job listed at one snapshot
+// position to key it: its cached estimate, the model levels of its
+// features (so a refit re-predicts it from a few table reads, without
+// the string-keyed level maps), its GPU share and the last remaining
+// time computed. It is refreshed whenever the job at that position is
+// read (every job of an untracked snapshot, the changed jobs of a
+// tracked one), so for an unchanged job of a tracked snapshot it holds
+// what the job would give: the key is rebuilt from it without reading
+// the job, bit for bit as from the job.
+type lucidSlot struct {
+	p     *lucidPred
+	lv    [numTerms]int32
+	lvGen int // estimator's level count when lv was read
+	share float64
+	// rem is remainingFrom(remIn...), the last remaining time computed;
+	// remIn[2] is the job's Executed (a queued job's inputs change only
+	// with a refit)
+	remIn [3]float64
+	rem   float64
+}
+
+// lucidFeatures is what a slot's levels were read from, to tell whether
+// a changed job's features moved (cold: read only for changed jobs).
+type lucidFeatures struct {
+	user, model string
+	workers     int
+	fraction    float64
+	submit      policy.Seconds
+}
+
+// lucidKeying is one Order call's view of the model, read once.
+type lucidKeying struct {
+	jobs    []*policy.Job // the snapshot's list, for posOf
+	cur     int           // posOf's scan position
+	version int
+	sigma   float64
+	lvGen   int
+}
+
+// beginKeys sizes the slots for s and reads the model's state.
+func (l *Lucid) beginKeys(s *policy.Snapshot) {
+	n := len(s.Jobs)
+	if len(l.slots) > n { // positions gone: drop their entries
+		clear(l.slots[n:])
+		clear(l.feats[n:])
+	}
+	l.slots, l.feats = growKeep(l.slots, n), growKeep(l.feats, n)
+	l.kk = lucidKeying{jobs: s.Jobs, version: l.est.Version(), sigma: l.est.Sigma(), lvGen: l.est.levelCount()}
+}
+
+// endKeys drops the call's reference to the snapshot.
+func (l *Lucid) endKeys() { l.kk.jobs = nil }
+
+// posOf is the position of j in the snapshot being ordered. The key
+// functions are called in list order, so the scan goes forward from the
+// last position found (one pass over the list in all); it wraps around
+// for safety. -1: not listed.
+func (l *Lucid) posOf(j *policy.Job) int {
+	k, js := &l.kk, l.kk.jobs
+	for i := k.cur; i < len(js); i++ {
+		if js[i] == j {
+			k.cur = i + 1
+			return i
+		}
+	}
+	for i := 0; i < min(k.cur, len(js)); i++ {
+		if js[i] == j {
+			k.cur = i + 1
+			return i
+		}
+	}
+	return -1
+}
+
+// fill refreshes slot i from j, the job listed there now, creating j's
+// estimate entry on its first ranking. The caller brings the entry to
+// the model's version (bring) in list order, as Order always did: jobs
+// listed twice under one ID share an entry, and the first listed sets
+// its prediction.
+func (l *Lucid) fill(i int, j *policy.Job) *lucidSlot {
+	sl, f := &l.slots[i], &l.feats[i]
+	p := sl.p
+	fresh := p == nil || p.gone || p.id != j.ID
+	if fresh {
+		p = l.pred[j.ID]
+	}
+	sameFeats := !fresh && f.user == j.User && f.model == j.Model && f.workers == j.Workers &&
+		math.Float64bits(f.fraction) == math.Float64bits(j.Fraction) && math.Float64bits(f.submit) == math.Float64bits(j.Submit)
+	if !sameFeats || (sl.lvGen != l.kk.lvGen && !levelsFinal(sl.lv)) {
+		sl.lv, sl.lvGen = l.est.levels(j, false), l.kk.lvGen
+		*f = lucidFeatures{user: j.User, model: j.Model, workers: j.Workers, fraction: j.Fraction, submit: j.Submit}
+	}
+	if p == nil { // first ranked: freeze the recent term (as entry does)
+		p = &lucidPred{id: j.ID, version: l.kk.version, main: l.est.predictLevels(sl.lv), ctx: l.est.recentScore(sl.lv[termUser])}
+		p.first = math.Exp(p.main + p.ctx)
+		l.pred[j.ID] = p
+	}
+	if fresh {
+		sl.p, sl.remIn, sl.rem = p, [3]float64{}, 0
+	}
+	sl.share = gpuShare(j)
+	if e := j.Executed; math.Float64bits(e) != math.Float64bits(sl.remIn[2]) {
+		sl.remIn[2], sl.rem = e, 0 // recomputed by slotSize
+	}
+	p.seen = l.calls
+	return sl
+}
+
+// levelsFinal reports whether lv can no longer change: every interned
+// level is known (an unseen one may be interned by a later Observe).
+func levelsFinal(lv [numTerms]int32) bool {
+	return lv[termShape] >= 0 && lv[termUser] >= 0 && lv[termModel] >= 0 && lv[termUserShape] >= 0
+}
+
+// bring brings sl's entry to the model's version (predictFrom from the
+// slot's levels) and returns the ln estimate.
+func (l *Lucid) bring(sl *lucidSlot) float64 {
+	p := sl.p
+	if p.version != l.kk.version {
+		p.version, p.main = l.kk.version, l.est.predictLevels(sl.lv)
+	}
+	return p.main + p.ctx
+}
+
+// slotSize is sizeAt from a slot: predicted remaining duration × GPUs.
+func (l *Lucid) slotSize(sl *lucidSlot) float64 {
+	in := [3]float64{l.bring(sl), l.kk.sigma, sl.remIn[2]}
+	if sl.remIn != in || sl.rem == 0 { // bits differ only for NaN, which recomputes
+		sl.remIn, sl.rem = in, remainingFrom(in[0], in[1], in[2])
+	}
+	return sl.rem * sl.share
+}
+
+// fullKey is key for an untracked snapshot: everything from the job.
+func (l *Lucid) fullKey(j *policy.Job) keyed {
+	i := l.posOf(j)
+	if i < 0 {
+		return l.key(j)
+	}
+	sl := l.fill(i, j)
+	k := l.phaseKey(j)
+	if k.k[0] == 2 {
+		k.k[1] = l.slotSize(sl)
+	} else {
+		l.bring(sl) // record the estimate made at submission
+	}
+	return k
+}
+
+// partKey is key for a tracked snapshot's changed job, without what
+// depends on the model (a main-phase job's size, set by modelKeys): a
+// tracked snapshot's unchanged jobs get this back without being read,
+// and the model may have learned since.
+func (l *Lucid) partKey(j *policy.Job) keyed {
+	if i := l.posOf(j); i >= 0 {
+		l.fill(i, j)
+	}
+	return l.phaseKey(j)
+}
+
+// phaseKey is j's key but for a main-phase job's size (k[1], 0 here).
+func (l *Lucid) phaseKey(j *policy.Job) keyed {
+	if l.phase(j) != profiling {
+		return keyed{job: j, k: [3]float64{2, 0, stateTie(j)}}
+	}
+	if j.State == policy.Running {
+		return keyed{job: j, k: [3]float64{0, float64(j.Workers), queuedAt(j)}}
+	}
+	return keyed{job: j, k: [3]float64{1, float64(j.Workers), queuedAt(j)}}
+}
+
+// modelKeys completes partKey's keys in list order: every entry is
+// brought to the model's version (as Order always did) and every
+// main-phase job's size is computed from its slot. An unchanged job's
+// slot was filled when it last changed; the job is read only where its
+// entry was dropped since (reported finished while listed) or where a
+// level unknown then may have been learnt.
+func (l *Lucid) modelKeys(ks []keyed) {
+	for x := range ks {
+		k := &ks[x]
+		i := int(k.at) - 1
+		sl := &l.slots[i]
+		if p := sl.p; p == nil || p.gone {
+			sl = l.fill(i, k.job)
+		} else if sl.lvGen != l.kk.lvGen && !levelsFinal(sl.lv) {
+			// a level it lacked may have been learnt since
+			sl.lv, sl.lvGen = l.est.levels(k.job, false), l.kk.lvGen
+		}
+		if k.k[0] != 2 {
+			l.bring(sl)
+			continue
+		}
+		k.k[1] = l.slotSize(sl)
+	}
+}
+
+// markSeen records every ranked job's entry as seen now (prune's clock):
+// a tracked call reads only changed jobs' entries.
+func (l *Lucid) markSeen(ks []keyed) {
+	for _, k := range ks {
+		if i := int(k.at) - 1; i >= 0 && i < len(l.slots) && l.slots[i].p != nil {
+			l.slots[i].p.seen = l.calls
+		}
+	}
+}
+
+// RankIndexes says where each job of the last ranking is listed in its
+// snapshot, for a tracked snapshot (policy.RankIndexer); nil otherwise.
+func (l *Lucid) RankIndexes() []int32 { return l.sc.rankIndexes() }

@@ -18,7 +18,7 @@ import (
 type lucidSlot struct {
 	p     *lucidPred
 	lv    [numTerms]int32
-	lvGen int // estimator's level count when lv was read
+	lvAt  int // 1 + the estimator's level count when lv was read; 0: never
 	share float64
 	// rem is remainingFrom(remIn...), the last remaining time computed;
 	// remIn[2] is the job's Executed (a queued job's inputs change only
@@ -28,7 +28,8 @@ type lucidSlot struct {
 }
 
 // lucidFeatures is what a slot's levels were read from, to tell whether
-// a changed job's features moved (cold: read only for changed jobs).
+// a changed job's features moved (apart from the slot: read only for
+// changed jobs and after a refit).
 type lucidFeatures struct {
 	user, model string
 	workers     int
@@ -42,7 +43,7 @@ type lucidKeying struct {
 	cur     int           // posOf's scan position
 	version int
 	sigma   float64
-	lvGen   int
+	lvAt    int // 1 + the estimator's level count
 }
 
 // beginKeys sizes the slots for s and reads the model's state.
@@ -53,7 +54,7 @@ func (l *Lucid) beginKeys(s *policy.Snapshot) {
 		clear(l.feats[n:])
 	}
 	l.slots, l.feats = growKeep(l.slots, n), growKeep(l.feats, n)
-	l.kk = lucidKeying{jobs: s.Jobs, version: l.est.Version(), sigma: l.est.Sigma(), lvGen: l.est.levelCount()}
+	l.kk = lucidKeying{jobs: s.Jobs, version: l.est.Version(), sigma: l.est.Sigma(), lvAt: 1 + l.est.levelCount()}
 }
 
 // endKeys drops the call's reference to the snapshot.
@@ -86,24 +87,16 @@ func (l *Lucid) posOf(j *policy.Job) int {
 // listed twice under one ID share an entry, and the first listed sets
 // its prediction.
 func (l *Lucid) fill(i int, j *policy.Job) *lucidSlot {
-	sl, f := &l.slots[i], &l.feats[i]
+	sl := &l.slots[i]
 	p := sl.p
-	fresh := p == nil || p.gone || p.id != j.ID
-	if fresh {
+	if p == nil || p.gone || p.id != j.ID {
 		p = l.pred[j.ID]
-	}
-	sameFeats := !fresh && f.user == j.User && f.model == j.Model && f.workers == j.Workers &&
-		math.Float64bits(f.fraction) == math.Float64bits(j.Fraction) && math.Float64bits(f.submit) == math.Float64bits(j.Submit)
-	if !sameFeats || (sl.lvGen != l.kk.lvGen && !levelsFinal(sl.lv)) {
-		sl.lv, sl.lvGen = l.est.levels(j, false), l.kk.lvGen
-		*f = lucidFeatures{user: j.User, model: j.Model, workers: j.Workers, fraction: j.Fraction, submit: j.Submit}
-	}
-	if p == nil { // first ranked: freeze the recent term (as entry does)
-		p = &lucidPred{id: j.ID, version: l.kk.version, main: l.est.predictLevels(sl.lv), ctx: l.est.recentScore(sl.lv[termUser])}
-		p.first = math.Exp(p.main + p.ctx)
-		l.pred[j.ID] = p
-	}
-	if fresh {
+		if p == nil { // first ranked: freeze the recent term (as entry does)
+			lv := l.levelsAt(i, j)
+			p = &lucidPred{id: j.ID, version: l.kk.version, main: l.est.predictLevels(*lv), ctx: l.est.recentScore(lv[termUser])}
+			p.first = math.Exp(p.main + p.ctx)
+			l.pred[j.ID] = p
+		}
 		sl.p, sl.remIn, sl.rem = p, [3]float64{}, 0
 	}
 	sl.share = gpuShare(j)
@@ -112,6 +105,26 @@ func (l *Lucid) fill(i int, j *policy.Job) *lucidSlot {
 	}
 	p.seen = l.calls
 	return sl
+}
+
+// levelsAt is the model's levels of j, listed at i: slot i's, read again
+// only if j's features are not those they were read from or a level
+// unknown then may have been learnt since. They are a function of the
+// features, whichever job had them.
+func (l *Lucid) levelsAt(i int, j *policy.Job) *[numTerms]int32 {
+	sl, f := &l.slots[i], &l.feats[i]
+	if l.levelsStale(sl) || f.user != j.User || f.model != j.Model || f.workers != j.Workers ||
+		math.Float64bits(f.fraction) != math.Float64bits(j.Fraction) || math.Float64bits(f.submit) != math.Float64bits(j.Submit) {
+		sl.lv, sl.lvAt = l.est.levels(j, false), l.kk.lvAt
+		*f = lucidFeatures{user: j.User, model: j.Model, workers: j.Workers, fraction: j.Fraction, submit: j.Submit}
+	}
+	return &sl.lv
+}
+
+// levelsStale: sl's levels were never read, or lack a level that may
+// have been learnt since.
+func (l *Lucid) levelsStale(sl *lucidSlot) bool {
+	return sl.lvAt == 0 || (sl.lvAt != l.kk.lvAt && !levelsFinal(sl.lv))
 }
 
 // levelsFinal reports whether lv can no longer change: every interned
@@ -146,6 +159,9 @@ func (l *Lucid) fullKey(j *policy.Job) keyed {
 		return l.key(j)
 	}
 	sl := l.fill(i, j)
+	if sl.p.version != l.kk.version { // bring re-predicts from the levels
+		l.levelsAt(i, j)
+	}
 	k := l.phaseKey(j)
 	if k.k[0] == 2 {
 		k.k[1] = l.slotSize(sl)
@@ -162,6 +178,7 @@ func (l *Lucid) fullKey(j *policy.Job) keyed {
 func (l *Lucid) partKey(j *policy.Job) keyed {
 	if i := l.posOf(j); i >= 0 {
 		l.fill(i, j)
+		l.levelsAt(i, j) // for bring after later refits, without j
 	}
 	return l.phaseKey(j)
 }
@@ -190,9 +207,9 @@ func (l *Lucid) modelKeys(ks []keyed) {
 		sl := &l.slots[i]
 		if p := sl.p; p == nil || p.gone {
 			sl = l.fill(i, k.job)
-		} else if sl.lvGen != l.kk.lvGen && !levelsFinal(sl.lv) {
-			// a level it lacked may have been learnt since
-			sl.lv, sl.lvGen = l.est.levels(k.job, false), l.kk.lvGen
+			l.levelsAt(i, k.job)
+		} else if l.levelsStale(sl) {
+			l.levelsAt(i, k.job)
 		}
 		if k.k[0] != 2 {
 			l.bring(sl)

@@ -239,7 +239,10 @@ func (l *Lucid) Size(j *policy.Job) float64 {
 // key takes of the job alone is kept by position and re-read only for
 // changed jobs (trackedKeys), and what depends on the model, which
 // learns from every finish, is recomputed for every job from what its
-// slot kept (modelKeys): no job is read for it.
+// slot kept (modelKeys): no job is read for it. Lucid gives no positions
+// (policy.RankIndexer): a refit reshuffles the queue, and gathering the
+// Framework's kept entries in a reshuffled rank order cost more than
+// reading the jobs (churned 10k × 100k: ~5 ms CPU more per decision).
 func (l *Lucid) Order(s *policy.Snapshot) []policy.Ranked {
 	l.calls++
 	l.beginKeys(s)

@@ -228,7 +228,3 @@ func (l *Lucid) markSeen(ks []keyed) {
 		}
 	}
 }
-
-// RankIndexes says where each job of the last ranking is listed in its
-// snapshot, for a tracked snapshot (policy.RankIndexer); nil otherwise.
-func (l *Lucid) RankIndexes() []int32 { return l.sc.rankIndexes() }

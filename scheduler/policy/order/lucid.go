@@ -106,10 +106,6 @@ type lucidPred struct {
 	first   float64 // estimated duration when first ranked
 	seen    int     // Order call that last ranked it
 	gone    bool    // deleted from pred
-	// rem is remainingFrom(remIn...), the last remaining time Size
-	// computed
-	remIn [3]float64
-	rem   float64
 }
 
 // NewLucid builds Lucid; the zero config gives the defaults above.
@@ -223,12 +219,7 @@ func (l *Lucid) predictFrom(p *lucidPred, j *policy.Job) float64 {
 
 // Size is j's priority: predicted remaining duration × GPUs.
 func (l *Lucid) Size(j *policy.Job) float64 {
-	p := l.entry(j)
-	in := [3]float64{l.predictFrom(p, j), l.est.Sigma(), j.Executed}
-	if p.remIn != in || p.rem == 0 { // bits differ only for NaN, which recomputes
-		p.remIn, p.rem = in, remainingFrom(in[0], in[1], in[2])
-	}
-	return p.rem * gpuShare(j)
+	return remainingFrom(l.predictFrom(l.entry(j), j), l.est.Sigma(), j.Executed) * gpuShare(j)
 }
 
 // Order ranks running profiling runs, then queued profiling runs (fewest

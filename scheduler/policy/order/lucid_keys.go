@@ -18,13 +18,13 @@ import (
 type lucidSlot struct {
 	p     *lucidPred
 	lv    [numTerms]int32
-	lvAt  int // 1 + the estimator's level count when lv was read; 0: never
+	lvAt  int32 // 1 + the estimator's level count when lv was read; 0: never
 	share float64
-	// rem is remainingFrom(remIn...), the last remaining time computed;
-	// remIn[2] is the job's Executed (a queued job's inputs change only
-	// with a refit)
-	remIn [3]float64
-	rem   float64
+	// rem is the remaining time for Executed e at model version remVer
+	// (-1: none): with the entry fixed, its inputs (the ln estimate and
+	// the model's spread) change only with the version
+	remVer int
+	e, rem float64
 }
 
 // lucidFeatures is what a slot's levels were read from, to tell whether
@@ -43,7 +43,7 @@ type lucidKeying struct {
 	cur     int           // posOf's scan position
 	version int
 	sigma   float64
-	lvAt    int // 1 + the estimator's level count
+	lvAt    int32 // 1 + the estimator's level count
 }
 
 // beginKeys sizes the slots for s and reads the model's state.
@@ -54,7 +54,7 @@ func (l *Lucid) beginKeys(s *policy.Snapshot) {
 		clear(l.feats[n:])
 	}
 	l.slots, l.feats = growKeep(l.slots, n), growKeep(l.feats, n)
-	l.kk = lucidKeying{jobs: s.Jobs, version: l.est.Version(), sigma: l.est.Sigma(), lvAt: 1 + l.est.levelCount()}
+	l.kk = lucidKeying{jobs: s.Jobs, version: l.est.Version(), sigma: l.est.Sigma(), lvAt: 1 + int32(l.est.levelCount())}
 }
 
 // endKeys drops the call's reference to the snapshot.
@@ -97,11 +97,11 @@ func (l *Lucid) fill(i int, j *policy.Job) *lucidSlot {
 			p.first = math.Exp(p.main + p.ctx)
 			l.pred[j.ID] = p
 		}
-		sl.p, sl.remIn, sl.rem = p, [3]float64{}, 0
+		sl.p, sl.remVer = p, -1
 	}
 	sl.share = gpuShare(j)
-	if e := j.Executed; math.Float64bits(e) != math.Float64bits(sl.remIn[2]) {
-		sl.remIn[2], sl.rem = e, 0 // recomputed by slotSize
+	if e := j.Executed; math.Float64bits(e) != math.Float64bits(sl.e) {
+		sl.e, sl.remVer = e, -1
 	}
 	p.seen = l.calls
 	return sl
@@ -145,9 +145,9 @@ func (l *Lucid) bring(sl *lucidSlot) float64 {
 
 // slotSize is sizeAt from a slot: predicted remaining duration × GPUs.
 func (l *Lucid) slotSize(sl *lucidSlot) float64 {
-	in := [3]float64{l.bring(sl), l.kk.sigma, sl.remIn[2]}
-	if sl.remIn != in || sl.rem == 0 { // bits differ only for NaN, which recomputes
-		sl.remIn, sl.rem = in, remainingFrom(in[0], in[1], in[2])
+	mu := l.bring(sl)
+	if sl.remVer != l.kk.version {
+		sl.remVer, sl.rem = l.kk.version, remainingFrom(mu, l.kk.sigma, sl.e)
 	}
 	return sl.rem * sl.share
 }

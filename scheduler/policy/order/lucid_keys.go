@@ -53,8 +53,19 @@ func (l *Lucid) beginKeys(s *policy.Snapshot) {
 		clear(l.slots[n:])
 		clear(l.feats[n:])
 	}
-	l.slots, l.feats = growKeep(l.slots, n), growKeep(l.feats, n)
+	l.slots, l.feats = lucidKeep(l.slots, n), lucidKeep(l.feats, n)
 	l.kk = lucidKeying{jobs: s.Jobs, version: l.est.Version(), sigma: l.est.Sigma(), lvAt: 1 + int32(l.est.levelCount())}
+}
+
+// lucidKeep resizes xs to n keeping its contents; room past len(xs) is
+// zero (beginKeys zeroes what it drops).
+func lucidKeep[T any](xs []T, n int) []T {
+	if cap(xs) < n {
+		ys := make([]T, n, n+n/8)
+		copy(ys, xs)
+		return ys
+	}
+	return xs[:n]
 }
 
 // endKeys drops the call's reference to the snapshot.

@@ -185,13 +185,19 @@ func (l *Lucid) fullKey(j *policy.Job) keyed {
 // partKey is key for a tracked snapshot's changed job, without what
 // depends on the model (a main-phase job's size, set by modelKeys): a
 // tracked snapshot's unchanged jobs get this back without being read,
-// and the model may have learned since.
+// and the model may have learned since. Its queue (0 in every Lucid
+// key) carries the position whose slot it filled, for modelKeys to
+// check: a job listed twice under one pointer, once unchanged, may be
+// found at the wrong one of its places.
 func (l *Lucid) partKey(j *policy.Job) keyed {
-	if i := l.posOf(j); i >= 0 {
+	i := l.posOf(j)
+	if i >= 0 {
 		l.fill(i, j)
 		l.levelsAt(i, j) // for bring after later refits, without j
 	}
-	return l.phaseKey(j)
+	k := l.phaseKey(j)
+	k.queue = int32(i)
+	return k
 }
 
 // phaseKey is j's key but for a main-phase job's size (k[1], 0 here).
@@ -209,19 +215,21 @@ func (l *Lucid) phaseKey(j *policy.Job) keyed {
 // brought to the model's version (as Order always did) and every
 // main-phase job's size is computed from its slot. An unchanged job's
 // slot was filled when it last changed; the job is read only where its
-// entry was dropped since (reported finished while listed) or where a
-// level unknown then may have been learnt.
+// entry was dropped since (reported finished while listed), where a
+// level unknown then may have been learnt, or where partKey filled
+// another place of it.
 func (l *Lucid) modelKeys(ks []keyed) {
 	for x := range ks {
 		k := &ks[x]
 		i := int(k.at) - 1
 		sl := &l.slots[i]
-		if p := sl.p; p == nil || p.gone {
+		if p := sl.p; int(k.queue) != i || p == nil || p.gone {
 			sl = l.fill(i, k.job)
 			l.levelsAt(i, k.job)
 		} else if l.levelsStale(sl) {
 			l.levelsAt(i, k.job)
 		}
+		k.queue = 0
 		if k.k[0] != 2 {
 			l.bring(sl)
 			continue

@@ -16,9 +16,29 @@ type lucidChurn struct {
 	stamp uint64
 	born  int
 	users int // users so far: new ones appear (levels unseen until they finish)
+	// touched: the jobs changed this step
+	touched map[*policy.Job]bool
 }
 
-func (c *lucidChurn) touch(i int) { c.stamp++; c.s.JobGen[i] = c.stamp }
+func (c *lucidChurn) touch(i int) {
+	c.stamp++
+	c.s.JobGen[i] = c.stamp
+	if c.touched != nil {
+		c.touched[c.s.Jobs[i]] = true
+	}
+}
+
+// restamp stamps every position listing a job touched this step (a job
+// listed twice under one pointer changes at both).
+func (c *lucidChurn) restamp() {
+	for i, j := range c.s.Jobs {
+		if c.touched[j] {
+			c.stamp++
+			c.s.JobGen[i] = c.stamp
+		}
+	}
+	clear(c.touched)
+}
 
 func (c *lucidChurn) job() *policy.Job {
 	c.born++
@@ -57,7 +77,7 @@ func (c *lucidChurn) step(observe func(*policy.Job)) {
 			j.Executed += 30
 		case r.IntN(5) == 0:
 			j.State, j.LastStart = policy.Running, s.Now
-		case r.IntN(60) == 0: // the same job under a new pointer: no new stamp
+		case r.IntN(60) == 0 && !c.touched[j]: // the same job under a new pointer: no new stamp
 			cp := *j
 			s.Jobs[i] = &cp
 			continue
@@ -73,6 +93,16 @@ func (c *lucidChurn) step(observe func(*policy.Job)) {
 		s.Jobs[i] = &cp
 		c.touch(i)
 	}
+	if k := r.IntN(len(s.Jobs)); r.IntN(4) == 0 && s.Jobs[k].State != policy.Finished {
+		// one job listed twice under one pointer: only the new place
+		// changed (the job did not)
+		i := k + 1 + r.IntN(2)
+		if i < len(s.Jobs) {
+			s.Jobs[i] = s.Jobs[k]
+			c.stamp++
+			s.JobGen[i] = c.stamp
+		}
+	}
 	if k := r.IntN(len(s.Jobs)); r.IntN(7) == 0 && s.Jobs[k].State == policy.Queued {
 		// reported finished while still listed queued, stamp unchanged
 		observe(s.Jobs[k])
@@ -82,6 +112,7 @@ func (c *lucidChurn) step(observe func(*policy.Job)) {
 		s.JobGen = append(s.JobGen, 0)
 		c.touch(len(s.Jobs) - 1)
 	}
+	c.restamp()
 }
 
 // lucidReference ranks s as Lucid did before it kept slots: every active
@@ -111,7 +142,7 @@ func lucidReference(l *Lucid, s *policy.Snapshot) []policy.Ranked {
 func TestLucidTrackedSameRanking(t *testing.T) {
 	for seed := uint64(1); seed <= 6; seed++ {
 		c := &lucidChurn{s: &policy.Snapshot{Now: 1000, Cluster: oneNode(8)}, users: 3,
-			rng: rand.New(rand.NewPCG(seed, 7))}
+			rng: rand.New(rand.NewPCG(seed, 7)), touched: map[*policy.Job]bool{}}
 		for range 120 {
 			c.s.Jobs = append(c.s.Jobs, c.job())
 			c.s.JobGen = append(c.s.JobGen, 0)

@@ -96,16 +96,26 @@ type Lucid struct {
 	slots []lucidSlot
 	feats []lucidFeatures
 	kk    lucidKeying
+	// byPos is an untracked snapshot's entries by position: the cheap
+	// path where every job is read anyway
+	byPos []*lucidPred
 }
 
 type lucidPred struct {
-	id      string
-	version int
+	// first what a tracked decision reads of every job's entry, in the
+	// first 32 bytes: entries are 96 bytes, so these never straddle a
+	// cache line
+	version int     // model version main is at
 	main    float64 // fitted terms of the ln estimate at version
 	ctx     float64 // recent term, frozen when the job was first ranked
+	gone    bool    // deleted from pred
+	id      string
 	first   float64 // estimated duration when first ranked
 	seen    int     // Order call that last ranked it
-	gone    bool    // deleted from pred
+	// rem is remainingFrom(remIn...), the last remaining time computed
+	// for an untracked snapshot (a tracked one keeps it in its slot)
+	remIn [3]float64
+	rem   float64
 }
 
 // NewLucid builds Lucid; the zero config gives the defaults above.
@@ -218,8 +228,15 @@ func (l *Lucid) predictFrom(p *lucidPred, j *policy.Job) float64 {
 }
 
 // Size is j's priority: predicted remaining duration × GPUs.
-func (l *Lucid) Size(j *policy.Job) float64 {
-	return remainingFrom(l.predictFrom(l.entry(j), j), l.est.Sigma(), j.Executed) * gpuShare(j)
+func (l *Lucid) Size(j *policy.Job) float64 { return l.sizeFrom(l.entry(j), j) }
+
+// sizeFrom is Size of j through p, its entry.
+func (l *Lucid) sizeFrom(p *lucidPred, j *policy.Job) float64 {
+	in := [3]float64{l.predictFrom(p, j), l.est.Sigma(), j.Executed}
+	if p.remIn != in || p.rem == 0 { // bits differ only for NaN, which recomputes
+		p.remIn, p.rem = in, remainingFrom(in[0], in[1], in[2])
+	}
+	return p.rem * gpuShare(j)
 }
 
 // Order ranks running profiling runs, then queued profiling runs (fewest
@@ -244,27 +261,19 @@ func (l *Lucid) Order(s *policy.Snapshot) []policy.Ranked {
 		ks = l.sc.activeKeys(s, l.fullKey)
 	}
 	l.endKeys()
-	l.prune(ks)
+	l.prune(ks, tracked)
 	return l.sc.sortFor(ks, s.SubmitOrdered)
-}
-
-// key is the sort key of j, read through its cached entry (for a job not
-// found in the snapshot's list, which keying never asks for).
-func (l *Lucid) key(j *policy.Job) keyed {
-	if l.phase(j) != profiling {
-		return keyed{job: j, k: [3]float64{2, l.Size(j), stateTie(j)}}
-	}
-	l.predictFrom(l.entry(j), j) // record the estimate made at submission
-	return l.phaseKey(j)
 }
 
 // prune forgets, now and then, cached estimates of jobs that left the
 // snapshots without being reported finished.
-func (l *Lucid) prune(ks []keyed) {
+func (l *Lucid) prune(ks []keyed, tracked bool) {
 	if l.calls%1000 != 0 {
 		return
 	}
-	l.markSeen(ks)
+	if tracked {
+		l.markSeen(ks)
+	}
 	for id, p := range l.pred {
 		if p.seen < l.calls-1000 {
 			p.gone = true

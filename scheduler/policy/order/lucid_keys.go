@@ -53,7 +53,10 @@ func (l *Lucid) beginKeys(s *policy.Snapshot) {
 		clear(l.slots[n:])
 		clear(l.feats[n:])
 	}
-	l.slots, l.feats = lucidKeep(l.slots, n), lucidKeep(l.feats, n)
+	if len(l.byPos) > n {
+		clear(l.byPos[n:])
+	}
+	l.slots, l.feats, l.byPos = lucidKeep(l.slots, n), lucidKeep(l.feats, n), lucidKeep(l.byPos, n)
 	l.kk = lucidKeying{jobs: s.Jobs, version: l.est.Version(), sigma: l.est.Sigma(), lvAt: 1 + int32(l.est.levelCount())}
 }
 
@@ -110,7 +113,9 @@ func (l *Lucid) fill(i int, j *policy.Job) *lucidSlot {
 		}
 		sl.p, sl.remVer = p, -1
 	}
-	sl.share = gpuShare(j)
+	if g := gpuShare(j); math.Float64bits(g) != math.Float64bits(sl.share) {
+		sl.share = g // written only when it moved: a clean line is not written back
+	}
 	if e := j.Executed; math.Float64bits(e) != math.Float64bits(sl.e) {
 		sl.e, sl.remVer = e, -1
 	}
@@ -163,23 +168,27 @@ func (l *Lucid) slotSize(sl *lucidSlot) float64 {
 	return sl.rem * sl.share
 }
 
-// fullKey is key for an untracked snapshot: everything from the job.
+// fullKey is key for an untracked snapshot, which reads every job: its
+// entry is found through the position (byPos), falling back to the map,
+// and the job gives the rest, as Order always did. Keeping the slots here
+// too cost a second stream of memory per job (~1 ms at 100,000 jobs).
 func (l *Lucid) fullKey(j *policy.Job) keyed {
 	i := l.posOf(j)
-	if i < 0 {
-		return l.key(j)
+	var p *lucidPred
+	if i >= 0 {
+		p = l.byPos[i]
 	}
-	sl := l.fill(i, j)
-	if sl.p.version != l.kk.version { // bring re-predicts from the levels
-		l.levelsAt(i, j)
+	if p == nil || p.gone || p.id != j.ID {
+		p = l.entry(j)
+		if i >= 0 {
+			l.byPos[i] = p
+		}
 	}
-	k := l.phaseKey(j)
-	if k.k[0] == 2 {
-		k.k[1] = l.slotSize(sl)
-	} else {
-		l.bring(sl) // record the estimate made at submission
+	if l.phase(j) != profiling {
+		return keyed{job: j, k: [3]float64{2, l.sizeFrom(p, j), stateTie(j)}}
 	}
-	return k
+	l.predictFrom(p, j) // record the estimate made at submission
+	return l.phaseKey(j)
 }
 
 // partKey is key for a tracked snapshot's changed job, without what

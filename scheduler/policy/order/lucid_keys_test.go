@@ -124,12 +124,18 @@ func lucidReference(l *Lucid, s *policy.Snapshot) []policy.Ranked {
 	var ks []keyed
 	for i, j := range s.Jobs {
 		if isActive(j) {
-			k := l.key(j)
+			var k keyed
+			if l.phase(j) != profiling {
+				k = keyed{job: j, k: [3]float64{2, l.Size(j), stateTie(j)}}
+			} else {
+				l.predictFrom(l.entry(j), j) // record the estimate made at submission
+				k = l.phaseKey(j)
+			}
 			k.at = int32(i + 1)
 			ks = append(ks, k)
 		}
 	}
-	l.prune(ks)
+	l.prune(ks, false)
 	return sortKeyed(ks)
 }
 

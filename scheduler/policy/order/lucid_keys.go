@@ -6,15 +6,14 @@ import (
 	"github.com/caravan-dl/caravan/scheduler/policy"
 )
 
-// lucidSlot is what Lucid keeps of the job listed at one snapshot
-// position to key it: its cached estimate, the model levels of its
-// features (so a refit re-predicts it from a few table reads, without
-// the string-keyed level maps), its GPU share and the last remaining
-// time computed. It is refreshed whenever the job at that position is
-// read (every job of an untracked snapshot, the changed jobs of a
-// tracked one), so for an unchanged job of a tracked snapshot it holds
-// what the job would give: the key is rebuilt from it without reading
-// the job, bit for bit as from the job.
+// lucidSlot is what Lucid keeps of the job listed at one position of a
+// tracked snapshot to key it: its cached estimate, the model levels of
+// its features (so a refit re-predicts it from a few table reads,
+// without the string-keyed level maps), its GPU share and the last
+// remaining time computed. It is refreshed whenever the job at that
+// position changed (every job, after an untracked snapshot), so for an
+// unchanged job it holds what the job would give: the key is rebuilt
+// from it without reading the job, bit for bit as from the job.
 type lucidSlot struct {
 	p     *lucidPred
 	lv    [numTerms]int32
@@ -159,7 +158,7 @@ func (l *Lucid) bring(sl *lucidSlot) float64 {
 	return p.main + p.ctx
 }
 
-// slotSize is sizeAt from a slot: predicted remaining duration × GPUs.
+// slotSize is sizeFrom from a slot: predicted remaining duration × GPUs.
 func (l *Lucid) slotSize(sl *lucidSlot) float64 {
 	mu := l.bring(sl)
 	if sl.remVer != l.kk.version {

@@ -88,22 +88,31 @@ type Lucid struct {
 	errs  errorLog
 	calls int
 	sc    scratch
-	// byPos is pred's entries by the position Order last saw their job
-	// at: a scheduler lists nearly the same jobs in the same order every
-	// round, and 100,000 map lookups were a third of a decision.
+	// slots and feats are what a tracked snapshot's keying read of the
+	// job at each position (lucid_keys.go): its unchanged jobs are keyed
+	// from them without being read, and without the ID and level maps
+	// (100,000 map lookups were a third of a decision)
+	slots []lucidSlot
+	feats []lucidFeatures
+	kk    lucidKeying
+	// byPos is an untracked snapshot's entries by position: the cheap
+	// path where every job is read anyway
 	byPos []*lucidPred
 }
 
 type lucidPred struct {
-	id      string
-	version int
+	// first what a tracked decision reads of every job's entry, in the
+	// first 32 bytes: entries are 96 bytes, so these never straddle a
+	// cache line
+	version int     // model version main is at
 	main    float64 // fitted terms of the ln estimate at version
 	ctx     float64 // recent term, frozen when the job was first ranked
+	gone    bool    // deleted from pred
+	id      string
 	first   float64 // estimated duration when first ranked
 	seen    int     // Order call that last ranked it
-	gone    bool    // deleted from pred
-	// rem is remainingFrom(remIn...), the last remaining time computed:
-	// a queued job's inputs do not change between rounds
+	// rem is remainingFrom(remIn...), the last remaining time computed
+	// for an untracked snapshot (a tracked one keeps it in its slot)
 	remIn [3]float64
 	rem   float64
 }
@@ -193,27 +202,16 @@ func (l *Lucid) ObserveFinished(j *policy.Job) {
 
 // predictLog is j's estimated ln duration: the model's fitted terms
 // (following every refit) plus the recent term frozen at its arrival.
-func (l *Lucid) predictLog(j *policy.Job) float64 { return l.predictFrom(l.entry(-1, j), j) }
+func (l *Lucid) predictLog(j *policy.Job) float64 { return l.predictFrom(l.entry(j), j) }
 
 // entry is j's cached estimate, created (with its frozen terms) on first
-// use; i is j's position in Order's snapshot, or -1.
-func (l *Lucid) entry(i int, j *policy.Job) *lucidPred {
-	if i >= 0 && i < len(l.byPos) {
-		if p := l.byPos[i]; p != nil && !p.gone && p.id == j.ID {
-			return p
-		}
-	}
+// use.
+func (l *Lucid) entry(j *policy.Job) *lucidPred {
 	p := l.pred[j.ID]
 	if p == nil {
 		p = &lucidPred{id: j.ID, version: l.est.Version(), main: l.est.PredictMain(j), ctx: l.est.Context(j)}
 		p.first = math.Exp(p.main + p.ctx)
 		l.pred[j.ID] = p
-	}
-	if i >= 0 {
-		for len(l.byPos) <= i {
-			l.byPos = append(l.byPos, nil)
-		}
-		l.byPos[i] = p
 	}
 	return p
 }
@@ -229,11 +227,10 @@ func (l *Lucid) predictFrom(p *lucidPred, j *policy.Job) float64 {
 }
 
 // Size is j's priority: predicted remaining duration × GPUs.
-func (l *Lucid) Size(j *policy.Job) float64 { return l.sizeAt(-1, j) }
+func (l *Lucid) Size(j *policy.Job) float64 { return l.sizeFrom(l.entry(j), j) }
 
-// sizeAt is Size of j, listed at position i of Order's snapshot (-1: not).
-func (l *Lucid) sizeAt(i int, j *policy.Job) float64 {
-	p := l.entry(i, j)
+// sizeFrom is Size of j through p, its entry.
+func (l *Lucid) sizeFrom(p *lucidPred, j *policy.Job) float64 {
 	in := [3]float64{l.predictFrom(p, j), l.est.Sigma(), j.Executed}
 	if p.remIn != in || p.rem == 0 { // bits differ only for NaN, which recomputes
 		p.remIn, p.rem = in, remainingFrom(in[0], in[1], in[2])
@@ -244,37 +241,37 @@ func (l *Lucid) sizeAt(i int, j *policy.Job) float64 {
 // Order ranks running profiling runs, then queued profiling runs (fewest
 // GPUs first, then queue-join time), then every other job by estimated
 // size (running first on ties).
+//
+// A tracked snapshot (Snapshot.JobGen) is keyed in two steps: what a
+// key takes of the job alone is kept by position and re-read only for
+// changed jobs (trackedKeys), and what depends on the model, which
+// learns from every finish, is recomputed for every job from what its
+// slot kept (modelKeys): no job is read for it. Lucid gives no positions
+// (policy.RankIndexer): a refit reshuffles the queue, and gathering the
+// Framework's kept entries in a reshuffled rank order cost more than
+// reading the jobs (churned 10k × 100k: 3–6 ms CPU more per decision).
 func (l *Lucid) Order(s *policy.Snapshot) []policy.Ranked {
 	l.calls++
-	i := 0 // position among the active jobs
-	ks := l.sc.activeKeys(s, func(j *policy.Job) keyed {
-		k := l.key(i, j)
-		i++
-		return k
-	})
-	clear(l.byPos[min(len(ks), len(l.byPos)):])
-	l.byPos = l.byPos[:min(len(ks), len(l.byPos))]
-	l.prune()
-	return l.sc.sortIncremental(ks, s.SubmitOrdered)
-}
-
-// key is the sort key of j, listed at position i of the active jobs.
-func (l *Lucid) key(i int, j *policy.Job) keyed {
-	if l.phase(j) != profiling {
-		return keyed{job: j, k: [3]float64{2, l.sizeAt(i, j), stateTie(j)}}
+	l.beginKeys(s)
+	ks, tracked := l.sc.trackedKeys(s, l.partKey)
+	if tracked {
+		l.modelKeys(ks)
+	} else {
+		ks = l.sc.activeKeys(s, l.fullKey)
 	}
-	l.predictFrom(l.entry(i, j), j) // record the estimate made at submission
-	if j.State == policy.Running {
-		return keyed{job: j, k: [3]float64{0, float64(j.Workers), queuedAt(j)}}
-	}
-	return keyed{job: j, k: [3]float64{1, float64(j.Workers), queuedAt(j)}}
+	l.endKeys()
+	l.prune(ks, tracked)
+	return l.sc.sortFor(ks, s.SubmitOrdered)
 }
 
 // prune forgets, now and then, cached estimates of jobs that left the
 // snapshots without being reported finished.
-func (l *Lucid) prune() {
+func (l *Lucid) prune(ks []keyed, tracked bool) {
 	if l.calls%1000 != 0 {
 		return
+	}
+	if tracked {
+		l.markSeen(ks)
 	}
 	for id, p := range l.pred {
 		if p.seen < l.calls-1000 {

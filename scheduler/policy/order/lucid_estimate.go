@@ -508,3 +508,10 @@ func (r *residualRing) add(x float64, n int) {
 	r.v[r.head] = x
 	r.head = (r.head + 1) % n
 }
+
+// levelCount is how many levels have been interned: it grows whenever a
+// level unseen until then is, so a level vector read at one count holds
+// until it changes (or for good once every level is known).
+func (e *LucidEstimator) levelCount() int {
+	return e.nlevels[termShape] + e.nlevels[termUser] + e.nlevels[termModel] + e.nlevels[termUserShape]
+}

@@ -1,0 +1,257 @@
+package order
+
+import (
+	"math"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
+
+// lucidSlot is what Lucid keeps of the job listed at one position of a
+// tracked snapshot to key it: its cached estimate, the model levels of
+// its features (so a refit re-predicts it from a few table reads,
+// without the string-keyed level maps), its GPU share and the last
+// remaining time computed. It is refreshed whenever the job at that
+// position changed (every job, after an untracked snapshot), so for an
+// unchanged job it holds what the job would give: the key is rebuilt
+// from it without reading the job, bit for bit as from the job.
+type lucidSlot struct {
+	p     *lucidPred
+	lv    [numTerms]int32
+	lvAt  int32 // 1 + the estimator's level count when lv was read; 0: never
+	share float64
+	// rem is the remaining time for Executed e at model version remVer
+	// (-1: none): with the entry fixed, its inputs (the ln estimate and
+	// the model's spread) change only with the version
+	remVer int
+	e, rem float64
+}
+
+// lucidFeatures is what a slot's levels were read from, to tell whether
+// a changed job's features moved (apart from the slot: read only for
+// changed jobs and after a refit).
+type lucidFeatures struct {
+	user, model string
+	workers     int
+	fraction    float64
+	submit      policy.Seconds
+}
+
+// lucidKeying is one Order call's view of the model, read once.
+type lucidKeying struct {
+	jobs    []*policy.Job // the snapshot's list, for posOf
+	cur     int           // posOf's scan position
+	version int
+	sigma   float64
+	lvAt    int32 // 1 + the estimator's level count
+}
+
+// beginKeys sizes the slots for s and reads the model's state.
+func (l *Lucid) beginKeys(s *policy.Snapshot) {
+	n := len(s.Jobs)
+	if len(l.slots) > n { // positions gone: drop their entries
+		clear(l.slots[n:])
+		clear(l.feats[n:])
+	}
+	if len(l.byPos) > n {
+		clear(l.byPos[n:])
+	}
+	l.slots, l.feats, l.byPos = lucidKeep(l.slots, n), lucidKeep(l.feats, n), lucidKeep(l.byPos, n)
+	l.kk = lucidKeying{jobs: s.Jobs, version: l.est.Version(), sigma: l.est.Sigma(), lvAt: 1 + int32(l.est.levelCount())}
+}
+
+// lucidKeep resizes xs to n keeping its contents; room past len(xs) is
+// zero (beginKeys zeroes what it drops).
+func lucidKeep[T any](xs []T, n int) []T {
+	if cap(xs) < n {
+		ys := make([]T, n, n+n/8)
+		copy(ys, xs)
+		return ys
+	}
+	return xs[:n]
+}
+
+// endKeys drops the call's reference to the snapshot.
+func (l *Lucid) endKeys() { l.kk.jobs = nil }
+
+// posOf is the position of j in the snapshot being ordered. The key
+// functions are called in list order, so the scan goes forward from the
+// last position found (one pass over the list in all); it wraps around
+// for safety. -1: not listed.
+func (l *Lucid) posOf(j *policy.Job) int {
+	k, js := &l.kk, l.kk.jobs
+	for i := k.cur; i < len(js); i++ {
+		if js[i] == j {
+			k.cur = i + 1
+			return i
+		}
+	}
+	for i := 0; i < min(k.cur, len(js)); i++ {
+		if js[i] == j {
+			k.cur = i + 1
+			return i
+		}
+	}
+	return -1
+}
+
+// fill refreshes slot i from j, the job listed there now, creating j's
+// estimate entry on its first ranking. The caller brings the entry to
+// the model's version (bring) in list order, as Order always did: jobs
+// listed twice under one ID share an entry, and the first listed sets
+// its prediction.
+func (l *Lucid) fill(i int, j *policy.Job) *lucidSlot {
+	sl := &l.slots[i]
+	p := sl.p
+	if p == nil || p.gone || p.id != j.ID {
+		p = l.pred[j.ID]
+		if p == nil { // first ranked: freeze the recent term (as entry does)
+			lv := l.levelsAt(i, j)
+			p = &lucidPred{id: j.ID, version: l.kk.version, main: l.est.predictLevels(*lv), ctx: l.est.recentScore(lv[termUser])}
+			p.first = math.Exp(p.main + p.ctx)
+			l.pred[j.ID] = p
+		}
+		sl.p, sl.remVer = p, -1
+	}
+	if g := gpuShare(j); math.Float64bits(g) != math.Float64bits(sl.share) {
+		sl.share = g // written only when it moved: a clean line is not written back
+	}
+	if e := j.Executed; math.Float64bits(e) != math.Float64bits(sl.e) {
+		sl.e, sl.remVer = e, -1
+	}
+	p.seen = l.calls
+	return sl
+}
+
+// levelsAt is the model's levels of j, listed at i: slot i's, read again
+// only if j's features are not those they were read from or a level
+// unknown then may have been learnt since. They are a function of the
+// features, whichever job had them.
+func (l *Lucid) levelsAt(i int, j *policy.Job) *[numTerms]int32 {
+	sl, f := &l.slots[i], &l.feats[i]
+	if l.levelsStale(sl) || f.user != j.User || f.model != j.Model || f.workers != j.Workers ||
+		math.Float64bits(f.fraction) != math.Float64bits(j.Fraction) || math.Float64bits(f.submit) != math.Float64bits(j.Submit) {
+		sl.lv, sl.lvAt = l.est.levels(j, false), l.kk.lvAt
+		*f = lucidFeatures{user: j.User, model: j.Model, workers: j.Workers, fraction: j.Fraction, submit: j.Submit}
+	}
+	return &sl.lv
+}
+
+// levelsStale: sl's levels were never read, or lack a level that may
+// have been learnt since.
+func (l *Lucid) levelsStale(sl *lucidSlot) bool {
+	return sl.lvAt == 0 || (sl.lvAt != l.kk.lvAt && !levelsFinal(sl.lv))
+}
+
+// levelsFinal reports whether lv can no longer change: every interned
+// level is known (an unseen one may be interned by a later Observe).
+func levelsFinal(lv [numTerms]int32) bool {
+	return lv[termShape] >= 0 && lv[termUser] >= 0 && lv[termModel] >= 0 && lv[termUserShape] >= 0
+}
+
+// bring brings sl's entry to the model's version (predictFrom from the
+// slot's levels) and returns the ln estimate.
+func (l *Lucid) bring(sl *lucidSlot) float64 {
+	p := sl.p
+	if p.version != l.kk.version {
+		p.version, p.main = l.kk.version, l.est.predictLevels(sl.lv)
+	}
+	return p.main + p.ctx
+}
+
+// slotSize is sizeFrom from a slot: predicted remaining duration × GPUs.
+func (l *Lucid) slotSize(sl *lucidSlot) float64 {
+	mu := l.bring(sl)
+	if sl.remVer != l.kk.version {
+		sl.remVer, sl.rem = l.kk.version, remainingFrom(mu, l.kk.sigma, sl.e)
+	}
+	return sl.rem * sl.share
+}
+
+// fullKey is key for an untracked snapshot, which reads every job: its
+// entry is found through the position (byPos), falling back to the map,
+// and the job gives the rest, as Order always did. Keeping the slots here
+// too cost a second stream of memory per job (~1 ms at 100,000 jobs).
+func (l *Lucid) fullKey(j *policy.Job) keyed {
+	i := l.posOf(j)
+	var p *lucidPred
+	if i >= 0 {
+		p = l.byPos[i]
+	}
+	if p == nil || p.gone || p.id != j.ID {
+		p = l.entry(j)
+		if i >= 0 {
+			l.byPos[i] = p
+		}
+	}
+	if l.phase(j) != profiling {
+		return keyed{job: j, k: [3]float64{2, l.sizeFrom(p, j), stateTie(j)}}
+	}
+	l.predictFrom(p, j) // record the estimate made at submission
+	return l.phaseKey(j)
+}
+
+// partKey is key for a tracked snapshot's changed job, without what
+// depends on the model (a main-phase job's size, set by modelKeys): a
+// tracked snapshot's unchanged jobs get this back without being read,
+// and the model may have learned since. Its queue (0 in every Lucid
+// key) carries the position whose slot it filled, for modelKeys to
+// check: a job listed twice under one pointer, once unchanged, may be
+// found at the wrong one of its places.
+func (l *Lucid) partKey(j *policy.Job) keyed {
+	i := l.posOf(j)
+	if i >= 0 {
+		l.fill(i, j)
+		l.levelsAt(i, j) // for bring after later refits, without j
+	}
+	k := l.phaseKey(j)
+	k.queue = int32(i)
+	return k
+}
+
+// phaseKey is j's key but for a main-phase job's size (k[1], 0 here).
+func (l *Lucid) phaseKey(j *policy.Job) keyed {
+	if l.phase(j) != profiling {
+		return keyed{job: j, k: [3]float64{2, 0, stateTie(j)}}
+	}
+	if j.State == policy.Running {
+		return keyed{job: j, k: [3]float64{0, float64(j.Workers), queuedAt(j)}}
+	}
+	return keyed{job: j, k: [3]float64{1, float64(j.Workers), queuedAt(j)}}
+}
+
+// modelKeys completes partKey's keys in list order: every entry is
+// brought to the model's version (as Order always did) and every
+// main-phase job's size is computed from its slot. An unchanged job's
+// slot was filled when it last changed; the job is read only where its
+// entry was dropped since (reported finished while listed), where a
+// level unknown then may have been learnt, or where partKey filled
+// another place of it.
+func (l *Lucid) modelKeys(ks []keyed) {
+	for x := range ks {
+		k := &ks[x]
+		i := int(k.at) - 1
+		sl := &l.slots[i]
+		if p := sl.p; int(k.queue) != i || p == nil || p.gone {
+			sl = l.fill(i, k.job)
+			l.levelsAt(i, k.job)
+		} else if l.levelsStale(sl) {
+			l.levelsAt(i, k.job)
+		}
+		k.queue = 0
+		if k.k[0] != 2 {
+			l.bring(sl)
+			continue
+		}
+		k.k[1] = l.slotSize(sl)
+	}
+}
+
+// markSeen records every ranked job's entry as seen now (prune's clock):
+// a tracked call reads only changed jobs' entries.
+func (l *Lucid) markSeen(ks []keyed) {
+	for _, k := range ks {
+		if i := int(k.at) - 1; i >= 0 && i < len(l.slots) && l.slots[i].p != nil {
+			l.slots[i].p.seen = l.calls
+		}
+	}
+}

@@ -1,0 +1,239 @@
+package order
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
+
+// lucidChurn is a snapshot whose jobs change between rounds in every way
+// Lucid's keys can see, stamped as Snapshot.JobGen says.
+type lucidChurn struct {
+	s     *policy.Snapshot
+	rng   *rand.Rand
+	stamp uint64
+	born  int
+	users int // users so far: new ones appear (levels unseen until they finish)
+	// touched: the jobs changed this step
+	touched map[*policy.Job]bool
+}
+
+func (c *lucidChurn) touch(i int) {
+	c.stamp++
+	c.s.JobGen[i] = c.stamp
+	if c.touched != nil {
+		c.touched[c.s.Jobs[i]] = true
+	}
+}
+
+// restamp stamps every position listing a job touched this step (a job
+// listed twice under one pointer changes at both).
+func (c *lucidChurn) restamp() {
+	for i, j := range c.s.Jobs {
+		if c.touched[j] {
+			c.stamp++
+			c.s.JobGen[i] = c.stamp
+		}
+	}
+	clear(c.touched)
+}
+
+func (c *lucidChurn) job() *policy.Job {
+	c.born++
+	w := []int{1, 1, 2, 4, 8}[c.rng.IntN(5)]
+	j := &policy.Job{ID: fmt.Sprintf("j%d", c.born), User: fmt.Sprintf("u%d", c.rng.IntN(c.users)),
+		Model: fmt.Sprintf("m%d", c.rng.IntN(3)), Submit: c.s.Now, State: policy.Queued, Workers: w, Fraction: 1}
+	if c.rng.IntN(6) == 0 {
+		j.Workers, j.Fraction = 1, 0.5
+	}
+	return j
+}
+
+// step lets a round pass; finished jobs are reported to every observer.
+func (c *lucidChurn) step(observe func(*policy.Job)) {
+	s, r := c.s, c.rng
+	s.Now += 30
+	if r.IntN(4) == 0 {
+		c.users++
+	}
+	for i, j := range s.Jobs {
+		if j.State != policy.Finished && r.IntN(30) == 0 { // its features change (a new stamp says so)
+			j.User, j.Workers = fmt.Sprintf("u%d", r.IntN(c.users)), []int{1, 2, 4, 8}[r.IntN(4)]
+			j.Model = fmt.Sprintf("m%d", r.IntN(4))
+			c.touch(i)
+			continue
+		}
+		switch {
+		case j.State == policy.Finished:
+			s.Jobs[i] = c.job() // an arrival takes the finished job's place
+		case j.State == policy.Running && r.IntN(8) == 0:
+			j.State, j.Executed = policy.Finished, j.Executed+float64(r.IntN(3000))
+			observe(j)
+		case j.State == policy.Running && r.IntN(10) == 0:
+			j.State, j.QueuedSince, j.Preemptions = policy.Queued, s.Now, j.Preemptions+1
+		case j.State == policy.Running:
+			j.Executed += 30
+		case r.IntN(5) == 0:
+			j.State, j.LastStart = policy.Running, s.Now
+		case r.IntN(60) == 0 && !c.touched[j]: // the same job under a new pointer: no new stamp
+			cp := *j
+			s.Jobs[i] = &cp
+			continue
+		default:
+			continue
+		}
+		c.touch(i)
+	}
+	if k := r.IntN(len(s.Jobs)); r.IntN(5) == 0 && s.Jobs[k].State != policy.Finished {
+		// a job listed twice under one ID (bad input), at a fresh stamp
+		i := r.IntN(len(s.Jobs))
+		cp := *s.Jobs[k]
+		s.Jobs[i] = &cp
+		c.touch(i)
+	}
+	if k := r.IntN(len(s.Jobs)); r.IntN(4) == 0 && s.Jobs[k].State != policy.Finished {
+		// one job listed twice under one pointer: only the new place
+		// changed (the job did not)
+		i := k + 1 + r.IntN(2)
+		if i < len(s.Jobs) {
+			s.Jobs[i] = s.Jobs[k]
+			c.stamp++
+			s.JobGen[i] = c.stamp
+		}
+	}
+	if k := r.IntN(len(s.Jobs)); r.IntN(7) == 0 && s.Jobs[k].State == policy.Queued {
+		// reported finished while still listed queued, stamp unchanged
+		observe(s.Jobs[k])
+	}
+	for range 3 {
+		s.Jobs = append(s.Jobs, c.job())
+		s.JobGen = append(s.JobGen, 0)
+		c.touch(len(s.Jobs) - 1)
+	}
+	c.restamp()
+}
+
+// lucidReference ranks s as Lucid did before it kept slots: every active
+// job keyed through its entry by ID and the job itself (Size,
+// predictFrom), then fully sorted. It is the reference both of Order's
+// paths are held to.
+func lucidReference(l *Lucid, s *policy.Snapshot) []policy.Ranked {
+	l.calls++
+	var ks []keyed
+	for i, j := range s.Jobs {
+		if isActive(j) {
+			var k keyed
+			if l.phase(j) != profiling {
+				k = keyed{job: j, k: [3]float64{2, l.Size(j), stateTie(j)}}
+			} else {
+				l.predictFrom(l.entry(j), j) // record the estimate made at submission
+				k = l.phaseKey(j)
+			}
+			k.at = int32(i + 1)
+			ks = append(ks, k)
+		}
+	}
+	l.prune(ks, false)
+	return sortKeyed(ks)
+}
+
+// A tracked Lucid ranks every churned snapshot exactly as an untracked
+// one (which reads every job), while its model learns every round: the
+// kept levels, shares and remaining times of unchanged jobs, the entries
+// brought to the model's version, features that change, levels learnt
+// later, jobs listed twice, pointers that change without a new stamp, an
+// entry dropped under a listed job, and untracked rounds in between.
+func TestLucidTrackedSameRanking(t *testing.T) {
+	for seed := uint64(1); seed <= 6; seed++ {
+		c := &lucidChurn{s: &policy.Snapshot{Now: 1000, Cluster: oneNode(8)}, users: 3,
+			rng: rand.New(rand.NewPCG(seed, 7)), touched: map[*policy.Job]bool{}}
+		for range 120 {
+			c.s.Jobs = append(c.s.Jobs, c.job())
+			c.s.JobGen = append(c.s.JobGen, 0)
+			c.touch(len(c.s.Jobs) - 1)
+		}
+		cfg := LucidConfig{Estimate: LucidEstimateConfig{HourOfDay: seed%2 == 0}}
+		tracked, plain, ref := newLucid(t, cfg), newLucid(t, cfg), newLucid(t, cfg)
+		for round := range 60 {
+			gen := c.s.JobGen
+			c.s.JobGen = nil
+			want := ids(lucidReference(ref, c.s))
+			if got := ids(plain.Order(c.s)); !equal(got, want) {
+				t.Fatalf("seed %d round %d: untracked ranked\n%v\nthe reference\n%v", seed, round, got, want)
+			}
+			if round%13 != 7 { // now and then the tracked one sees an untracked round
+				c.s.JobGen = gen
+			}
+			rs := tracked.Order(c.s)
+			c.s.JobGen = gen
+			if got := ids(rs); !equal(got, want) {
+				t.Fatalf("seed %d round %d: tracked ranked\n%v\nthe reference\n%v", seed, round, got, want)
+			}
+			c.step(func(j *policy.Job) { plain.ObserveFinished(j); tracked.ObserveFinished(j); ref.ObserveFinished(j) })
+		}
+		if tracked.est.Version() < 3 {
+			t.Fatalf("seed %d: the model refitted %d times, the test needs it to learn", seed, tracked.est.Version())
+		}
+	}
+}
+
+// Cached estimates of jobs that left the snapshots are forgotten after
+// 1,000 calls, tracked or not, and a job that comes back within them
+// keeps its frozen recent term: a tracked call marks what it ranked
+// without reading it.
+func TestLucidTrackedPrune(t *testing.T) {
+	c := &lucidChurn{s: &policy.Snapshot{Now: 1000, Cluster: oneNode(8)}, users: 2, rng: rand.New(rand.NewPCG(3, 9))}
+	for range 6 {
+		j := c.job()
+		j.Workers, j.Fraction = 8, 1 // never profiled: ranked by estimate
+		c.s.Jobs = append(c.s.Jobs, j)
+		c.s.JobGen = append(c.s.JobGen, 0)
+		c.touch(len(c.s.Jobs) - 1)
+	}
+	tracked, plain := newLucid(t, LucidConfig{}), newLucid(t, LucidConfig{})
+	away := c.s.Jobs[5]
+	for round := range 3200 {
+		switch round {
+		case 400: // away leaves without finishing
+			c.s.Jobs, c.s.JobGen = c.s.Jobs[:5], c.s.JobGen[:5]
+		case 1300, 3100: // and comes back: its entry was kept, then dropped
+			c.s.Jobs, c.s.JobGen = append(c.s.Jobs, away), append(c.s.JobGen, 0)
+			c.touch(5)
+		case 1400:
+			c.s.Jobs, c.s.JobGen = c.s.Jobs[:5], c.s.JobGen[:5]
+		}
+		if round%50 == 0 { // the model learns a user's recent jobs
+			j := c.job()
+			j.User, j.State, j.Executed = away.User, policy.Finished, float64(100+round)
+			plain.ObserveFinished(j)
+			tracked.ObserveFinished(j)
+		}
+		gen := c.s.JobGen
+		c.s.JobGen = nil
+		want := ids(plain.Order(c.s))
+		c.s.JobGen = gen
+		if got := ids(tracked.Order(c.s)); !equal(got, want) {
+			t.Fatalf("round %d: tracked ranked %v, untracked %v", round, got, want)
+		}
+		for _, j := range c.s.Jobs { // no entry was dropped and made again
+			if p, q := tracked.pred[j.ID], plain.pred[j.ID]; p == nil || q == nil || p.first != q.first || p.ctx != q.ctx {
+				t.Fatalf("round %d: %s's estimates differ: %+v, %+v", round, j.ID, p, q)
+			}
+		}
+		switch round {
+		case 1300:
+			if p := tracked.pred[away.ID]; p == nil || p.seen != 1301 || p.first != plain.pred[away.ID].first {
+				t.Fatalf("the returning job's estimate was not kept")
+			}
+		case 3099:
+			if _, ok := tracked.pred[away.ID]; ok {
+				t.Fatalf("the departed job's estimate was not forgotten")
+			}
+		}
+	}
+	if _, ok := tracked.pred[away.ID]; !ok {
+		t.Fatalf("the returning job has no estimate")
+	}
+}

@@ -10,10 +10,16 @@ import (
 	"github.com/caravan-dl/caravan/scheduler/policy/order"
 )
 
-// entry is one active job under allocation.
+// entry is what Optimus derived from the job at one position of the
+// snapshot. Entries are kept by position from one decision to the next:
+// on a tracked snapshot (Snapshot.JobGen) an unchanged job's entry is
+// reused as it is, without reading the job.
 type entry struct {
-	job    *policy.Job
+	job *policy.Job
+	// est is read through estimated: a running job's only where needed
 	est    estimate
+	hasEst bool
+	fit    *curveCache // the job's cached fit (fitFor), nil if none
 	lo, hi int
 	cur    int // workers now (running jobs), else 0
 	frac   float64
@@ -26,35 +32,65 @@ type entry struct {
 	pos int // index in the snapshot's Jobs
 	// text is the Waiting text kept from the last decision (keptText)
 	text string
+	// kind says whether the job is under allocation (active), cannot be
+	// scheduled (invalid, for why), or neither (finished, nil)
+	kind entryKind
+	why  string
 }
+
+type entryKind uint8
+
+const (
+	inactive entryKind = iota
+	active
+	invalid
+)
 
 func (e *entry) running() bool { return e.run }
 
-// collect validates active jobs and estimates them.
+// collect validates active jobs and estimates them. On a tracked
+// snapshot only the jobs whose stamp moved are read.
 func (o *Optimus) collect(s *policy.Snapshot, dec *policy.Decision) []*entry {
-	out := o.buf.entries(len(s.Jobs))
-	slab := o.buf.slab
 	lim := policy.LimitsOf(&s.Cluster)
+	// a cluster with other limits may change whether a job can ever fit
+	tracked := o.track.Update(s) && o.limOK && lim == o.lim
+	o.lim, o.limOK = lim, true
+	slab := o.buf.slots(len(s.Jobs))
+	out := o.buf.out[:0]
 	for pos, j := range s.Jobs {
-		if j == nil || (j.State != policy.Queued && j.State != policy.Running) {
-			continue
-		}
-		e := &slab[len(out)]
-		if why := o.entryOf(lim, pos, j, e); why != "" {
-			if j.State == policy.Queued {
-				dec.Waiting = append(dec.Waiting, policy.Wait{JobID: j.ID, Reason: why})
+		e := &slab[pos]
+		if tracked && o.track.Same(pos) {
+			e.job, e.target = j, 0 // the pointer may differ (Snapshot.JobGen)
+			if e.fit != nil {
+				o.fitted++
 			}
-			*e = entry{}
-			continue
+		} else {
+			o.entryOf(lim, pos, j, e)
 		}
-		out = append(out, e)
+		switch e.kind {
+		case active:
+			out = append(out, e)
+		case invalid:
+			if !e.run {
+				dec.Waiting = append(dec.Waiting, policy.Wait{JobID: e.id, Reason: e.why})
+			}
+		}
 	}
 	o.buf.out = out
 	return out
 }
 
-// entryOf fills e for j, listed at position pos of the snapshot, or explains why j cannot be scheduled.
-func (o *Optimus) entryOf(lim policy.ClusterLimits, pos int, j *policy.Job, e *entry) string {
+// entryOf fills e for j, listed at position pos of the snapshot, or
+// says why j cannot be scheduled (kind invalid).
+func (o *Optimus) entryOf(lim policy.ClusterLimits, pos int, j *policy.Job, e *entry) {
+	if j == nil || (j.State != policy.Queued && j.State != policy.Running) {
+		*e = entry{}
+		if j != nil {
+			o.dropFit(pos, j.ID) // finished: its fit is of no more use
+		}
+		return
+	}
+	*e = entry{kind: invalid, id: j.ID, run: j.State == policy.Running, pos: pos}
 	lo, hi := j.Workers, j.Workers
 	if j.MinWorkers > 0 {
 		lo = j.MinWorkers
@@ -64,18 +100,23 @@ func (o *Optimus) entryOf(lim policy.ClusterLimits, pos int, j *policy.Job, e *e
 	}
 	d, err := policy.DemandWith(j, lo)
 	if err != nil {
-		return "invalid request: " + err.Error()
+		e.why = "invalid request: " + err.Error()
+		return
 	}
 	if hi < lo {
-		return "invalid request: job " + j.ID + ": MaxWorkers below MinWorkers"
+		e.why = "invalid request: job " + j.ID + ": MaxWorkers below MinWorkers"
+		return
 	}
 	if why := lim.Never(d); why != "" {
-		return why
+		e.why = why
+		return
 	}
-	*e = entry{job: j, est: o.estimateAt(pos, j), lo: lo, hi: hi, cur: len(j.Placement.Slots), frac: d.Fraction,
+	*e = entry{kind: active, job: j, fit: o.fitFor(pos, j), lo: lo, hi: hi, cur: len(j.Placement.Slots), frac: d.Fraction,
 		id: j.ID, mem: d.MemMiB, run: j.State == policy.Running, pos: pos}
-	e.text = o.keptText(e)
-	return ""
+	if !e.run { // queued: admission order reads every estimate
+		o.estimated(e)
+		e.text = o.keptText(e)
+	}
 }
 
 // allocate sets each entry's target worker count within gpus GPUs,
@@ -137,7 +178,7 @@ func (b *buffers) admissionOrder(es []*entry) []*entry {
 // 10,000 queued jobs they were megabytes of garbage per decision, and the
 // GC pauses they caused set the p99.
 type buffers struct {
-	slab   []entry
+	slab   []entry // by snapshot position
 	out    []*entry
 	q      byCost
 	order  []*entry
@@ -145,12 +186,14 @@ type buffers struct {
 	sorter order.Sorter
 }
 
-// entries sizes the slab for n jobs and returns an empty entry list.
-func (b *buffers) entries(n int) []*entry {
-	b.slab = slices.Grow(b.slab[:0], n)[:n]
-	clear(b.slab)
-	b.out = b.out[:0]
-	return b.out
+// slots sizes the slab, one entry per snapshot position, for n jobs,
+// keeping the entries of the positions it had.
+func (b *buffers) slots(n int) []entry {
+	if n < len(b.slab) {
+		clear(b.slab[n:]) // positions gone: drop their jobs
+	}
+	b.slab = slices.Grow(b.slab[:min(n, len(b.slab))], max(0, n-len(b.slab)))[:n]
+	return b.slab
 }
 
 // byCost sorts entries by admission cost, then submit time and ID.
@@ -179,7 +222,7 @@ func (o *Optimus) growByGain(es []*entry, budget float64) {
 	h := &gainHeap{}
 	for i, e := range es {
 		if e.target > 0 && e.target < e.hi {
-			heap.Push(h, gainOf(e, i))
+			heap.Push(h, gainOf(e, o.estimated(e), i))
 		}
 	}
 	for h.Len() > 0 {
@@ -191,7 +234,7 @@ func (o *Optimus) growByGain(es []*entry, budget float64) {
 		e.target++
 		budget -= e.frac
 		if e.target < e.hi {
-			heap.Push(h, gainOf(e, g.idx))
+			heap.Push(h, gainOf(e, o.estimated(e), g.idx))
 		}
 	}
 }
@@ -202,7 +245,8 @@ func (o *Optimus) damp(e *entry) {
 	if !e.running() || e.target == e.cur || e.cur < e.lo || e.cur > e.hi {
 		return
 	}
-	now, next := e.est.remaining(e.cur), e.est.remaining(e.target)
+	est := o.estimated(e)
+	now, next := est.remaining(e.cur), est.remaining(e.target)
 	if now <= 0 || abs(now-next) < o.cfg.ResizeMinGain*now {
 		e.target = e.cur
 	}
@@ -220,8 +264,8 @@ type gain struct {
 	idx    int
 }
 
-func gainOf(e *entry, i int) gain {
-	return gain{perGPU: (e.est.remaining(e.target) - e.est.remaining(e.target+1)) / e.frac, idx: i}
+func gainOf(e *entry, est *estimate, i int) gain {
+	return gain{perGPU: (est.remaining(e.target) - est.remaining(e.target+1)) / e.frac, idx: i}
 }
 
 // gainHeap pops the largest gain; ties go to the earlier entry.

@@ -116,6 +116,7 @@ func (o *Optimus) gainText(e *entry, buf []byte) (string, []byte) {
 		o.texts = slices.Grow(o.texts, e.pos+1-len(o.texts))[:e.pos+1]
 	}
 	o.texts[e.pos] = waitText{id: e.id, how: e.est.how, text: text, lo: e.lo, frac: e.frac, rem: rem, mem: e.mem}
+	e.text = text // kept with the entry while the job is unchanged
 	return text, buf
 }
 

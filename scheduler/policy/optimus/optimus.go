@@ -49,6 +49,11 @@ type Optimus struct {
 	skipReasons bool
 	// texts are the last Waiting texts by snapshot position (gainText).
 	texts []waitText
+	// track follows Snapshot.JobGen: an unchanged job's entry is reused.
+	track policy.JobTrack
+	// lim is the last decision's cluster limits (limOK: there was one).
+	lim   policy.ClusterLimits
+	limOK bool
 }
 
 // New builds Optimus placing gangs with p.
@@ -103,6 +108,22 @@ func (o *Optimus) Decide(s *policy.Snapshot) policy.Decision {
 		o.cells = o.cells[:len(s.Jobs)]
 	}
 	return dec
+}
+
+// dropFit drops the cached fit of job id, listed at pos, which has
+// finished: found through its cell alone, so this costs no hashing when
+// there is none.
+func (o *Optimus) dropFit(pos int, id string) {
+	if pos >= len(o.cells) {
+		return
+	}
+	if cl := o.cells[pos]; cl.c != nil && cl.id == id {
+		if cl.c.n >= 0 { // alive: the map holds it
+			cl.c.n = -1
+			delete(o.curves, id)
+		}
+		o.cells[pos] = curveCell{}
+	}
 }
 
 // forget drops cached fits of jobs no longer in the snapshot. If this

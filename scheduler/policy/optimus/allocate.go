@@ -218,7 +218,22 @@ func (q byCost) Less(a, b int) bool {
 }
 
 // growByGain hands out spare GPUs one worker at a time by marginal gain.
+// When no job's next worker fits the spare GPUs, nothing grows (the
+// budget only shrinks) and no estimate is read: under a long queue the
+// admissions leave less than any worker's share. (Leaving out only the
+// jobs that do not fit would keep the others' order too, but not where
+// a gain is NaN: the heap's order then depends on what else it holds.)
 func (o *Optimus) growByGain(es []*entry, budget float64) {
+	fits := false
+	for _, e := range es {
+		if e.target > 0 && e.target < e.hi && e.frac <= budget+1e-9 {
+			fits = true
+			break
+		}
+	}
+	if !fits {
+		return
+	}
 	h := &gainHeap{}
 	for i, e := range es {
 		if e.target > 0 && e.target < e.hi {

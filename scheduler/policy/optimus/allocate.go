@@ -3,11 +3,9 @@ package optimus
 import (
 	"container/heap"
 	"slices"
-	"sort"
 	"strconv"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
-	"github.com/caravan-dl/caravan/scheduler/policy/order"
 )
 
 // entry is what Optimus derived from the job at one position of the
@@ -54,9 +52,10 @@ func (o *Optimus) collect(s *policy.Snapshot, dec *policy.Decision) []*entry {
 	lim := policy.LimitsOf(&s.Cluster)
 	// a cluster with other limits may change whether a job can ever fit
 	tracked := o.track.Update(s) && o.limOK && lim == o.lim
-	o.lim, o.limOK = lim, true
+	o.lim, o.limOK, o.tracked = lim, true, tracked
 	slab := o.buf.slots(len(s.Jobs))
 	out := o.buf.out[:0]
+	fresh := o.queue.fresh[:0]
 	for pos, j := range s.Jobs {
 		e := &slab[pos]
 		if tracked && o.track.Same(pos) {
@@ -66,6 +65,9 @@ func (o *Optimus) collect(s *policy.Snapshot, dec *policy.Decision) []*entry {
 			}
 		} else {
 			o.entryOf(lim, pos, j, e)
+			if e.kind == active && !e.run {
+				fresh = append(fresh, int32(pos))
+			}
 		}
 		switch e.kind {
 		case active:
@@ -76,7 +78,7 @@ func (o *Optimus) collect(s *policy.Snapshot, dec *policy.Decision) []*entry {
 			}
 		}
 	}
-	o.buf.out = out
+	o.buf.out, o.queue.fresh = out, fresh
 	return out
 }
 
@@ -121,7 +123,7 @@ func (o *Optimus) entryOf(lim policy.ClusterLimits, pos int, j *policy.Job, e *e
 
 // allocate sets each entry's target worker count within gpus GPUs,
 // admitting queued entries in the given order.
-func (o *Optimus) allocate(es, queue []*entry, gpus int) {
+func (o *Optimus) allocate(es []*entry, queue []qrec, gpus int) {
 	budget := float64(gpus)
 	for _, e := range es {
 		if e.running() {
@@ -129,10 +131,11 @@ func (o *Optimus) allocate(es, queue []*entry, gpus int) {
 			budget -= float64(e.lo) * e.frac
 		}
 	}
-	for _, e := range queue {
-		if need := float64(e.lo) * e.frac; need <= budget+1e-9 {
-			e.target = e.lo
-			budget -= need
+	for i := range queue {
+		if r := &queue[i]; r.need <= budget+1e-9 {
+			e := &o.buf.slab[r.pos]
+			e.target, r.admit = e.lo, true
+			budget -= r.need
 		}
 	}
 	o.growByGain(es, budget)
@@ -141,49 +144,12 @@ func (o *Optimus) allocate(es, queue []*entry, gpus int) {
 	}
 }
 
-// admissionOrder lists queued entries, least estimated GPU-time first,
-// then by submit time and ID, keeping input order on full ties: the order
-// of sort.Stable(byCost), computed by the orderings' radix sort on costs
-// computed once per entry. NaN keys break any comparison order, so input
-// with NaNs keeps the stable sort, whose result it defines.
-func (b *buffers) admissionOrder(es []*entry) []*entry {
-	q := byCost{es: b.q.es[:0], cost: b.q.cost[:0]}
-	defer func() { b.q = q }()
-	nan := false
-	for _, e := range es {
-		if !e.running() {
-			c := e.est.remaining(e.lo) * float64(e.lo) * e.frac
-			nan = nan || c != c || e.job.Submit != e.job.Submit
-			q.es = append(q.es, e)
-			q.cost = append(q.cost, c)
-		}
-	}
-	if nan {
-		sort.Stable(q)
-		return q.es
-	}
-	b.jobs = b.jobs[:0]
-	for _, e := range q.es {
-		b.jobs = append(b.jobs, e.job)
-	}
-	pos := b.sorter.Sort(b.jobs, q.cost)
-	b.order = slices.Grow(b.order[:0], len(pos))[:len(pos)]
-	for i, p := range pos {
-		b.order[i] = q.es[p]
-	}
-	return b.order
-}
-
 // buffers keep a decision's entries and sort space for the next one: at
 // 10,000 queued jobs they were megabytes of garbage per decision, and the
 // GC pauses they caused set the p99.
 type buffers struct {
-	slab   []entry // by snapshot position
-	out    []*entry
-	q      byCost
-	order  []*entry
-	jobs   []*policy.Job
-	sorter order.Sorter
+	slab []entry // by snapshot position
+	out  []*entry
 }
 
 // slots sizes the slab, one entry per snapshot position, for n jobs,
@@ -194,27 +160,6 @@ func (b *buffers) slots(n int) []entry {
 	}
 	b.slab = slices.Grow(b.slab[:min(n, len(b.slab))], max(0, n-len(b.slab)))[:n]
 	return b.slab
-}
-
-// byCost sorts entries by admission cost, then submit time and ID.
-type byCost struct {
-	es   []*entry
-	cost []float64
-}
-
-func (q byCost) Len() int { return len(q.es) }
-func (q byCost) Swap(a, b int) {
-	q.es[a], q.es[b] = q.es[b], q.es[a]
-	q.cost[a], q.cost[b] = q.cost[b], q.cost[a]
-}
-func (q byCost) Less(a, b int) bool {
-	if ca, cb := q.cost[a], q.cost[b]; ca != cb {
-		return ca < cb
-	}
-	if q.es[a].job.Submit != q.es[b].job.Submit {
-		return q.es[a].job.Submit < q.es[b].job.Submit
-	}
-	return q.es[a].job.ID < q.es[b].job.ID
 }
 
 // growByGain hands out spare GPUs one worker at a time by marginal gain.

@@ -6,8 +6,6 @@ import (
 	"github.com/caravan-dl/caravan/scheduler/policy"
 )
 
-var errNoProgress = errors.New("optimus: no progress yet")
-
 // Config tunes Optimus.
 type Config struct {
 	// MinRemaining is the remaining-time guess (s) for a job with no
@@ -54,6 +52,9 @@ type Optimus struct {
 	// lim is the last decision's cluster limits (limOK: there was one).
 	lim   policy.ClusterLimits
 	limOK bool
+	// tracked: this decision reuses unchanged jobs' entries
+	tracked bool
+	queue   queue
 }
 
 // New builds Optimus placing gangs with p.
@@ -90,7 +91,7 @@ func (o *Optimus) Decide(s *policy.Snapshot) policy.Decision {
 	}
 	o.fitted = 0
 	jobs := o.collect(s, &dec)
-	queue := o.buf.admissionOrder(jobs) // allocation and placement admit in the same order
+	queue := o.admissionOrder(o.tracked) // allocation and placement admit in the same order
 	o.free = o.free.Reset(&s.Cluster)
 	c := o.free
 	if t, ok := o.place.(policy.ResidentTracker); ok && t.TracksResidents() {

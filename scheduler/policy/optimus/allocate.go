@@ -46,10 +46,10 @@ const (
 
 func (e *entry) running() bool { return e.run }
 
-// collect validates active jobs and estimates them. On a tracked
-// snapshot only the jobs whose stamp moved are read.
-func (o *Optimus) collect(s *policy.Snapshot, dec *policy.Decision) []*entry {
-	lim := policy.LimitsOf(&s.Cluster)
+// collect validates active jobs against the cluster's limits lim and
+// estimates them. On a tracked snapshot only the jobs whose stamp moved
+// are read.
+func (o *Optimus) collect(s *policy.Snapshot, lim policy.ClusterLimits, dec *policy.Decision) []*entry {
 	// a cluster with other limits may change whether a job can ever fit
 	tracked := o.track.Update(s) && o.limOK && lim == o.lim
 	o.lim, o.limOK, o.tracked = lim, true, tracked

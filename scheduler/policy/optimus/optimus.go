@@ -2,6 +2,7 @@ package optimus
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
 )
@@ -55,6 +56,8 @@ type Optimus struct {
 	// tracked: this decision reuses unchanged jobs' entries
 	tracked bool
 	queue   queue
+	// waits is the storage of the last tracked decision's Waiting
+	waits policy.Waits
 }
 
 // New builds Optimus placing gangs with p.
@@ -84,16 +87,20 @@ func (o *Optimus) Decide(s *policy.Snapshot) policy.Decision {
 	}
 	dec := policy.Decision{}
 	if o.skipReasons = s.SkipReasons; !o.skipReasons {
-		dec.Waiting = make(policy.Waits, 0, len(s.Jobs))
+		if s.JobsTracked() { // Waiting is ours until the next Decide (Snapshot.JobGen)
+			dec.Waiting = slices.Grow(o.waits[:0], len(s.Jobs))
+		} else {
+			dec.Waiting = make(policy.Waits, 0, len(s.Jobs))
+		}
 	}
 	if so, ok := o.place.(policy.SnapshotObserver); ok {
 		so.ObserveSnapshot(s)
 	}
 	o.fitted = 0
-	jobs := o.collect(s, &dec)
-	queue := o.admissionOrder(o.tracked) // allocation and placement admit in the same order
 	o.free = o.free.Reset(&s.Cluster)
 	c := o.free
+	jobs := o.collect(s, c.Limits(&s.Cluster), &dec)
+	queue := o.admissionOrder(o.tracked) // allocation and placement admit in the same order
 	if t, ok := o.place.(policy.ResidentTracker); ok && t.TracksResidents() {
 		c.TrackResidents(s.Jobs)
 	}
@@ -107,6 +114,9 @@ func (o *Optimus) Decide(s *policy.Snapshot) policy.Decision {
 	if len(o.cells) > len(s.Jobs) {
 		clear(o.cells[len(s.Jobs):])
 		o.cells = o.cells[:len(s.Jobs)]
+	}
+	if s.JobsTracked() && dec.Waiting != nil {
+		o.waits = dec.Waiting
 	}
 	return dec
 }

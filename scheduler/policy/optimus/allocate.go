@@ -85,6 +85,10 @@ func (o *Optimus) collect(s *policy.Snapshot, lim policy.ClusterLimits, dec *pol
 // entryOf fills e for j, listed at position pos of the snapshot, or
 // says why j cannot be scheduled (kind invalid).
 func (o *Optimus) entryOf(lim policy.ClusterLimits, pos int, j *policy.Job, e *entry) {
+	prevFit := e.fit // the last entry at pos: same job if same ID
+	if e.kind != active || j == nil || e.id != j.ID {
+		prevFit = nil
+	}
 	if j == nil || (j.State != policy.Queued && j.State != policy.Running) {
 		*e = entry{}
 		if j != nil {
@@ -113,8 +117,8 @@ func (o *Optimus) entryOf(lim policy.ClusterLimits, pos int, j *policy.Job, e *e
 		e.why = why
 		return
 	}
-	*e = entry{kind: active, job: j, fit: o.fitFor(pos, j), lo: lo, hi: hi, cur: len(j.Placement.Slots), frac: d.Fraction,
-		id: j.ID, mem: d.MemMiB, run: j.State == policy.Running, pos: pos}
+	*e = entry{kind: active, job: j, fit: o.refitFor(pos, j, prevFit), lo: lo, hi: hi, cur: len(j.Placement.Slots),
+		frac: d.Fraction, id: j.ID, mem: d.MemMiB, run: j.State == policy.Running, pos: pos}
 	if !e.run { // queued: admission order reads every estimate
 		o.estimated(e)
 		e.text = o.keptText(e)

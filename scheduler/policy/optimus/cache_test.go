@@ -64,3 +64,21 @@ func noisy(s *policy.Snapshot, seed uint64) {
 		}
 	}
 }
+
+// A nil job listed where a job was (and back) is skipped, tracked or not.
+func TestNilJobListed(t *testing.T) {
+	s := pt.Random(3, pt.RandomSpec{Cluster: pt.ClusterSpec{Racks: 1, NodesPerRack: 2, GPUsPerNode: 4}, Running: 4, Queued: 6})
+	o := newOptimus(t)
+	s.JobGen = make([]uint64, len(s.Jobs))
+	for i := range s.JobGen {
+		s.JobGen[i] = uint64(i + 1)
+	}
+	o.Decide(s)
+	j := s.Jobs[2]
+	s.Jobs[2], s.JobGen[2] = nil, 100
+	if d := o.Decide(s); d.Waiting.Reason(j.ID) != "" {
+		t.Fatalf("a job no longer listed waits: %v", d.Waiting)
+	}
+	s.Jobs[2], s.JobGen[2] = j, 101
+	o.Decide(s)
+}

@@ -18,6 +18,7 @@ type entry struct {
 	est    estimate
 	hasEst bool
 	fit    *curveCache // the job's cached fit (fitFor), nil if none
+	speed  *speedCache // the job's last speed fit, nil if none yet
 	lo, hi int
 	cur    int // workers now (running jobs), else 0
 	frac   float64
@@ -85,9 +86,9 @@ func (o *Optimus) collect(s *policy.Snapshot, lim policy.ClusterLimits, dec *pol
 // entryOf fills e for j, listed at position pos of the snapshot, or
 // says why j cannot be scheduled (kind invalid).
 func (o *Optimus) entryOf(lim policy.ClusterLimits, pos int, j *policy.Job, e *entry) {
-	prevFit := e.fit // the last entry at pos: same job if same ID
+	prevFit, prevSpeed := e.fit, e.speed // the last entry at pos: same job if same ID
 	if e.kind != active || j == nil || e.id != j.ID {
-		prevFit = nil
+		prevFit, prevSpeed = nil, nil
 	}
 	if j == nil || (j.State != policy.Queued && j.State != policy.Running) {
 		*e = entry{}
@@ -118,7 +119,7 @@ func (o *Optimus) entryOf(lim policy.ClusterLimits, pos int, j *policy.Job, e *e
 		return
 	}
 	*e = entry{kind: active, job: j, fit: o.refitFor(pos, j, prevFit), lo: lo, hi: hi, cur: len(j.Placement.Slots),
-		frac: d.Fraction, id: j.ID, mem: d.MemMiB, run: j.State == policy.Running, pos: pos}
+		frac: d.Fraction, id: j.ID, mem: d.MemMiB, run: j.State == policy.Running, pos: pos, speed: prevSpeed}
 	if !e.run { // queued: admission order reads every estimate
 		o.estimated(e)
 		e.text = o.keptText(e)

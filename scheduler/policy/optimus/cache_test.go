@@ -82,3 +82,32 @@ func TestNilJobListed(t *testing.T) {
 	s.Jobs[2], s.JobGen[2] = j, 101
 	o.Decide(s)
 }
+
+// speedCache.of is FitSpeed of the map it is given, whatever it was
+// given before: same map, a time changed, a size added or gone.
+func TestSpeedCacheIsFitSpeed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var c speedCache
+	obs := map[int]policy.Seconds{}
+	for step := 0; step < 2000; step++ {
+		switch rng.IntN(4) {
+		case 0:
+			obs[1+rng.IntN(8)] = 0.1 + rng.Float64()
+		case 1:
+			for w := range obs {
+				delete(obs, w)
+				break
+			}
+		case 2:
+			if len(obs) > 0 {
+				for w := range obs {
+					obs[w] *= 1 + 1e-15 // the least change
+					break
+				}
+			}
+		}
+		if got, want := c.of(obs), FitSpeed(obs); got != want {
+			t.Fatalf("step %d: cached %+v, FitSpeed %+v of %v", step, got, want, obs)
+		}
+	}
+}

@@ -38,14 +38,25 @@ func (o *Optimus) estimateOf(j *policy.Job) estimate { return o.estimateWith(o.f
 // progress point) was most of a decision at 100,000 jobs.
 func (o *Optimus) estimated(e *entry) *estimate {
 	if !e.hasEst {
-		e.est, e.hasEst = o.estimateWith(e.fit, e.job), true
+		if len(e.job.StepTimes) > 1 { // FitSpeed solves an NNLS: keep it
+			if e.speed == nil {
+				e.speed = &speedCache{}
+			}
+			e.est, e.hasEst = o.estimateSpeed(e.fit, e.job, e.speed.of(e.job.StepTimes)), true
+		} else {
+			e.est, e.hasEst = o.estimateWith(e.fit, e.job), true
+		}
 	}
 	return &e.est
 }
 
 // estimateWith is estimateOf of j, whose cached fit (fitFor) is c.
 func (o *Optimus) estimateWith(c *curveCache, j *policy.Job) estimate {
-	sp := FitSpeed(j.StepTimes)
+	return o.estimateSpeed(c, j, FitSpeed(j.StepTimes))
+}
+
+// estimateSpeed is estimateWith, j's FitSpeed being sp.
+func (o *Optimus) estimateSpeed(c *curveCache, j *policy.Job, sp Speed) estimate {
 	cur := 0.0
 	if n := len(j.Progress); n > 0 {
 		cur = j.Progress[n-1].Step

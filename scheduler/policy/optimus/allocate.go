@@ -2,6 +2,7 @@ package optimus
 
 import (
 	"container/heap"
+	"math"
 	"slices"
 	"strconv"
 
@@ -48,15 +49,18 @@ const (
 func (e *entry) running() bool { return e.run }
 
 // collect validates active jobs against the cluster's limits lim and
-// estimates them. On a tracked snapshot only the jobs whose stamp moved
-// are read.
-func (o *Optimus) collect(s *policy.Snapshot, lim policy.ClusterLimits, dec *policy.Decision) []*entry {
+// estimates them; it sets running jobs' targets to their minimum gang
+// and sums those out of the gpus GPUs (o.run). On a tracked snapshot only
+// the jobs whose stamp moved are read.
+func (o *Optimus) collect(s *policy.Snapshot, lim policy.ClusterLimits, gpus int, dec *policy.Decision) []*entry {
 	// a cluster with other limits may change whether a job can ever fit
 	tracked := o.track.Update(s) && o.limOK && lim == o.lim
 	o.lim, o.limOK, o.tracked = lim, true, tracked
 	slab := o.buf.slots(len(s.Jobs))
 	out := o.buf.out[:0]
 	fresh := o.queue.fresh[:0]
+	rs := &o.run
+	*rs = runs{budget: float64(gpus), minGrow: math.Inf(1), resize: rs.resize[:0]}
 	for pos, j := range s.Jobs {
 		e := &slab[pos]
 		if tracked && o.track.Same(pos) {
@@ -73,6 +77,16 @@ func (o *Optimus) collect(s *policy.Snapshot, lim policy.ClusterLimits, dec *pol
 		switch e.kind {
 		case active:
 			out = append(out, e)
+			if e.run { // allocate keeps it at its minimum gang first
+				e.target = e.lo
+				rs.budget -= float64(e.lo) * e.frac
+				if e.cur != e.lo {
+					rs.resize = append(rs.resize, e)
+				}
+				if e.lo < e.hi {
+					rs.minGrow = min(rs.minGrow, e.frac)
+				}
+			}
 		case invalid:
 			if !e.run {
 				dec.Waiting = append(dec.Waiting, policy.Wait{JobID: e.id, Reason: e.why})
@@ -97,7 +111,6 @@ func (o *Optimus) entryOf(lim policy.ClusterLimits, pos int, j *policy.Job, e *e
 		}
 		return
 	}
-	*e = entry{kind: invalid, id: j.ID, run: j.State == policy.Running, pos: pos}
 	lo, hi := j.Workers, j.Workers
 	if j.MinWorkers > 0 {
 		lo = j.MinWorkers
@@ -106,16 +119,17 @@ func (o *Optimus) entryOf(lim policy.ClusterLimits, pos int, j *policy.Job, e *e
 		hi = j.MaxWorkers
 	}
 	d, err := policy.DemandWith(j, lo)
-	if err != nil {
-		e.why = "invalid request: " + err.Error()
-		return
+	why := ""
+	switch {
+	case err != nil:
+		why = "invalid request: " + err.Error()
+	case hi < lo:
+		why = "invalid request: job " + j.ID + ": MaxWorkers below MinWorkers"
+	default:
+		why = lim.Never(d)
 	}
-	if hi < lo {
-		e.why = "invalid request: job " + j.ID + ": MaxWorkers below MinWorkers"
-		return
-	}
-	if why := lim.Never(d); why != "" {
-		e.why = why
+	if why != "" {
+		*e = entry{kind: invalid, id: j.ID, run: j.State == policy.Running, pos: pos, why: why}
 		return
 	}
 	*e = entry{kind: active, job: j, fit: o.refitFor(pos, j, prevFit), lo: lo, hi: hi, cur: len(j.Placement.Slots),
@@ -128,25 +142,50 @@ func (o *Optimus) entryOf(lim policy.ClusterLimits, pos int, j *policy.Job, e *e
 
 // allocate sets each entry's target worker count within gpus GPUs,
 // admitting queued entries in the given order.
-func (o *Optimus) allocate(es []*entry, queue []qrec, gpus int) {
-	budget := float64(gpus)
-	for _, e := range es {
-		if e.running() {
-			e.target = e.lo
-			budget -= float64(e.lo) * e.frac
-		}
-	}
+func (o *Optimus) allocate(es []*entry, queue []qrec) {
+	rs := &o.run
+	budget, minGrow := rs.budget, rs.minGrow // running jobs' minimums (collect)
 	for i := range queue {
 		if r := &queue[i]; r.need <= budget+1e-9 {
 			e := &o.buf.slab[r.pos]
 			e.target, r.admit = e.lo, true
 			budget -= r.need
+			if e.lo < e.hi {
+				minGrow = min(minGrow, e.frac)
+			}
 		}
 	}
-	o.growByGain(es, budget)
-	for _, e := range es {
+	// A job whose next worker does not fit the spare GPUs never grows (the
+	// budget only shrinks): when none fits, nothing grows, whatever the
+	// gains, and no estimate is read. Under a long queue the admissions
+	// leave less than any worker's share.
+	rs.grown = minGrow <= budget+1e-9
+	if rs.grown {
+		o.growByGain(es, budget)
+	}
+	for _, e := range o.resized(es) {
 		o.damp(e)
 	}
+}
+
+// runs is what collect and allocate learn of the running jobs.
+type runs struct {
+	budget  float64 // GPUs left after every running job's minimum gang
+	minGrow float64 // the least share a worker of an elastic job takes
+	// resize are the running jobs whose size is not their minimum; grown:
+	// growByGain ran, so any job's target may differ from its size
+	resize []*entry
+	grown  bool
+}
+
+// resized are the entries whose target may differ from their current
+// size: every one if growByGain ran, else the running ones not at their
+// minimum gang (the others' target is their size), in es's order.
+func (o *Optimus) resized(es []*entry) []*entry {
+	if o.run.grown {
+		return es
+	}
+	return o.run.resize
 }
 
 // buffers keep a decision's entries and sort space for the next one: at
@@ -168,22 +207,7 @@ func (b *buffers) slots(n int) []entry {
 }
 
 // growByGain hands out spare GPUs one worker at a time by marginal gain.
-// When no job's next worker fits the spare GPUs, nothing grows (the
-// budget only shrinks) and no estimate is read: under a long queue the
-// admissions leave less than any worker's share. (Leaving out only the
-// jobs that do not fit would keep the others' order too, but not where
-// a gain is NaN: the heap's order then depends on what else it holds.)
 func (o *Optimus) growByGain(es []*entry, budget float64) {
-	fits := false
-	for _, e := range es {
-		if e.target > 0 && e.target < e.hi && e.frac <= budget+1e-9 {
-			fits = true
-			break
-		}
-	}
-	if !fits {
-		return
-	}
 	h := &gainHeap{}
 	for i, e := range es {
 		if e.target > 0 && e.target < e.hi {

@@ -10,7 +10,7 @@ import (
 // apply turns targets into Starts on the free capacity c: shrinks, then
 // admissions, then growths.
 func (o *Optimus) apply(c *policy.Capacity, es []*entry, queue []qrec, dec *policy.Decision) {
-	for _, e := range es {
+	for _, e := range o.resized(es) {
 		if e.running() && e.target < e.cur {
 			o.shrink(c, e, dec)
 		}
@@ -19,7 +19,7 @@ func (o *Optimus) apply(c *policy.Capacity, es []*entry, queue []qrec, dec *poli
 	for i := range queue {
 		buf = o.admit(c, &queue[i], dec, buf)
 	}
-	for _, e := range es {
+	for _, e := range o.resized(es) {
 		if e.running() && e.target > e.cur {
 			o.grow(c, e, dec)
 		}

@@ -58,6 +58,7 @@ type Optimus struct {
 	queue   queue
 	// waits is the storage of the last tracked decision's Waiting
 	waits policy.Waits
+	run   runs
 }
 
 // New builds Optimus placing gangs with p.
@@ -99,12 +100,12 @@ func (o *Optimus) Decide(s *policy.Snapshot) policy.Decision {
 	o.fitted = 0
 	o.free = o.free.Reset(&s.Cluster)
 	c := o.free
-	jobs := o.collect(s, c.Limits(&s.Cluster), &dec)
+	jobs := o.collect(s, c.Limits(&s.Cluster), c.TotalGPUs(), &dec)
 	queue := o.admissionOrder(o.tracked) // allocation and placement admit in the same order
 	if t, ok := o.place.(policy.ResidentTracker); ok && t.TracksResidents() {
 		c.TrackResidents(s.Jobs)
 	}
-	o.allocate(jobs, queue, c.TotalGPUs())
+	o.allocate(jobs, queue)
 	o.apply(c, jobs, queue, &dec)
 	o.forget(s)
 	if len(o.texts) > len(s.Jobs) { // texts of positions gone: drop them

@@ -32,6 +32,13 @@ type Config struct {
 //     gang through the placer; a running job's Start is its resize.
 //
 // It never preempts a job below its minimum gang.
+//
+// What it derives from each job is kept by snapshot position between
+// decisions: on a tracked snapshot (Snapshot.JobGen) an unchanged job is
+// not read again, and the admission order is merged from the last one.
+// A running job is estimated only where its estimate is read (an elastic
+// job's gain, damp). Curve and speed fits are cached while their inputs
+// hold. None of this changes a decision (TestKeptStateChangesNoDecision).
 type Optimus struct {
 	cfg    Config
 	place  policy.Placer

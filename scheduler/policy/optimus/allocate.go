@@ -2,18 +2,24 @@ package optimus
 
 import (
 	"container/heap"
+	"math"
 	"slices"
-	"sort"
 	"strconv"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
-	"github.com/caravan-dl/caravan/scheduler/policy/order"
 )
 
-// entry is one active job under allocation.
+// entry is what Optimus derived from the job at one position of the
+// snapshot. Entries are kept by position from one decision to the next:
+// on a tracked snapshot (Snapshot.JobGen) an unchanged job's entry is
+// reused as it is, without reading the job.
 type entry struct {
-	job    *policy.Job
+	job *policy.Job
+	// est is read through estimated: a running job's only where needed
 	est    estimate
+	hasEst bool
+	fit    *curveCache // the job's cached fit (fitFor), nil if none
+	speed  *speedCache // the job's last speed fit, nil if none yet
 	lo, hi int
 	cur    int // workers now (running jobs), else 0
 	frac   float64
@@ -26,35 +32,85 @@ type entry struct {
 	pos int // index in the snapshot's Jobs
 	// text is the Waiting text kept from the last decision (keptText)
 	text string
+	// kind says whether the job is under allocation (active), cannot be
+	// scheduled (invalid, for why), or neither (finished, nil)
+	kind entryKind
+	why  string
 }
+
+type entryKind uint8
+
+const (
+	inactive entryKind = iota
+	active
+	invalid
+)
 
 func (e *entry) running() bool { return e.run }
 
-// collect validates active jobs and estimates them.
-func (o *Optimus) collect(s *policy.Snapshot, dec *policy.Decision) []*entry {
-	out := o.buf.entries(len(s.Jobs))
-	slab := o.buf.slab
-	lim := policy.LimitsOf(&s.Cluster)
+// collect validates active jobs against the cluster's limits lim and
+// estimates them; it sets running jobs' targets to their minimum gang
+// and sums those out of the gpus GPUs (o.run). On a tracked snapshot only
+// the jobs whose stamp moved are read.
+func (o *Optimus) collect(s *policy.Snapshot, lim policy.ClusterLimits, gpus int, dec *policy.Decision) []*entry {
+	// a cluster with other limits may change whether a job can ever fit
+	tracked := o.track.Update(s) && o.limOK && lim == o.lim
+	o.lim, o.limOK, o.tracked = lim, true, tracked
+	slab := o.buf.slots(len(s.Jobs))
+	out := o.buf.out[:0]
+	fresh := o.queue.fresh[:0]
+	rs := &o.run
+	*rs = runs{budget: float64(gpus), minGrow: math.Inf(1), resize: rs.resize[:0]}
 	for pos, j := range s.Jobs {
-		if j == nil || (j.State != policy.Queued && j.State != policy.Running) {
-			continue
-		}
-		e := &slab[len(out)]
-		if why := o.entryOf(lim, pos, j, e); why != "" {
-			if j.State == policy.Queued {
-				dec.Waiting = append(dec.Waiting, policy.Wait{JobID: j.ID, Reason: why})
+		e := &slab[pos]
+		if tracked && o.track.Same(pos) {
+			e.job, e.target = j, 0 // the pointer may differ (Snapshot.JobGen)
+			if e.fit != nil {
+				o.fitted++
 			}
-			*e = entry{}
-			continue
+		} else {
+			o.entryOf(lim, pos, j, e)
+			if e.kind == active && !e.run {
+				fresh = append(fresh, int32(pos))
+			}
 		}
-		out = append(out, e)
+		switch e.kind {
+		case active:
+			out = append(out, e)
+			if e.run { // allocate keeps it at its minimum gang first
+				e.target = e.lo
+				rs.budget -= float64(e.lo) * e.frac
+				if e.cur != e.lo {
+					rs.resize = append(rs.resize, e)
+				}
+				if e.lo < e.hi {
+					rs.minGrow = min(rs.minGrow, e.frac)
+				}
+			}
+		case invalid:
+			if !e.run {
+				dec.Waiting = append(dec.Waiting, policy.Wait{JobID: e.id, Reason: e.why})
+			}
+		}
 	}
-	o.buf.out = out
+	o.buf.out, o.queue.fresh = out, fresh
 	return out
 }
 
-// entryOf fills e for j, listed at position pos of the snapshot, or explains why j cannot be scheduled.
-func (o *Optimus) entryOf(lim policy.ClusterLimits, pos int, j *policy.Job, e *entry) string {
+// entryOf fills e for j, listed at position pos of the snapshot, or
+// says why j cannot be scheduled (kind invalid).
+func (o *Optimus) entryOf(lim policy.ClusterLimits, pos int, j *policy.Job, e *entry) {
+	prevFit, prevSpeed := e.fit, e.speed // the last entry at pos: same job if same ID
+	if e.kind != active || j == nil || e.id != j.ID {
+		prevFit, prevSpeed = nil, nil
+	}
+	if j == nil || (j.State != policy.Queued && j.State != policy.Running) {
+		*e = entry{}
+		if j != nil {
+			o.dropFit(pos, j.ID) // finished: its fit is of no more use
+		}
+		return
+	}
 	lo, hi := j.Workers, j.Workers
 	if j.MinWorkers > 0 {
 		lo = j.MinWorkers
@@ -63,115 +119,91 @@ func (o *Optimus) entryOf(lim policy.ClusterLimits, pos int, j *policy.Job, e *e
 		hi = j.MaxWorkers
 	}
 	d, err := policy.DemandWith(j, lo)
-	if err != nil {
-		return "invalid request: " + err.Error()
+	why := ""
+	switch {
+	case err != nil:
+		why = "invalid request: " + err.Error()
+	case hi < lo:
+		why = "invalid request: job " + j.ID + ": MaxWorkers below MinWorkers"
+	default:
+		why = lim.Never(d)
 	}
-	if hi < lo {
-		return "invalid request: job " + j.ID + ": MaxWorkers below MinWorkers"
+	if why != "" {
+		*e = entry{kind: invalid, id: j.ID, run: j.State == policy.Running, pos: pos, why: why}
+		return
 	}
-	if why := lim.Never(d); why != "" {
-		return why
+	*e = entry{kind: active, job: j, fit: o.refitFor(pos, j, prevFit), lo: lo, hi: hi, cur: len(j.Placement.Slots),
+		frac: d.Fraction, id: j.ID, mem: d.MemMiB, run: j.State == policy.Running, pos: pos, speed: prevSpeed}
+	if !e.run { // queued: admission order reads every estimate
+		o.estimated(e)
+		e.text = o.keptText(e)
 	}
-	*e = entry{job: j, est: o.estimateAt(pos, j), lo: lo, hi: hi, cur: len(j.Placement.Slots), frac: d.Fraction,
-		id: j.ID, mem: d.MemMiB, run: j.State == policy.Running, pos: pos}
-	e.text = o.keptText(e)
-	return ""
 }
 
 // allocate sets each entry's target worker count within gpus GPUs,
 // admitting queued entries in the given order.
-func (o *Optimus) allocate(es, queue []*entry, gpus int) {
-	budget := float64(gpus)
-	for _, e := range es {
-		if e.running() {
-			e.target = e.lo
-			budget -= float64(e.lo) * e.frac
+func (o *Optimus) allocate(es []*entry, queue []qrec) {
+	rs := &o.run
+	budget, minGrow := rs.budget, rs.minGrow // running jobs' minimums (collect)
+	for i := range queue {
+		if r := &queue[i]; r.need <= budget+1e-9 {
+			e := &o.buf.slab[r.pos]
+			e.target, r.admit = e.lo, true
+			budget -= r.need
+			if e.lo < e.hi {
+				minGrow = min(minGrow, e.frac)
+			}
 		}
 	}
-	for _, e := range queue {
-		if need := float64(e.lo) * e.frac; need <= budget+1e-9 {
-			e.target = e.lo
-			budget -= need
-		}
+	// A job whose next worker does not fit the spare GPUs never grows (the
+	// budget only shrinks): when none fits, nothing grows, whatever the
+	// gains, and no estimate is read. Under a long queue the admissions
+	// leave less than any worker's share.
+	rs.grown = minGrow <= budget+1e-9
+	if rs.grown {
+		o.growByGain(es, budget)
 	}
-	o.growByGain(es, budget)
-	for _, e := range es {
+	for _, e := range o.resized(es) {
 		o.damp(e)
 	}
 }
 
-// admissionOrder lists queued entries, least estimated GPU-time first,
-// then by submit time and ID, keeping input order on full ties: the order
-// of sort.Stable(byCost), computed by the orderings' radix sort on costs
-// computed once per entry. NaN keys break any comparison order, so input
-// with NaNs keeps the stable sort, whose result it defines.
-func (b *buffers) admissionOrder(es []*entry) []*entry {
-	q := byCost{es: b.q.es[:0], cost: b.q.cost[:0]}
-	defer func() { b.q = q }()
-	nan := false
-	for _, e := range es {
-		if !e.running() {
-			c := e.est.remaining(e.lo) * float64(e.lo) * e.frac
-			nan = nan || c != c || e.job.Submit != e.job.Submit
-			q.es = append(q.es, e)
-			q.cost = append(q.cost, c)
-		}
+// runs is what collect and allocate learn of the running jobs.
+type runs struct {
+	budget  float64 // GPUs left after every running job's minimum gang
+	minGrow float64 // the least share a worker of an elastic job takes
+	// resize are the running jobs whose size is not their minimum; grown:
+	// growByGain ran, so any job's target may differ from its size
+	resize []*entry
+	grown  bool
+}
+
+// resized are the entries whose target may differ from their current
+// size: every one if growByGain ran, else the running ones not at their
+// minimum gang (the others' target is their size), in es's order.
+func (o *Optimus) resized(es []*entry) []*entry {
+	if o.run.grown {
+		return es
 	}
-	if nan {
-		sort.Stable(q)
-		return q.es
-	}
-	b.jobs = b.jobs[:0]
-	for _, e := range q.es {
-		b.jobs = append(b.jobs, e.job)
-	}
-	pos := b.sorter.Sort(b.jobs, q.cost)
-	b.order = slices.Grow(b.order[:0], len(pos))[:len(pos)]
-	for i, p := range pos {
-		b.order[i] = q.es[p]
-	}
-	return b.order
+	return o.run.resize
 }
 
 // buffers keep a decision's entries and sort space for the next one: at
 // 10,000 queued jobs they were megabytes of garbage per decision, and the
 // GC pauses they caused set the p99.
 type buffers struct {
-	slab   []entry
-	out    []*entry
-	q      byCost
-	order  []*entry
-	jobs   []*policy.Job
-	sorter order.Sorter
+	slab []entry // by snapshot position
+	out  []*entry
 }
 
-// entries sizes the slab for n jobs and returns an empty entry list.
-func (b *buffers) entries(n int) []*entry {
-	b.slab = slices.Grow(b.slab[:0], n)[:n]
-	clear(b.slab)
-	b.out = b.out[:0]
-	return b.out
-}
-
-// byCost sorts entries by admission cost, then submit time and ID.
-type byCost struct {
-	es   []*entry
-	cost []float64
-}
-
-func (q byCost) Len() int { return len(q.es) }
-func (q byCost) Swap(a, b int) {
-	q.es[a], q.es[b] = q.es[b], q.es[a]
-	q.cost[a], q.cost[b] = q.cost[b], q.cost[a]
-}
-func (q byCost) Less(a, b int) bool {
-	if ca, cb := q.cost[a], q.cost[b]; ca != cb {
-		return ca < cb
+// slots sizes the slab, one entry per snapshot position, for n jobs,
+// keeping the entries of the positions it had.
+func (b *buffers) slots(n int) []entry {
+	if n < len(b.slab) {
+		clear(b.slab[n:]) // positions gone: drop their jobs
 	}
-	if q.es[a].job.Submit != q.es[b].job.Submit {
-		return q.es[a].job.Submit < q.es[b].job.Submit
-	}
-	return q.es[a].job.ID < q.es[b].job.ID
+	b.slab = slices.Grow(b.slab[:min(n, len(b.slab))], max(0, n-len(b.slab)))[:n]
+	return b.slab
 }
 
 // growByGain hands out spare GPUs one worker at a time by marginal gain.
@@ -179,7 +211,7 @@ func (o *Optimus) growByGain(es []*entry, budget float64) {
 	h := &gainHeap{}
 	for i, e := range es {
 		if e.target > 0 && e.target < e.hi {
-			heap.Push(h, gainOf(e, i))
+			heap.Push(h, gainOf(e, o.estimated(e), i))
 		}
 	}
 	for h.Len() > 0 {
@@ -191,7 +223,7 @@ func (o *Optimus) growByGain(es []*entry, budget float64) {
 		e.target++
 		budget -= e.frac
 		if e.target < e.hi {
-			heap.Push(h, gainOf(e, g.idx))
+			heap.Push(h, gainOf(e, o.estimated(e), g.idx))
 		}
 	}
 }
@@ -202,7 +234,8 @@ func (o *Optimus) damp(e *entry) {
 	if !e.running() || e.target == e.cur || e.cur < e.lo || e.cur > e.hi {
 		return
 	}
-	now, next := e.est.remaining(e.cur), e.est.remaining(e.target)
+	est := o.estimated(e)
+	now, next := est.remaining(e.cur), est.remaining(e.target)
 	if now <= 0 || abs(now-next) < o.cfg.ResizeMinGain*now {
 		e.target = e.cur
 	}
@@ -220,8 +253,8 @@ type gain struct {
 	idx    int
 }
 
-func gainOf(e *entry, i int) gain {
-	return gain{perGPU: (e.est.remaining(e.target) - e.est.remaining(e.target+1)) / e.frac, idx: i}
+func gainOf(e *entry, est *estimate, i int) gain {
+	return gain{perGPU: (est.remaining(e.target) - est.remaining(e.target+1)) / e.frac, idx: i}
 }
 
 // gainHeap pops the largest gain; ties go to the earlier entry.

@@ -9,17 +9,17 @@ import (
 
 // apply turns targets into Starts on the free capacity c: shrinks, then
 // admissions, then growths.
-func (o *Optimus) apply(c *policy.Capacity, es, queue []*entry, dec *policy.Decision) {
-	for _, e := range es {
+func (o *Optimus) apply(c *policy.Capacity, es []*entry, queue []qrec, dec *policy.Decision) {
+	for _, e := range o.resized(es) {
 		if e.running() && e.target < e.cur {
 			o.shrink(c, e, dec)
 		}
 	}
 	var buf []byte // reused to build each waiting text
-	for _, e := range queue {
-		buf = o.admit(c, e, dec, buf)
+	for i := range queue {
+		buf = o.admit(c, &queue[i], dec, buf)
 	}
-	for _, e := range es {
+	for _, e := range o.resized(es) {
 		if e.running() && e.target > e.cur {
 			o.grow(c, e, dec)
 		}
@@ -44,16 +44,18 @@ func (o *Optimus) shrink(c *policy.Capacity, e *entry, dec *policy.Decision) {
 // admit starts a queued job at its target, or at its minimum if the
 // target does not place. buf is scratch space for the waiting text; the
 // (possibly grown) buffer is returned for the next call.
-func (o *Optimus) admit(c *policy.Capacity, e *entry, dec *policy.Decision, buf []byte) []byte {
-	if e.target == 0 {
+func (o *Optimus) admit(c *policy.Capacity, r *qrec, dec *policy.Decision, buf []byte) []byte {
+	if !r.admit {
 		if o.skipReasons {
 			return buf
 		}
-		var why string
-		why, buf = o.gainText(e, buf)
-		dec.Waiting = append(dec.Waiting, policy.Wait{JobID: e.id, Reason: why})
+		if r.text == "" {
+			r.text, buf = o.gainText(&o.buf.slab[r.pos], buf)
+		}
+		dec.Waiting = append(dec.Waiting, policy.Wait{JobID: r.id, Reason: r.text})
 		return buf
 	}
+	e := &o.buf.slab[r.pos]
 	why := ""
 	for _, w := range []int{e.target, e.lo} {
 		if p, bad := o.placeGang(c, e.job, w); bad == "" {
@@ -116,6 +118,7 @@ func (o *Optimus) gainText(e *entry, buf []byte) (string, []byte) {
 		o.texts = slices.Grow(o.texts, e.pos+1-len(o.texts))[:e.pos+1]
 	}
 	o.texts[e.pos] = waitText{id: e.id, how: e.est.how, text: text, lo: e.lo, frac: e.frac, rem: rem, mem: e.mem}
+	e.text = text // kept with the entry while the job is unchanged
 	return text, buf
 }
 

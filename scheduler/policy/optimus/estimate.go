@@ -30,19 +30,40 @@ type curveCache struct {
 // in for the user's declared step budget) converted to steps at the job's
 // requested size; else the heavy-tail guess "as long again as it has run",
 // at least MinRemaining seconds.
-func (o *Optimus) estimateOf(j *policy.Job) estimate { return o.estimateAt(-1, j) }
+func (o *Optimus) estimateOf(j *policy.Job) estimate { return o.estimateWith(o.fitFor(-1, j), j) }
 
-// estimateAt is estimateOf of j, listed at position pos of the snapshot
-// (-1: unknown).
-func (o *Optimus) estimateAt(pos int, j *policy.Job) estimate {
-	sp := FitSpeed(j.StepTimes)
+// estimated is e's estimate, computed on first use: a running job's is
+// read only where it may be resized (an elastic job's gain, damp), and
+// refitting every running job's curve on every decision (each has a new
+// progress point) was most of a decision at 100,000 jobs.
+func (o *Optimus) estimated(e *entry) *estimate {
+	if !e.hasEst {
+		if len(e.job.StepTimes) > 1 { // FitSpeed solves an NNLS: keep it
+			if e.speed == nil {
+				e.speed = &speedCache{}
+			}
+			e.est, e.hasEst = o.estimateSpeed(e.fit, e.job, e.speed.of(e.job.StepTimes)), true
+		} else {
+			e.est, e.hasEst = o.estimateWith(e.fit, e.job), true
+		}
+	}
+	return &e.est
+}
+
+// estimateWith is estimateOf of j, whose cached fit (fitFor) is c.
+func (o *Optimus) estimateWith(c *curveCache, j *policy.Job) estimate {
+	return o.estimateSpeed(c, j, FitSpeed(j.StepTimes))
+}
+
+// estimateSpeed is estimateWith, j's FitSpeed being sp.
+func (o *Optimus) estimateSpeed(c *curveCache, j *policy.Job, sp Speed) estimate {
 	cur := 0.0
 	if n := len(j.Progress); n > 0 {
 		cur = j.Progress[n-1].Step
 	}
-	if j.TargetLoss > 0 {
-		if c, err := o.curve(pos, j); err == nil {
-			if k, ok := c.StepsTo(j.TargetLoss); ok {
+	if c != nil {
+		if cv, err := c.curveOf(j); err == nil {
+			if k, ok := cv.StepsTo(j.TargetLoss); ok {
 				return estimate{steps: math.Max(0, k-cur), speed: sp, how: "fitted convergence"}
 			}
 		}
@@ -59,23 +80,44 @@ func (o *Optimus) estimateAt(pos int, j *policy.Job) estimate {
 	return estimate{steps: left / sp.StepTime(base), speed: sp, how: how}
 }
 
-func (o *Optimus) curve(pos int, j *policy.Job) (Curve, error) {
-	n := len(j.Progress)
-	if n == 0 {
-		return Curve{}, errNoProgress
+// fitFor is the cached fit of j, listed at position pos of the snapshot
+// (-1: unknown), or nil if its estimate uses no curve (no TargetLoss, no
+// progress). Every job given one counts in fitted, once per decision.
+func (o *Optimus) fitFor(pos int, j *policy.Job) *curveCache {
+	if j.TargetLoss <= 0 || len(j.Progress) == 0 {
+		return nil
 	}
 	o.fitted++ // j has a cached fit from here on
 	c := o.cellAt(pos, j.ID)
-	if c != nil && c.n == n && c.last == j.Progress[n-1] {
+	if c == nil {
+		c = &curveCache{} // n = 0: fitted on first use
+		o.curves[j.ID] = c
+		o.setCell(pos, j.ID, c)
+	}
+	return c
+}
+
+// refitFor is fitFor of j, whose entry at pos last decision (the same
+// job: same ID, listed at pos then) had the cached fit prev: it is alive
+// (forget keeps every listed job's, dropFit only a finished job's), so
+// it is counted without being read, which was a cache miss per running
+// job that each churned decision changes.
+func (o *Optimus) refitFor(pos int, j *policy.Job, prev *curveCache) *curveCache {
+	if prev == nil || j.TargetLoss <= 0 || len(j.Progress) == 0 {
+		return o.fitFor(pos, j)
+	}
+	o.fitted++
+	return prev
+}
+
+// curveOf is j's fitted curve, refitted only when its progress moved.
+func (c *curveCache) curveOf(j *policy.Job) (Curve, error) {
+	n := len(j.Progress)
+	if c.n == n && c.last == j.Progress[n-1] {
 		return c.curve, c.err
 	}
 	cv, err := FitCurve(j.Progress)
-	if c == nil {
-		c = &curveCache{}
-		o.curves[j.ID] = c
-	}
 	*c = curveCache{n: n, last: j.Progress[n-1], curve: cv, err: err}
-	o.setCell(pos, j.ID, c)
 	return cv, err
 }
 

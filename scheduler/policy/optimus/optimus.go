@@ -2,11 +2,10 @@ package optimus
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
 )
-
-var errNoProgress = errors.New("optimus: no progress yet")
 
 // Config tunes Optimus.
 type Config struct {
@@ -33,6 +32,13 @@ type Config struct {
 //     gang through the placer; a running job's Start is its resize.
 //
 // It never preempts a job below its minimum gang.
+//
+// What it derives from each job is kept by snapshot position between
+// decisions: on a tracked snapshot (Snapshot.JobGen) an unchanged job is
+// not read again, and the admission order is merged from the last one.
+// A running job is estimated only where its estimate is read (an elastic
+// job's gain, damp). Curve and speed fits are cached while their inputs
+// hold. None of this changes a decision (TestKeptStateChangesNoDecision).
 type Optimus struct {
 	cfg    Config
 	place  policy.Placer
@@ -49,6 +55,17 @@ type Optimus struct {
 	skipReasons bool
 	// texts are the last Waiting texts by snapshot position (gainText).
 	texts []waitText
+	// track follows Snapshot.JobGen: an unchanged job's entry is reused.
+	track policy.JobTrack
+	// lim is the last decision's cluster limits (limOK: there was one).
+	lim   policy.ClusterLimits
+	limOK bool
+	// tracked: this decision reuses unchanged jobs' entries
+	tracked bool
+	queue   queue
+	// waits is the storage of the last tracked decision's Waiting
+	waits policy.Waits
+	run   runs
 }
 
 // New builds Optimus placing gangs with p.
@@ -78,20 +95,24 @@ func (o *Optimus) Decide(s *policy.Snapshot) policy.Decision {
 	}
 	dec := policy.Decision{}
 	if o.skipReasons = s.SkipReasons; !o.skipReasons {
-		dec.Waiting = make(policy.Waits, 0, len(s.Jobs))
+		if s.JobsTracked() { // Waiting is ours until the next Decide (Snapshot.JobGen)
+			dec.Waiting = slices.Grow(o.waits[:0], len(s.Jobs))
+		} else {
+			dec.Waiting = make(policy.Waits, 0, len(s.Jobs))
+		}
 	}
 	if so, ok := o.place.(policy.SnapshotObserver); ok {
 		so.ObserveSnapshot(s)
 	}
 	o.fitted = 0
-	jobs := o.collect(s, &dec)
-	queue := o.buf.admissionOrder(jobs) // allocation and placement admit in the same order
 	o.free = o.free.Reset(&s.Cluster)
 	c := o.free
+	jobs := o.collect(s, c.Limits(&s.Cluster), c.TotalGPUs(), &dec)
+	queue := o.admissionOrder(o.tracked) // allocation and placement admit in the same order
 	if t, ok := o.place.(policy.ResidentTracker); ok && t.TracksResidents() {
 		c.TrackResidents(s.Jobs)
 	}
-	o.allocate(jobs, queue, c.TotalGPUs())
+	o.allocate(jobs, queue)
 	o.apply(c, jobs, queue, &dec)
 	o.forget(s)
 	if len(o.texts) > len(s.Jobs) { // texts of positions gone: drop them
@@ -102,7 +123,26 @@ func (o *Optimus) Decide(s *policy.Snapshot) policy.Decision {
 		clear(o.cells[len(s.Jobs):])
 		o.cells = o.cells[:len(s.Jobs)]
 	}
+	if s.JobsTracked() && dec.Waiting != nil {
+		o.waits = dec.Waiting
+	}
 	return dec
+}
+
+// dropFit drops the cached fit of job id, listed at pos, which has
+// finished: found through its cell alone, so this costs no hashing when
+// there is none.
+func (o *Optimus) dropFit(pos int, id string) {
+	if pos >= len(o.cells) {
+		return
+	}
+	if cl := o.cells[pos]; cl.c != nil && cl.id == id {
+		if cl.c.n >= 0 { // alive: the map holds it
+			cl.c.n = -1
+			delete(o.curves, id)
+		}
+		o.cells[pos] = curveCell{}
+	}
 }
 
 // forget drops cached fits of jobs no longer in the snapshot. If this

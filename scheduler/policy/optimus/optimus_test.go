@@ -96,27 +96,61 @@ func TestEstimateFromConvergence(t *testing.T) {
 	}
 }
 
-// TestAdmissionOrderIsStableSort: the radix admission order equals
-// sort.Stable over byCost, with many tied costs and submit times.
+// TestAdmissionOrderIsStableSort: the radix admission order, and the
+// order a tracked decision merges from the last one and the changed jobs,
+// equal sort.Stable over (cost, submit time, ID), with many tied costs
+// and submit times.
 func TestAdmissionOrderIsStableSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	var b buffers
+	o := newOptimus(t)
+	s := &policy.Snapshot{}
 	for trial := 0; trial < 50; trial++ {
-		var es []*entry
-		for i := 0; i < 200; i++ {
-			j := &policy.Job{ID: fmt.Sprintf("j%03d", rng.IntN(1000)), Submit: float64(rng.IntN(5)), State: policy.Queued}
-			es = append(es, &entry{job: j, lo: 1 + rng.IntN(3), frac: 1, est: estimate{steps: float64(rng.IntN(4)), speed: Speed{C0: 1}}})
+		renew := trial == 0 || rng.IntN(4) == 0 // every job changes
+		if renew {
+			s.Jobs = nil
+			for i := 0; i < 200; i++ {
+				s.Jobs = append(s.Jobs, &policy.Job{})
+			}
+			s.JobGen = make([]uint64, len(s.Jobs))
 		}
-		want := byCost{}
-		for _, e := range es {
-			want.es = append(want.es, e)
-			want.cost = append(want.cost, e.est.remaining(e.lo)*float64(e.lo)*e.frac)
+		for i, j := range s.Jobs { // change some jobs
+			if renew || rng.IntN(10) == 0 {
+				*j = policy.Job{ID: fmt.Sprintf("j%03d", rng.IntN(1000)), Submit: float64(rng.IntN(5)), State: policy.Queued}
+				s.JobGen[i] = uint64(trial*1000 + i + 1)
+			}
 		}
-		sort.Stable(want)
-		got := b.admissionOrder(es)
+		o.track.Update(s)
+		o.buf.slots(len(s.Jobs))
+		o.buf.out, o.queue.fresh = o.buf.out[:0], o.queue.fresh[:0]
+		var want []*entry
+		for i, j := range s.Jobs {
+			e := &o.buf.slab[i]
+			if s.JobGen[i] == uint64(trial*1000+i+1) {
+				lo := 1 + rng.IntN(3)
+				*e = entry{kind: active, job: j, id: j.ID, pos: i, lo: lo, frac: 1, est: estimate{steps: float64(rng.IntN(4)), speed: Speed{C0: 1}}}
+				o.queue.fresh = append(o.queue.fresh, int32(i))
+			}
+			o.buf.out = append(o.buf.out, e)
+			want = append(want, e)
+		}
+		sort.SliceStable(want, func(a, b int) bool {
+			ca := want[a].est.remaining(want[a].lo) * float64(want[a].lo) * want[a].frac
+			cb := want[b].est.remaining(want[b].lo) * float64(want[b].lo) * want[b].frac
+			if ca != cb {
+				return ca < cb
+			}
+			if want[a].job.Submit != want[b].job.Submit {
+				return want[a].job.Submit < want[b].job.Submit
+			}
+			return want[a].id < want[b].id
+		})
+		got := o.admissionOrder(trial > 0)
+		if len(got) != len(want) {
+			t.Fatalf("trial %d: %d queued, want %d", trial, len(got), len(want))
+		}
 		for i := range got {
-			if got[i] != want.es[i] {
-				t.Fatalf("trial %d: position %d is %s, want %s", trial, i, got[i].job.ID, want.es[i].job.ID)
+			if g := &o.buf.slab[got[i].pos]; g != want[i] {
+				t.Fatalf("trial %d: position %d is %s, want %s", trial, i, g.id, want[i].id)
 			}
 		}
 	}

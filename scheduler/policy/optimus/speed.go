@@ -84,3 +84,40 @@ func oneSpeed(w int, t policy.Seconds) Speed {
 	fw := float64(w)
 	return Speed{C0: ParallelPrior * t * fw, C1: (1 - ParallelPrior) * t}
 }
+
+// speedCache keeps a job's last FitSpeed with the observations it was
+// fitted to: a job that has run at several sizes has its speed solved by
+// NNLS, and with elastic jobs that was most of a simulated decision,
+// every changed job being re-estimated while its step times rarely move.
+type speedCache struct {
+	obs   []stepObs
+	speed Speed
+}
+
+type stepObs struct {
+	w int
+	t policy.Seconds
+}
+
+// of is FitSpeed(obs), refitted only when obs differs from the last
+// observations (a key added or gone, a time with other bits).
+func (c *speedCache) of(obs map[int]policy.Seconds) Speed {
+	if len(c.obs) == len(obs) && c.obs != nil {
+		same := true
+		for _, o := range c.obs {
+			if t, ok := obs[o.w]; !ok || math.Float64bits(t) != math.Float64bits(o.t) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return c.speed
+		}
+	}
+	c.obs = c.obs[:0]
+	for w, t := range obs {
+		c.obs = append(c.obs, stepObs{w, t})
+	}
+	c.speed = FitSpeed(obs)
+	return c.speed
+}

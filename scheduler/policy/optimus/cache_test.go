@@ -1,0 +1,113 @@
+package optimus
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+	"github.com/caravan-dl/caravan/scheduler/policy/place"
+	pt "github.com/caravan-dl/caravan/scheduler/policy/policytest"
+)
+
+// What Optimus keeps between decisions (cached fits, entries of jobs
+// whose JobGen stamp did not move, lazily estimated running jobs, kept
+// Waiting texts) never changes a decision: a long-lived instance, tracked
+// or not, decides each churned snapshot exactly as a fresh instance does.
+func TestKeptStateChangesNoDecision(t *testing.T) {
+	for seed := uint64(1); seed <= 8; seed++ {
+		queued := 60 + int(seed*17%100)
+		if seed%2 == 0 { // spare GPUs: elastic running jobs grow by their fitted gains
+			queued = 3
+		}
+		sp := pt.RandomSpec{
+			Cluster: pt.ClusterSpec{Racks: 2, NodesPerRack: 3 + int(seed%3), GPUsPerNode: 8},
+			Running: 20 + int(seed*11%40), Queued: queued, Busy: []float64{0.5, 0.9, 1}[seed%3],
+			FracShare: []float64{0, 0.3}[seed%2], ElasticShare: []float64{0.3, 0.6}[seed/2%2],
+		}
+		s := pt.Random(seed, sp)
+		s.SkipReasons = seed%4 == 3
+		c := pt.NewChurn(seed, s, pt.ChurnSpec{Interval: 30 + float64(seed%3)*300, Finish: 0.15, Arrive: 8, Jobs: sp})
+		tracked, plain := newOptimus(t), newOptimus(t)
+		for round := 0; round < 15; round++ {
+			fresh, err := New(Config{}, place.NewConsolidated())
+			if err != nil {
+				t.Fatal(err)
+			}
+			gen := s.JobGen
+			s.JobGen = nil
+			want := fresh.Decide(s)
+			untracked := plain.Decide(s)
+			s.JobGen = gen
+			got := tracked.Decide(s)
+			for _, d := range []struct {
+				name string
+				d    policy.Decision
+			}{{"tracked", got}, {"untracked", untracked}} {
+				if !reflect.DeepEqual(want, d.d) {
+					t.Fatalf("seed %d round %d: the long-lived %s instance decided\n%+v\na fresh one\n%+v", seed, round, d.name, d.d, want)
+				}
+			}
+			c.Step(want)
+			noisy(s, seed+uint64(round))
+		}
+	}
+}
+
+// noisy jitters the progress point each running job just took (the churn
+// stamped the job changed already), so fits move from round to round.
+func noisy(s *policy.Snapshot, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	for _, j := range s.Jobs {
+		if n := len(j.Progress); j.State == policy.Running && n > 0 {
+			j.Progress[n-1].Loss *= 1 + 0.2*rng.Float64()
+		}
+	}
+}
+
+// A nil job listed where a job was (and back) is skipped, tracked or not.
+func TestNilJobListed(t *testing.T) {
+	s := pt.Random(3, pt.RandomSpec{Cluster: pt.ClusterSpec{Racks: 1, NodesPerRack: 2, GPUsPerNode: 4}, Running: 4, Queued: 6})
+	o := newOptimus(t)
+	s.JobGen = make([]uint64, len(s.Jobs))
+	for i := range s.JobGen {
+		s.JobGen[i] = uint64(i + 1)
+	}
+	o.Decide(s)
+	j := s.Jobs[2]
+	s.Jobs[2], s.JobGen[2] = nil, 100
+	if d := o.Decide(s); d.Waiting.Reason(j.ID) != "" {
+		t.Fatalf("a job no longer listed waits: %v", d.Waiting)
+	}
+	s.Jobs[2], s.JobGen[2] = j, 101
+	o.Decide(s)
+}
+
+// speedCache.of is FitSpeed of the map it is given, whatever it was
+// given before: same map, a time changed, a size added or gone.
+func TestSpeedCacheIsFitSpeed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var c speedCache
+	obs := map[int]policy.Seconds{}
+	for step := 0; step < 2000; step++ {
+		switch rng.IntN(4) {
+		case 0:
+			obs[1+rng.IntN(8)] = 0.1 + rng.Float64()
+		case 1:
+			for w := range obs {
+				delete(obs, w)
+				break
+			}
+		case 2:
+			if len(obs) > 0 {
+				for w := range obs {
+					obs[w] *= 1 + 1e-15 // the least change
+					break
+				}
+			}
+		}
+		if got, want := c.of(obs), FitSpeed(obs); got != want {
+			t.Fatalf("step %d: cached %+v, FitSpeed %+v of %v", step, got, want, obs)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package order
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
@@ -136,12 +137,15 @@ func (sc *scratch) order(ks []keyed) []int32 {
 	if inOrder(ks) { // FIFO over a snapshot listed in arrival order
 		return idx
 	}
-	s := sc.rad.reset(len(ks))
-	for k := 2; k >= 0; k-- { // least significant key first
-		s.sort(idx, func(i int32) uint64 { return floatKey(ks[i].k[k]) })
+	r := sc.rad.reset(len(ks))
+	differ := r.fields(ks)
+	for _, f := range [...]int{2, 1, 0, 3} { // least significant first: k[2], k[1], k[0], queue
+		if differ[f] != 0 {
+			idx = r.sort(idx, r.field[f], differ[f])
+		}
 	}
-	s.sort(idx, func(i int32) uint64 { return uint64(ks[i].queue) ^ 1<<63 })
-	sortTies(ks, idx)
+	r.sortTies(ks, idx, differ)
+	sc.idx = idx
 	return idx
 }
 
@@ -269,16 +273,21 @@ func floatKey(v float64) uint64 {
 }
 
 // sortTies orders each run of jobs with equal queue and keys by submit
-// time, then ID: the FIFO tie-break of compareKeyed.
-func sortTies(ks []keyed, idx []int32) {
-	same := func(a, b int32) bool {
-		x, y := &ks[a], &ks[b]
-		return x.queue == y.queue && floatKey(x.k[0]) == floatKey(y.k[0]) &&
-			floatKey(x.k[1]) == floatKey(y.k[1]) && floatKey(x.k[2]) == floatKey(y.k[2])
+// time, then ID: the FIFO tie-break of compareKeyed. Runs are found on
+// the fields' integers (equal exactly when the keys compare equal), and
+// only on the fields that vary.
+func (r *radix) sortTies(ks []keyed, idx []int32, differ [4]uint64) {
+	var fs [4][]uint64
+	nf := 0
+	for f, d := range differ {
+		if d != 0 {
+			fs[nf] = r.field[f]
+			nf++
+		}
 	}
 	for lo := 0; lo < len(idx); {
 		hi := lo + 1
-		for hi < len(idx) && same(idx[lo], idx[hi]) {
+		for hi < len(idx) && sameFields(fs[:nf], idx[lo], idx[hi]) {
 			hi++
 		}
 		if hi-lo > 1 {
@@ -296,6 +305,17 @@ func sortTies(ks []keyed, idx []int32) {
 	}
 }
 
+// sameFields reports whether keys a and b have equal integers in every
+// field of fs.
+func sameFields(fs [][]uint64, a, b int32) bool {
+	for _, f := range fs {
+		if f[a] != f[b] {
+			return false
+		}
+	}
+	return true
+}
+
 // compareSubmit is bySubmit as a three-way comparison.
 func compareSubmit(a, b *policy.Job) int {
 	switch {
@@ -307,59 +327,118 @@ func compareSubmit(a, b *policy.Job) int {
 	return 0
 }
 
-// radix is a stable least-significant-digit radix sort of indices by a
-// 64-bit key, one byte per pass. Only bytes that differ between keys get a
-// pass, so a constant key costs one scan and small integers or similar
-// floats cost few passes.
+// radix is a stable least-significant-digit radix sort of indices by
+// sortKeyed's fields, 11 bits per pass. Only fields, and digits of them,
+// that differ between keys get a pass, so a constant field costs nothing
+// and a narrow one (a state flag, a queue) one pass. The fields are
+// mapped to integers once, in key order, so later fields' passes gather
+// 8-byte integers rather than 40-byte records, and so do the tie runs;
+// every digit's histogram is counted in the pass that gathers the keys.
 type radix struct {
+	// field holds each field's order-preserving integers by key index:
+	// k[0], k[1], k[2], then the queue (most significant last)
+	field       [4][]uint64
 	keys, keys2 []uint64
-	tmp         []int32
+	idx2        []int32
 }
 
 // reset sizes r's buffers for n keys, keeping their storage when it suffices.
 func (r *radix) reset(n int) *radix {
-	r.keys, r.keys2, r.tmp = grow(r.keys, n), grow(r.keys2, n), grow(r.tmp, n)
+	for f := range r.field {
+		r.field[f] = grow(r.field[f], n)
+	}
+	r.keys, r.keys2, r.idx2 = grow(r.keys, n), grow(r.keys2, n), grow(r.idx2, n)
 	return r
 }
 
-// sort reorders idx stably by key(idx[i]).
-func (r *radix) sort(idx []int32, key func(int32) uint64) {
-	keys := r.keys[:len(idx)]
-	var and, or uint64 = ^uint64(0), 0
-	for i, x := range idx {
-		k := key(x)
-		keys[i] = k
-		and &= k
-		or |= k
+// fields maps every field of ks to its integers (r.field, in the order
+// sortKeyed compares them: k[0], k[1], k[2], queue) in one pass, and
+// returns each field's bits that are not the same in every key.
+func (r *radix) fields(ks []keyed) (differ [4]uint64) {
+	f0, f1, f2, fq := r.field[0][:len(ks)], r.field[1][:len(ks)], r.field[2][:len(ks)], r.field[3][:len(ks)]
+	var and, or [4]uint64
+	and = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+	for i := range ks {
+		k := &ks[i]
+		a, b, c, q := floatKey(k.k[0]), floatKey(k.k[1]), floatKey(k.k[2]), uint64(k.queue)^1<<63
+		f0[i], f1[i], f2[i], fq[i] = a, b, c, q
+		and[0], and[1], and[2], and[3] = and[0]&a, and[1]&b, and[2]&c, and[3]&q
+		or[0], or[1], or[2], or[3] = or[0]|a, or[1]|b, or[2]|c, or[3]|q
 	}
-	differ := and ^ or // bits that are not the same in every key
-	for b := 0; b < 8; b++ {
-		if byte(differ>>(8*b)) != 0 {
-			keys = r.pass(idx, keys, 8*uint(b))
-		}
+	for f := range differ {
+		differ[f] = and[f] ^ or[f]
 	}
+	return differ
 }
 
-// pass is one stable counting-sort pass on the byte at bit shift; it
-// returns the keys in their new order.
-func (r *radix) pass(idx []int32, keys []uint64, shift uint) []uint64 {
-	var pos [256]int
+// sort reorders idx stably by key[idx[i]], whose bits differ only where
+// differ has them; it returns the sorted indexes, in idx or in r's
+// second buffer (whichever the last pass wrote).
+func (r *radix) sort(idx []int32, key []uint64, differ uint64) []int32 {
+	n := len(idx)
+	keys := r.keys[:n]
+	lo := bits.TrailingZeros64(differ)
+	if span := 64 - bits.LeadingZeros64(differ) - lo; span <= maxDigit {
+		// one pass over a narrow digit (a state flag, a small queue)
+		for i, x := range idx {
+			keys[i] = key[x]
+		}
+		return r.pass(idx, keys, uint(lo), span)
+	}
+	var count [6][1 << maxDigit]int32 // every digit's histogram, in the pass that gathers the keys
+	const m = 1<<maxDigit - 1
+	for i, x := range idx {
+		k := key[x]
+		keys[i] = k
+		count[0][k&m]++
+		count[1][(k>>11)&m]++
+		count[2][(k>>22)&m]++
+		count[3][(k>>33)&m]++
+		count[4][(k>>44)&m]++
+		count[5][(k>>55)&m]++
+	}
+	for d := 0; d < 6; d++ {
+		if (differ>>(11*d))&m != 0 {
+			idx, keys = r.scatter(idx, keys, uint(11*d), m, count[d][:])
+		}
+	}
+	return idx
+}
+
+// maxDigit is the widest digit a narrow field is sorted by in one pass.
+const maxDigit = 11
+
+// pass is one stable counting-sort pass on the width bits of keys at bit
+// shift.
+func (r *radix) pass(idx []int32, keys []uint64, shift uint, width int) []int32 {
+	var count [1 << maxDigit]int32
+	mask := uint64(1)<<width - 1
 	for _, k := range keys {
-		pos[byte(k>>shift)]++
+		count[(k>>shift)&mask]++
 	}
-	sum := 0
-	for d := range pos {
-		pos[d], sum = sum, sum+pos[d]
+	idx, _ = r.scatter(idx, keys, shift, mask, count[:mask+1])
+	return idx
+}
+
+// scatter is a stable counting-sort pass on the digit (k>>shift)&mask,
+// whose histogram is cnt (it becomes the running offsets); it returns
+// the indexes and keys in their new order, in r's other buffers, and
+// keeps the buffers it read from for the next pass.
+func (r *radix) scatter(idx []int32, keys []uint64, shift uint, mask uint64, cnt []int32) ([]int32, []uint64) {
+	sum := int32(0)
+	for d, c := range cnt {
+		cnt[d], sum = sum, sum+c
 	}
-	out, tmp := r.keys2[:len(keys)], r.tmp[:len(keys)]
+	out, oidx := r.keys2[:len(keys)], r.idx2[:len(keys)]
 	for i, k := range keys {
-		d := byte(k >> shift)
-		tmp[pos[d]], out[pos[d]] = idx[i], k
-		pos[d]++
+		d := (k >> shift) & mask
+		p := cnt[d]
+		oidx[p], out[p] = idx[i], k
+		cnt[d] = p + 1
 	}
-	copy(idx, tmp)
-	r.keys, r.keys2 = r.keys2, r.keys
-	return out
+	r.keys2, r.keys = keys[:cap(keys)], out[:cap(out)]
+	r.idx2 = idx[:cap(idx)]
+	return oidx, out
 }
 
 // gpuShare is a job's total GPU demand, treating Fraction 0 as 1.

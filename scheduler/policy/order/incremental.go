@@ -58,15 +58,21 @@ func (sc *scratch) sortMatched(ks []keyed, prev []int32, ok bool) []policy.Ranke
 	for r := range in.slot {
 		in.slot[r] = -1
 	}
-	moved := in.moved[:0]
+	moved, changed := in.moved[:0], 0
 	for i := range ks {
 		switch p := prev[i]; {
 		case p < 0:
 			moved = append(moved, int32(i)) // new: after the others
 		case sameKeys(&ks[i], &in.keys[p]):
 			in.slot[in.rank[p]] = int32(i)
+			continue
 		default:
 			in.slot[in.rank[p]] = -2 - int32(i) // changed keys
+		}
+		// (fair's keys all move with Now: stop as soon as that is clear)
+		if changed++; manyMoved(changed, len(ks)) {
+			in.moved = moved
+			return sc.sortMatched(ks, nil, false)
 		}
 	}
 	arrived := len(moved)

@@ -41,17 +41,22 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, preemptive boo
 	info, ids := grow(c.info[cur], len(ranked)), grow(c.ids[cur], len(ranked))
 	ranking := grow(c.ranking, len(ranked))
 	next := grow(c.next, len(s.Jobs))
-	for i := range next {
-		next[i] = -1
-	}
 	last := c.lastRank
+	// in list order: a changed job's last rank is void (so the rank
+	// pass below reads one array by position, not two)
+	for p := range next {
+		next[p] = -1
+		if p < len(last) && !c.track.Same(p) {
+			last[p] = -1
+		}
+	}
 	for r, x := range ranked {
 		p := -1
 		if at != nil {
 			p = int(at[r]) - 1
 		}
 		switch {
-		case p >= 0 && p < len(next) && p < len(last) && c.track.Same(p) && last[p] >= 0:
+		case p >= 0 && p < len(next) && p < len(last) && last[p] >= 0:
 			lr := last[p]
 			ids[r], info[r] = oldIDs[lr], oldInfo[lr]
 		default:

@@ -204,18 +204,23 @@ func (sc *scratch) listedAll(js []*policy.Job) []policy.Ranked {
 
 // ranked lists ks in the order idx.
 func (sc *scratch) ranked(ks []keyed, idx []int32) []policy.Ranked {
-	sc.out = grow(sc.out, len(ks))
-	for i, x := range idx {
-		sc.out[i] = policy.Ranked{Job: ks[x].job, Queue: int(ks[x].queue)}
-	}
-	sc.atValid = sc.kc.on
-	if sc.atValid { // a tracked snapshot: the Framework asks (RankIndexes)
-		sc.at = grow(sc.at, len(idx))
+	out := grow(sc.out, len(ks))
+	sc.out, sc.atValid = out, sc.kc.on
+	if !sc.atValid {
 		for i, x := range idx {
-			sc.at[i] = ks[x].at
+			out[i] = policy.Ranked{Job: ks[x].job, Queue: int(ks[x].queue)}
 		}
+		return out
 	}
-	return sc.out
+	// a tracked snapshot: the Framework asks where each job is listed
+	// (RankIndexes), written in the same pass (each ks[x] is a miss)
+	at := grow(sc.at, len(idx))
+	sc.at = at
+	for i, x := range idx {
+		k := &ks[x]
+		out[i], at[i] = policy.Ranked{Job: k.job, Queue: int(k.queue)}, k.at
+	}
+	return out
 }
 
 // inOrder reports whether ks already is in sortKeyed's order, which one

@@ -22,6 +22,8 @@ type jobCache struct {
 	ranking []Rank
 	// waiting is the last Decision's Waiting, rewritten in place
 	waiting Waits
+	// changed lists the ranks whose jobs rank reads (scratch)
+	changed []int32
 }
 
 // refresh follows s's stamps; false when s is untracked.
@@ -50,23 +52,43 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, preemptive boo
 			last[p] = -1
 		}
 	}
+	changed := c.changed[:0]
 	for r, x := range ranked {
 		p := -1
 		if at != nil {
 			p = int(at[r]) - 1
 		}
-		switch {
-		case p >= 0 && p < len(next) && p < len(last) && last[p] >= 0:
-			lr := last[p]
-			ids[r], info[r] = oldIDs[lr], oldInfo[lr]
-		default:
-			ids[r], info[r] = x.Job.ID, infoOf(x.Job, preemptive)
-		}
 		if p >= 0 && p < len(next) {
+			if p < len(last) && last[p] >= 0 {
+				lr := last[p]
+				ids[r], info[r] = oldIDs[lr], oldInfo[lr]
+				ranking[r] = Rank{JobID: ids[r], Queue: x.Queue}
+				next[p] = int32(r)
+				continue
+			}
 			next[p] = int32(r)
 		}
-		ranking[r] = Rank{JobID: ids[r], Queue: x.Queue}
+		changed = append(changed, int32(r))
 	}
+	// the changed jobs (every running job, every round), in a loop of
+	// their own: its iterations are short and independent, so the
+	// processor overlaps more of their cache misses than it could
+	// between the unchanged jobs' copies
+	for _, r := range changed {
+		x := &ranked[r]
+		j := x.Job
+		ids[r] = j.ID
+		info[r] = rankInfo{state: j.State, workers: j.Workers, frac: j.Fraction, mem: j.MemMiB}
+		ranking[r] = Rank{JobID: j.ID, Queue: x.Queue}
+	}
+	if preemptive { // running jobs' shares: their slots are one more miss each
+		for _, r := range changed {
+			if info[r].state == Running {
+				info[r].held = placementGPUs(ranked[r].Job.Placement)
+			}
+		}
+	}
+	c.changed = changed
 	c.info[cur], c.ids[cur], c.cur, c.ranking = info, ids, cur, ranking
 	c.lastRank, c.next = next, last
 	return ranking, info
@@ -75,13 +97,3 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, preemptive boo
 // forgetRanks drops the last round's ranks (a round ranked without
 // them): the next round reads every job.
 func (c *jobCache) forgetRanks() { c.lastRank = c.lastRank[:0] }
-
-// infoOf is what the walk reads of j (held only for preemptive
-// orderings: only victims' shares are read).
-func infoOf(j *Job, preemptive bool) rankInfo {
-	in := rankInfo{state: j.State, workers: j.Workers, frac: j.Fraction, mem: j.MemMiB}
-	if j.State == Running && preemptive {
-		in.held = placementGPUs(j.Placement)
-	}
-	return in
-}

@@ -199,8 +199,8 @@ func (r *round) rankAll(ranked []Ranked) {
 	}
 	r.info = r.f.info[:len(ranked)]
 	for i, x := range ranked {
-		// written field by field, not through infoOf: returning the
-		// struct cost the untracked path ~1.5 ms at 100,000 jobs
+		// written field by field, not through a function returning the
+		// struct: that cost the untracked path ~1.5 ms at 100,000 jobs
 		j := x.Job
 		r.dec.Ranking[i] = Rank{JobID: j.ID, Queue: x.Queue}
 		r.info[i] = rankInfo{state: j.State, workers: j.Workers, frac: j.Fraction, mem: j.MemMiB}

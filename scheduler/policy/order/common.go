@@ -54,10 +54,12 @@ type scratch struct {
 	// atValid (rankIndexes)
 	at      []int32
 	atValid bool
-	// coarse: order sorts by queue and k[0]'s top bits alone, and each
-	// run of equal ones by comparison; for keys that rarely share their
-	// top bits (fair's ρ), where the full passes cost twice as much
-	coarse bool
+	// coarse, when non-zero, makes order's radix passes stop at field
+	// coarse-1 (k[coarse-1]) and its top bits, leaving the rest to
+	// comparisons inside the runs that tie so far: for keys that rarely
+	// share those bits (fair's ρ, 2D-Gittins' queue times) and orderings
+	// that sort in full every call, where the passes are most of the cost
+	coarse int
 }
 
 // rankIndexes is RankIndexes of the last ranking sc returned.
@@ -143,44 +145,67 @@ func (sc *scratch) order(ks []keyed) []int32 {
 	}
 	r := sc.rad.reset(len(ks))
 	differ := r.fields(ks)
-	if sc.coarse && differ[0]>>coarseShift != 0 {
-		// queue and k[0]'s top bits only; the rest by comparison
-		idx = r.sort(idx, r.field[0], differ[0]&^(1<<coarseShift-1))
-		if differ[3] != 0 {
-			idx = r.sort(idx, r.field[3], differ[3])
-		}
-		r.sortRuns(ks, idx)
-		sc.idx = idx
-		return idx
+	cut := sc.coarse - 1 // the field whose low bits are left to comparisons
+	if cut >= 0 && differ[cut]>>coarseShift == 0 {
+		cut = -1 // they are all it has that varies: sort it in full
 	}
-	for _, f := range [...]int{2, 1, 0, 3} { // least significant first: k[2], k[1], k[0], queue
-		if differ[f] != 0 {
-			idx = r.sort(idx, r.field[f], differ[f])
+	// mask: the bits the passes sort by, per field; least significant
+	// field first: k[2], k[1], k[0], queue
+	var mask [4]uint64
+	for _, f := range [...]int{2, 1, 0, 3} {
+		if cut >= 0 && f != 3 && f > cut {
+			continue // below the cut: comparisons only
+		}
+		mask[f] = differ[f]
+		if f == cut {
+			mask[f] &^= 1<<coarseShift - 1
+		}
+		if mask[f] != 0 {
+			idx = r.sort(idx, f, mask[f])
 		}
 	}
-	r.sortTies(ks, idx, differ)
+	r.sortRuns(ks, idx, mask)
 	sc.idx = idx
 	return idx
 }
 
-// coarseShift is how many low bits of k[0] a coarse sort leaves to its
-// comparisons: the top 31 bits of a float64 (sign, exponent, 20 bits of
-// mantissa: keys within ~1e-6 of each other relatively) take three
-// 11-bit passes instead of six.
+// coarseShift is how many low bits of a field a coarse sort leaves to
+// its comparisons: the top 31 bits of a float64 (sign, exponent, 20
+// bits of mantissa: keys within ~1e-6 of each other relatively) take
+// three 11-bit passes instead of six.
 const coarseShift = 33
 
-// sortRuns orders each run of keys with equal queue and equal k[0] top
-// bits (coarseShift) by compareAt: the full order (every key, submit
-// time, ID, then index), which the radix passes only began.
-func (r *radix) sortRuns(ks []keyed, idx []int32) {
-	f0, fq := r.field[0], r.field[3]
+// sortRuns orders each run of keys that the radix passes left equal
+// (equal in every bit of mask) by compareAt, the full order: the other
+// keys, submit time, ID, then index. After full passes only true ties
+// remain (the FIFO tie-break); after coarse ones, keys that share the
+// bits sorted so far. Runs are found on the fields' integers.
+func (r *radix) sortRuns(ks []keyed, idx []int32, mask [4]uint64) {
+	var fs [4][]uint64 // the fields sorted by, and their masks
+	var ms [4]uint64
+	nf := 0
+	for f, m := range mask {
+		if m != 0 {
+			fs[nf], ms[nf] = r.field[f], m
+			nf++
+		}
+	}
+	same := func(a, b int32) bool {
+		for k := range nf {
+			if (fs[k][a]^fs[k][b])&ms[k] != 0 {
+				return false
+			}
+		}
+		return true
+	}
 	for lo := 0; lo < len(idx); {
-		a := idx[lo]
 		hi := lo + 1
-		for hi < len(idx) && fq[idx[hi]] == fq[a] && f0[idx[hi]]>>coarseShift == f0[a]>>coarseShift {
+		for hi < len(idx) && same(idx[lo], idx[hi]) {
 			hi++
 		}
 		if hi-lo > 1 {
+			// after full passes a run ascends by index (the passes are
+			// stable), so breaking full ties by index keeps that order
 			slices.SortFunc(idx[lo:hi], func(a, b int32) int { return compareAt(ks, a, b) })
 		}
 		lo = hi
@@ -315,50 +340,6 @@ func floatKey(v float64) uint64 {
 	return b | 1<<63
 }
 
-// sortTies orders each run of jobs with equal queue and keys by submit
-// time, then ID: the FIFO tie-break of compareKeyed. Runs are found on
-// the fields' integers (equal exactly when the keys compare equal), and
-// only on the fields that vary.
-func (r *radix) sortTies(ks []keyed, idx []int32, differ [4]uint64) {
-	var fs [4][]uint64
-	nf := 0
-	for f, d := range differ {
-		if d != 0 {
-			fs[nf] = r.field[f]
-			nf++
-		}
-	}
-	for lo := 0; lo < len(idx); {
-		hi := lo + 1
-		for hi < len(idx) && sameFields(fs[:nf], idx[lo], idx[hi]) {
-			hi++
-		}
-		if hi-lo > 1 {
-			// the radix passes are stable, so inside a run idx ascends;
-			// breaking full ties by index keeps that order without the
-			// O(n log² n) merges of a stable sort
-			slices.SortFunc(idx[lo:hi], func(a, b int32) int {
-				if c := compareSubmit(ks[a].job, ks[b].job); c != 0 {
-					return c
-				}
-				return cmpInt(int(a), int(b))
-			})
-		}
-		lo = hi
-	}
-}
-
-// sameFields reports whether keys a and b have equal integers in every
-// field of fs.
-func sameFields(fs [][]uint64, a, b int32) bool {
-	for _, f := range fs {
-		if f[a] != f[b] {
-			return false
-		}
-	}
-	return true
-}
-
 // compareSubmit is bySubmit as a three-way comparison.
 func compareSubmit(a, b *policy.Job) int {
 	switch {
@@ -374,9 +355,10 @@ func compareSubmit(a, b *policy.Job) int {
 // sortKeyed's fields, 11 bits per pass. Only fields, and digits of them,
 // that differ between keys get a pass, so a constant field costs nothing
 // and a narrow one (a state flag, a queue) one pass. The fields are
-// mapped to integers once, in key order, so later fields' passes gather
-// 8-byte integers rather than 40-byte records, and so do the tie runs;
-// every digit's histogram is counted in the pass that gathers the keys.
+// mapped to integers once, in key order, so later fields' passes and the
+// tie runs gather 8-byte integers rather than 40-byte keys and their
+// conversions; every digit's histogram is counted in the pass that
+// gathers the keys.
 type radix struct {
 	// field holds each field's order-preserving integers by key index:
 	// k[0], k[1], k[2], then the queue (most significant last)
@@ -414,12 +396,13 @@ func (r *radix) fields(ks []keyed) (differ [4]uint64) {
 	return differ
 }
 
-// sort reorders idx stably by key[idx[i]], whose bits differ only where
-// differ has them; it returns the sorted indexes, in idx or in r's
-// second buffer (whichever the last pass wrote).
-func (r *radix) sort(idx []int32, key []uint64, differ uint64) []int32 {
+// sort reorders idx stably by r.field[f][idx[i]], on the bits of
+// differ (those that vary, or the ones asked for); it returns the sorted
+// indexes, in idx or in r's second buffer (whichever the last pass
+// wrote).
+func (r *radix) sort(idx []int32, f int, differ uint64) []int32 {
 	n := len(idx)
-	keys := r.keys[:n]
+	keys, key := r.keys[:n], r.field[f]
 	lo := bits.TrailingZeros64(differ)
 	if span := 64 - bits.LeadingZeros64(differ) - lo; span <= maxDigit {
 		// one pass over a narrow digit (a state flag, a small queue)

@@ -66,7 +66,7 @@ func TestSortKeyedMatchesComparator(t *testing.T) {
 		for _, coarse := range []bool{false, true} {
 			got := sortKeyed(slices.Clone(ks))
 			if coarse {
-				sc := scratch{coarse: true}
+				sc := scratch{coarse: 1}
 				got = sc.sort(slices.Clone(ks))
 			}
 			for i := range got {

@@ -63,15 +63,15 @@ func TestSortKeyedMatchesComparator(t *testing.T) {
 		if trial%2 == 1 {
 			ks = slices.Clone(want) // already sorted: the linear fast path
 		}
-		for _, coarse := range []bool{false, true} {
+		for coarse := range 4 { // full, then cut at k[0], k[1], k[2]
 			got := sortKeyed(slices.Clone(ks))
-			if coarse {
-				sc := scratch{coarse: 1}
+			if coarse > 0 {
+				sc := scratch{coarse: coarse}
 				got = sc.sort(slices.Clone(ks))
 			}
 			for i := range got {
 				if got[i].Job != want[i].job || got[i].Queue != int(want[i].queue) {
-					t.Fatalf("trial %d (coarse %v): position %d is %s, want %s", trial, coarse, i, got[i].Job.ID, want[i].job.ID)
+					t.Fatalf("trial %d (coarse %d): position %d is %s, want %s", trial, coarse, i, got[i].Job.ID, want[i].job.ID)
 				}
 			}
 		}

@@ -22,8 +22,12 @@ type jobCache struct {
 	ranking []Rank
 	// waiting is the last Decision's Waiting, rewritten in place
 	waiting Waits
-	// changed lists the ranks whose jobs rank reads (scratch)
-	changed []int32
+	// changed lists the ranks whose jobs rank reads, stale the unchanged
+	// running ones whose guard it asks again (scratch)
+	changed, stale []int32
+	// guarded is this round's PreemptionGuard answer for each running
+	// job by rank (nil: not kept); guard is its storage
+	guarded, guard []bool
 }
 
 // refresh follows s's stamps; false when s is untracked.
@@ -37,7 +41,13 @@ func (c *jobCache) refresh(s *Snapshot) bool {
 
 // rank fills this round's Ranking and walk info for ranked, taking
 // unchanged jobs' entries from the last round.
-func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, preemptive bool) ([]Rank, []rankInfo) {
+//
+// With a guard (a preemptive ordering's PreemptionGuard) it also answers
+// CanPreempt for every running job (c.guarded, by rank): for a changed
+// job while its placement is read (the same cache line as LastStart,
+// fair's guard), so the victim index does not read each running job
+// once more in rank order.
+func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, preemptive bool, guard PreemptionGuard) ([]Rank, []rankInfo) {
 	old, cur := c.cur, 1-c.cur
 	oldInfo, oldIDs := c.info[old], c.ids[old]
 	info, ids := grow(c.info[cur], len(ranked)), grow(c.ids[cur], len(ranked))
@@ -52,7 +62,7 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, preemptive boo
 			last[p] = -1
 		}
 	}
-	changed := c.changed[:0]
+	changed, stale := c.changed[:0], c.stale[:0]
 	for r, x := range ranked {
 		p := -1
 		if at != nil {
@@ -64,6 +74,9 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, preemptive boo
 				ids[r], info[r] = oldIDs[lr], oldInfo[lr]
 				ranking[r] = Rank{JobID: ids[r], Queue: x.Queue}
 				next[p] = int32(r)
+				if guard != nil && info[r].state == Running {
+					stale = append(stale, int32(r)) // its guard moves with Now
+				}
 				continue
 			}
 			next[p] = int32(r)
@@ -81,14 +94,27 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, preemptive boo
 		info[r] = rankInfo{state: j.State, workers: j.Workers, frac: j.Fraction, mem: j.MemMiB}
 		ranking[r] = Rank{JobID: j.ID, Queue: x.Queue}
 	}
+	c.guarded = nil
 	if preemptive { // running jobs' shares: their slots are one more miss each
+		var ok []bool
+		if guard != nil {
+			ok = grow(c.guard, len(ranked))
+			c.guard, c.guarded = ok, ok
+		}
 		for _, r := range changed {
 			if info[r].state == Running {
-				info[r].held = placementGPUs(ranked[r].Job.Placement)
+				j := ranked[r].Job
+				info[r].held = placementGPUs(j.Placement)
+				if ok != nil {
+					ok[r] = guard.CanPreempt(j, s.Now)
+				}
 			}
 		}
+		for _, r := range stale {
+			ok[r] = guard.CanPreempt(ranked[r].Job, s.Now)
+		}
 	}
-	c.changed = changed
+	c.changed, c.stale = changed, stale
 	c.info[cur], c.ids[cur], c.cur, c.ranking = info, ids, cur, ranking
 	c.lastRank, c.next = next, last
 	return ranking, info

@@ -55,12 +55,26 @@ type scratch struct {
 	at      []int32
 	atValid bool
 	// coarse, when non-zero, makes order's radix passes stop at field
-	// coarse-1 (k[coarse-1]) and its top bits, leaving the rest to
-	// comparisons inside the runs that tie so far: for keys that rarely
-	// share those bits (fair's ρ, 2D-Gittins' queue times) and orderings
-	// that sort in full every call, where the passes are most of the cost
-	coarse int
+	// coarse-1 (k[coarse-1]) and its bits above the low coarseBits,
+	// leaving the rest to comparisons inside the runs that tie so far:
+	// for orderings that sort in full every call, where the passes are
+	// most of the cost, and keys that rarely share those bits (see
+	// coarseRho, coarseTime)
+	coarse     int
+	coarseBits uint
 }
+
+// coarseRho drops 33 low bits (three 11-bit passes of six): the top 31
+// bits of a float64 (sign, exponent, 19 bits of mantissa) separate keys
+// more than ~2e-6 apart relatively. For a ratio like fair's ρ only
+// near-equal values share them.
+const coarseRho = 33
+
+// coarseTime drops 22 low bits (two passes of six): keys more than
+// ~1e-9 apart relatively are separated, i.e. times in Unix seconds (as
+// the live scheduler's) ~1.6 s apart. Dropping 33 would leave every job
+// queued in the same ~50 minutes in one run, sorted by comparisons.
+const coarseTime = 22
 
 // rankIndexes is RankIndexes of the last ranking sc returned.
 func (sc *scratch) rankIndexes() []int32 {
@@ -146,7 +160,7 @@ func (sc *scratch) order(ks []keyed) []int32 {
 	r := sc.rad.reset(len(ks))
 	differ := r.fields(ks)
 	cut := sc.coarse - 1 // the field whose low bits are left to comparisons
-	if cut >= 0 && differ[cut]>>coarseShift == 0 {
+	if cut >= 0 && differ[cut]>>sc.coarseBits == 0 {
 		cut = -1 // they are all it has that varies: sort it in full
 	}
 	// mask: the bits the passes sort by, per field; least significant
@@ -158,7 +172,7 @@ func (sc *scratch) order(ks []keyed) []int32 {
 		}
 		mask[f] = differ[f]
 		if f == cut {
-			mask[f] &^= 1<<coarseShift - 1
+			mask[f] &^= 1<<sc.coarseBits - 1
 		}
 		if mask[f] != 0 {
 			idx = r.sort(idx, f, mask[f])
@@ -168,12 +182,6 @@ func (sc *scratch) order(ks []keyed) []int32 {
 	sc.idx = idx
 	return idx
 }
-
-// coarseShift is how many low bits of a field a coarse sort leaves to
-// its comparisons: the top 31 bits of a float64 (sign, exponent, 20
-// bits of mantissa: keys within ~1e-6 of each other relatively) take
-// three 11-bit passes instead of six.
-const coarseShift = 33
 
 // sortRuns orders each run of keys that the radix passes left equal
 // (equal in every bit of mask) by compareAt, the full order: the other

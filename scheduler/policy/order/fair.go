@@ -87,7 +87,8 @@ func rhoOf(shared, whole, share float64, n int, gpus float64) float64 {
 
 // Order ranks by ρ, largest first.
 func (o *Fair) Order(s *policy.Snapshot) []policy.Ranked {
-	o.sc.coarse = 1 // ρ (k[0]) rarely ties, and every call sorts in full (it moves with Now)
+	// ρ (k[0]) rarely ties, and every call sorts in full (it moves with Now)
+	o.sc.coarse, o.sc.coarseBits = 1, coarseRho
 	gpus := 0.0
 	for _, n := range s.Cluster.Nodes {
 		gpus += float64(len(n.GPUs))

@@ -63,10 +63,10 @@ func TestSortKeyedMatchesComparator(t *testing.T) {
 		if trial%2 == 1 {
 			ks = slices.Clone(want) // already sorted: the linear fast path
 		}
-		for coarse := range 4 { // full, then cut at k[0], k[1], k[2]
+		for coarse := range 7 { // full, then cut at k[0], k[1], k[2], twice
 			got := sortKeyed(slices.Clone(ks))
 			if coarse > 0 {
-				sc := scratch{coarse: coarse}
+				sc := scratch{coarse: 1 + (coarse-1)%3, coarseBits: []uint{coarseRho, coarseTime}[(coarse-1)/3]}
 				got = sc.sort(slices.Clone(ks))
 			}
 			for i := range got {

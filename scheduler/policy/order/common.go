@@ -2,6 +2,7 @@ package order
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
@@ -53,7 +54,27 @@ type scratch struct {
 	// atValid (rankIndexes)
 	at      []int32
 	atValid bool
+	// coarse, when non-zero, makes order's radix passes stop at field
+	// coarse-1 (k[coarse-1]) and its bits above the low coarseBits,
+	// leaving the rest to comparisons inside the runs that tie so far:
+	// for orderings that sort in full every call, where the passes are
+	// most of the cost, and keys that rarely share those bits (see
+	// coarseRho, coarseTime)
+	coarse     int
+	coarseBits uint
 }
+
+// coarseRho drops 33 low bits (three 11-bit passes of six): the top 31
+// bits of a float64 (sign, exponent, 19 bits of mantissa) separate keys
+// more than ~2e-6 apart relatively. For a ratio like fair's ρ only
+// near-equal values share them.
+const coarseRho = 33
+
+// coarseTime drops 22 low bits (two passes of six): keys more than
+// ~1e-9 apart relatively are separated, i.e. times in Unix seconds (as
+// the live scheduler's) ~1.6 s apart. Dropping 33 would leave every job
+// queued in the same ~50 minutes in one run, sorted by comparisons.
+const coarseTime = 22
 
 // rankIndexes is RankIndexes of the last ranking sc returned.
 func (sc *scratch) rankIndexes() []int32 {
@@ -136,13 +157,67 @@ func (sc *scratch) order(ks []keyed) []int32 {
 	if inOrder(ks) { // FIFO over a snapshot listed in arrival order
 		return idx
 	}
-	s := sc.rad.reset(len(ks))
-	for k := 2; k >= 0; k-- { // least significant key first
-		s.sort(idx, func(i int32) uint64 { return floatKey(ks[i].k[k]) })
+	r := sc.rad.reset(len(ks))
+	differ := r.fields(ks)
+	cut := sc.coarse - 1 // the field whose low bits are left to comparisons
+	if cut >= 0 && differ[cut]>>sc.coarseBits == 0 {
+		cut = -1 // they are all it has that varies: sort it in full
 	}
-	s.sort(idx, func(i int32) uint64 { return uint64(ks[i].queue) ^ 1<<63 })
-	sortTies(ks, idx)
+	// mask: the bits the passes sort by, per field; least significant
+	// field first: k[2], k[1], k[0], queue
+	var mask [4]uint64
+	for _, f := range [...]int{2, 1, 0, 3} {
+		if cut >= 0 && f != 3 && f > cut {
+			continue // below the cut: comparisons only
+		}
+		mask[f] = differ[f]
+		if f == cut {
+			mask[f] &^= 1<<sc.coarseBits - 1
+		}
+		if mask[f] != 0 {
+			idx = r.sort(idx, f, mask[f])
+		}
+	}
+	r.sortRuns(ks, idx, mask)
+	sc.idx = idx
 	return idx
+}
+
+// sortRuns orders each run of keys that the radix passes left equal
+// (equal in every bit of mask) by compareAt, the full order: the other
+// keys, submit time, ID, then index. After full passes only true ties
+// remain (the FIFO tie-break); after coarse ones, keys that share the
+// bits sorted so far. Runs are found on the fields' integers.
+func (r *radix) sortRuns(ks []keyed, idx []int32, mask [4]uint64) {
+	var fs [4][]uint64 // the fields sorted by, and their masks
+	var ms [4]uint64
+	nf := 0
+	for f, m := range mask {
+		if m != 0 {
+			fs[nf], ms[nf] = r.field[f], m
+			nf++
+		}
+	}
+	same := func(a, b int32) bool {
+		for k := range nf {
+			if (fs[k][a]^fs[k][b])&ms[k] != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	for lo := 0; lo < len(idx); {
+		hi := lo + 1
+		for hi < len(idx) && same(idx[lo], idx[hi]) {
+			hi++
+		}
+		if hi-lo > 1 {
+			// after full passes a run ascends by index (the passes are
+			// stable), so breaking full ties by index keeps that order
+			slices.SortFunc(idx[lo:hi], func(a, b int32) int { return compareAt(ks, a, b) })
+		}
+		lo = hi
+	}
 }
 
 // Sorter ranks jobs by a key of the caller's, lowest first, then submit
@@ -200,18 +275,23 @@ func (sc *scratch) listedAll(js []*policy.Job) []policy.Ranked {
 
 // ranked lists ks in the order idx.
 func (sc *scratch) ranked(ks []keyed, idx []int32) []policy.Ranked {
-	sc.out = grow(sc.out, len(ks))
-	for i, x := range idx {
-		sc.out[i] = policy.Ranked{Job: ks[x].job, Queue: int(ks[x].queue)}
-	}
-	sc.atValid = sc.kc.on
-	if sc.atValid { // a tracked snapshot: the Framework asks (RankIndexes)
-		sc.at = grow(sc.at, len(idx))
+	out := grow(sc.out, len(ks))
+	sc.out, sc.atValid = out, sc.kc.on
+	if !sc.atValid {
 		for i, x := range idx {
-			sc.at[i] = ks[x].at
+			out[i] = policy.Ranked{Job: ks[x].job, Queue: int(ks[x].queue)}
 		}
+		return out
 	}
-	return sc.out
+	// a tracked snapshot: the Framework asks where each job is listed
+	// (RankIndexes), written in the same pass (each ks[x] is a miss)
+	at := grow(sc.at, len(idx))
+	sc.at = at
+	for i, x := range idx {
+		k := &ks[x]
+		out[i], at[i] = policy.Ranked{Job: k.job, Queue: int(k.queue)}, k.at
+	}
+	return out
 }
 
 // inOrder reports whether ks already is in sortKeyed's order, which one
@@ -268,34 +348,6 @@ func floatKey(v float64) uint64 {
 	return b | 1<<63
 }
 
-// sortTies orders each run of jobs with equal queue and keys by submit
-// time, then ID: the FIFO tie-break of compareKeyed.
-func sortTies(ks []keyed, idx []int32) {
-	same := func(a, b int32) bool {
-		x, y := &ks[a], &ks[b]
-		return x.queue == y.queue && floatKey(x.k[0]) == floatKey(y.k[0]) &&
-			floatKey(x.k[1]) == floatKey(y.k[1]) && floatKey(x.k[2]) == floatKey(y.k[2])
-	}
-	for lo := 0; lo < len(idx); {
-		hi := lo + 1
-		for hi < len(idx) && same(idx[lo], idx[hi]) {
-			hi++
-		}
-		if hi-lo > 1 {
-			// the radix passes are stable, so inside a run idx ascends;
-			// breaking full ties by index keeps that order without the
-			// O(n log² n) merges of a stable sort
-			slices.SortFunc(idx[lo:hi], func(a, b int32) int {
-				if c := compareSubmit(ks[a].job, ks[b].job); c != 0 {
-					return c
-				}
-				return cmpInt(int(a), int(b))
-			})
-		}
-		lo = hi
-	}
-}
-
 // compareSubmit is bySubmit as a three-way comparison.
 func compareSubmit(a, b *policy.Job) int {
 	switch {
@@ -307,59 +359,120 @@ func compareSubmit(a, b *policy.Job) int {
 	return 0
 }
 
-// radix is a stable least-significant-digit radix sort of indices by a
-// 64-bit key, one byte per pass. Only bytes that differ between keys get a
-// pass, so a constant key costs one scan and small integers or similar
-// floats cost few passes.
+// radix is a stable least-significant-digit radix sort of indices by
+// sortKeyed's fields, 11 bits per pass. Only fields, and digits of them,
+// that differ between keys get a pass, so a constant field costs nothing
+// and a narrow one (a state flag, a queue) one pass. The fields are
+// mapped to integers once, in key order, so later fields' passes and the
+// tie runs gather 8-byte integers rather than 40-byte keys and their
+// conversions; every digit's histogram is counted in the pass that
+// gathers the keys.
 type radix struct {
+	// field holds each field's order-preserving integers by key index:
+	// k[0], k[1], k[2], then the queue (most significant last)
+	field       [4][]uint64
 	keys, keys2 []uint64
-	tmp         []int32
+	idx2        []int32
 }
 
 // reset sizes r's buffers for n keys, keeping their storage when it suffices.
 func (r *radix) reset(n int) *radix {
-	r.keys, r.keys2, r.tmp = grow(r.keys, n), grow(r.keys2, n), grow(r.tmp, n)
+	for f := range r.field {
+		r.field[f] = grow(r.field[f], n)
+	}
+	r.keys, r.keys2, r.idx2 = grow(r.keys, n), grow(r.keys2, n), grow(r.idx2, n)
 	return r
 }
 
-// sort reorders idx stably by key(idx[i]).
-func (r *radix) sort(idx []int32, key func(int32) uint64) {
-	keys := r.keys[:len(idx)]
-	var and, or uint64 = ^uint64(0), 0
-	for i, x := range idx {
-		k := key(x)
-		keys[i] = k
-		and &= k
-		or |= k
+// fields maps every field of ks to its integers (r.field, in the order
+// sortKeyed compares them: k[0], k[1], k[2], queue) in one pass, and
+// returns each field's bits that are not the same in every key.
+func (r *radix) fields(ks []keyed) (differ [4]uint64) {
+	f0, f1, f2, fq := r.field[0][:len(ks)], r.field[1][:len(ks)], r.field[2][:len(ks)], r.field[3][:len(ks)]
+	var and, or [4]uint64
+	and = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+	for i := range ks {
+		k := &ks[i]
+		a, b, c, q := floatKey(k.k[0]), floatKey(k.k[1]), floatKey(k.k[2]), uint64(k.queue)^1<<63
+		f0[i], f1[i], f2[i], fq[i] = a, b, c, q
+		and[0], and[1], and[2], and[3] = and[0]&a, and[1]&b, and[2]&c, and[3]&q
+		or[0], or[1], or[2], or[3] = or[0]|a, or[1]|b, or[2]|c, or[3]|q
 	}
-	differ := and ^ or // bits that are not the same in every key
-	for b := 0; b < 8; b++ {
-		if byte(differ>>(8*b)) != 0 {
-			keys = r.pass(idx, keys, 8*uint(b))
-		}
+	for f := range differ {
+		differ[f] = and[f] ^ or[f]
 	}
+	return differ
 }
 
-// pass is one stable counting-sort pass on the byte at bit shift; it
-// returns the keys in their new order.
-func (r *radix) pass(idx []int32, keys []uint64, shift uint) []uint64 {
-	var pos [256]int
+// sort reorders idx stably by r.field[f][idx[i]], on the bits of
+// differ (those that vary, or the ones asked for); it returns the sorted
+// indexes, in idx or in r's second buffer (whichever the last pass
+// wrote).
+func (r *radix) sort(idx []int32, f int, differ uint64) []int32 {
+	n := len(idx)
+	keys, key := r.keys[:n], r.field[f]
+	lo := bits.TrailingZeros64(differ)
+	if span := 64 - bits.LeadingZeros64(differ) - lo; span <= maxDigit {
+		// one pass over a narrow digit (a state flag, a small queue)
+		for i, x := range idx {
+			keys[i] = key[x]
+		}
+		return r.pass(idx, keys, uint(lo), span)
+	}
+	var count [6][1 << maxDigit]int32 // every digit's histogram, in the pass that gathers the keys
+	const m = 1<<maxDigit - 1
+	for i, x := range idx {
+		k := key[x]
+		keys[i] = k
+		count[0][k&m]++
+		count[1][(k>>11)&m]++
+		count[2][(k>>22)&m]++
+		count[3][(k>>33)&m]++
+		count[4][(k>>44)&m]++
+		count[5][(k>>55)&m]++
+	}
+	for d := 0; d < 6; d++ {
+		if (differ>>(11*d))&m != 0 {
+			idx, keys = r.scatter(idx, keys, uint(11*d), m, count[d][:])
+		}
+	}
+	return idx
+}
+
+// maxDigit is the widest digit a narrow field is sorted by in one pass.
+const maxDigit = 11
+
+// pass is one stable counting-sort pass on the width bits of keys at bit
+// shift.
+func (r *radix) pass(idx []int32, keys []uint64, shift uint, width int) []int32 {
+	var count [1 << maxDigit]int32
+	mask := uint64(1)<<width - 1
 	for _, k := range keys {
-		pos[byte(k>>shift)]++
+		count[(k>>shift)&mask]++
 	}
-	sum := 0
-	for d := range pos {
-		pos[d], sum = sum, sum+pos[d]
+	idx, _ = r.scatter(idx, keys, shift, mask, count[:mask+1])
+	return idx
+}
+
+// scatter is a stable counting-sort pass on the digit (k>>shift)&mask,
+// whose histogram is cnt (it becomes the running offsets); it returns
+// the indexes and keys in their new order, in r's other buffers, and
+// keeps the buffers it read from for the next pass.
+func (r *radix) scatter(idx []int32, keys []uint64, shift uint, mask uint64, cnt []int32) ([]int32, []uint64) {
+	sum := int32(0)
+	for d, c := range cnt {
+		cnt[d], sum = sum, sum+c
 	}
-	out, tmp := r.keys2[:len(keys)], r.tmp[:len(keys)]
+	out, oidx := r.keys2[:len(keys)], r.idx2[:len(keys)]
 	for i, k := range keys {
-		d := byte(k >> shift)
-		tmp[pos[d]], out[pos[d]] = idx[i], k
-		pos[d]++
+		d := (k >> shift) & mask
+		p := cnt[d]
+		oidx[p], out[p] = idx[i], k
+		cnt[d] = p + 1
 	}
-	copy(idx, tmp)
-	r.keys, r.keys2 = r.keys2, r.keys
-	return out
+	r.keys2, r.keys = keys[:cap(keys)], out[:cap(out)]
+	r.idx2 = idx[:cap(idx)]
+	return oidx, out
 }
 
 // gpuShare is a job's total GPU demand, treating Fraction 0 as 1.

@@ -87,12 +87,14 @@ func rhoOf(shared, whole, share float64, n int, gpus float64) float64 {
 
 // Order ranks by ρ, largest first.
 func (o *Fair) Order(s *policy.Snapshot) []policy.Ranked {
+	// ρ (k[0]) rarely ties, and every call sorts in full (it moves with Now)
+	o.sc.coarse, o.sc.coarseBits = 1, coarseRho
 	gpus := 0.0
 	for _, n := range s.Cluster.Nodes {
 		gpus += float64(len(n.GPUs))
 	}
 	// ρ needs the number of active jobs: the one pass over the jobs (see
-	// activeKeys) keeps ρ's parts, which a pass over the keys combines
+	// activeKeys) keeps ρ's parts, which a pass over the keys combines;
 	// a tracked snapshot keeps what ρ takes of each job (not Now)
 	ks, tracked := o.sc.trackedKeys(s, func(j *policy.Job) keyed {
 		return keyed{job: j, queue: int32(stateTie(j)), k: [3]float64{j.Submit, j.Executed, gpuShare(j)}}
@@ -101,14 +103,15 @@ func (o *Fair) Order(s *policy.Snapshot) []policy.Ranked {
 		for i := range ks {
 			k := &ks[i]
 			rem := math.Max(k.k[1], o.cfg.MinService) // as rhoParts
-			k.k[0], k.k[1] = math.Max(0, s.Now-k.k[0])+rem, k.k[1]+rem
+			rho := rhoOf(math.Max(0, s.Now-k.k[0])+rem, k.k[1]+rem, k.k[2], len(ks), gpus)
+			*k = keyed{job: k.job, k: [3]float64{-rho, float64(k.queue)}, at: k.at}
 		}
-	} else {
-		ks = o.sc.activeKeys(s, func(j *policy.Job) keyed {
-			shared, whole := o.rhoParts(j, s.Now)
-			return keyed{job: j, queue: int32(stateTie(j)), k: [3]float64{shared, whole, gpuShare(j)}}
-		})
+		return o.sc.sortFor(ks, s.SubmitOrdered)
 	}
+	ks = o.sc.activeKeys(s, func(j *policy.Job) keyed {
+		shared, whole := o.rhoParts(j, s.Now)
+		return keyed{job: j, queue: int32(stateTie(j)), k: [3]float64{shared, whole, gpuShare(j)}}
+	})
 	for i := range ks {
 		k := &ks[i]
 		rho := rhoOf(k.k[0], k.k[1], k.k[2], len(ks), gpus)

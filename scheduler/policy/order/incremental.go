@@ -14,7 +14,11 @@ import (
 // them all again was most of a decision.
 type incremental struct {
 	keys []keyed // last call's keys (and jobs), listed order
-	rank []int32 // their ranks
+	rank []int32 // their ranks (from order, when stale)
+	// order is the last call's keys in rank order; stale: rank is not
+	// derived from it yet
+	order []int32
+	stale bool
 	// buffers: prev indexes, rank slots, moved jobs, and two outputs
 	prev, slot, moved []int32
 	out, merged       []int32
@@ -54,19 +58,26 @@ func (sc *scratch) sortMatched(ks []keyed, prev []int32, ok bool) []policy.Ranke
 		sc.remember(ks, idx)
 		return sc.ranked(ks, idx)
 	}
+	in.ranks()
 	in.slot = grow(in.slot, len(in.keys))
 	for r := range in.slot {
 		in.slot[r] = -1
 	}
-	moved := in.moved[:0]
+	moved, changed := in.moved[:0], 0
 	for i := range ks {
 		switch p := prev[i]; {
 		case p < 0:
 			moved = append(moved, int32(i)) // new: after the others
 		case sameKeys(&ks[i], &in.keys[p]):
 			in.slot[in.rank[p]] = int32(i)
+			continue
 		default:
 			in.slot[in.rank[p]] = -2 - int32(i) // changed keys
+		}
+		// (fair's keys all move with Now: stop as soon as that is clear)
+		if changed++; manyMoved(changed, len(ks)) {
+			in.moved = moved
+			return sc.sortMatched(ks, nil, false)
 		}
 	}
 	arrived := len(moved)
@@ -144,17 +155,29 @@ func sameJob(a, b *policy.Job) bool {
 // of them again is cheaper than merging the changed ones in.
 func manyMoved(m, n int) bool { return m > 64 && m > n/4 }
 
-// remember keeps this call's keys and ranks (idx lists ks in rank
-// order). ks is the scratch key buffer: rather than copying it, remember
-// swaps it with the one holding the last call's keys, which the next call
-// then fills.
+// remember keeps this call's keys and order (idx lists ks in rank
+// order; its ranks are derived when the next call needs them, which a
+// full sort, fair's every call, does not). ks is the scratch key buffer:
+// rather than copying it, remember swaps it with the one holding the
+// last call's keys, which the next call then fills. idx is kept as it
+// is: it must stay untouched until the next call's ranks (only order,
+// ranked's callers and the merge write those buffers, after ranks).
 func (sc *scratch) remember(ks []keyed, idx []int32) {
 	in := &sc.inc
-	in.rank = grow(in.rank, len(ks))
-	for r, i := range idx {
+	in.order, in.stale = idx, true
+	sc.ks, in.keys = in.keys, ks
+}
+
+// ranks fills rank from the last call's order, once.
+func (in *incremental) ranks() {
+	if !in.stale {
+		return
+	}
+	in.rank = grow(in.rank, len(in.order))
+	for r, i := range in.order {
 		in.rank[i] = int32(r)
 	}
-	sc.ks, in.keys = in.keys, ks
+	in.stale = false
 }
 
 // sameKeys reports identical sort keys (queue and k, bit for bit: keys

@@ -34,9 +34,10 @@ func compareReference(x, y keyed) int {
 	return compareSubmit(x.job, y.job)
 }
 
-// TestSortKeyedMatchesComparator checks the radix sort against the
-// comparison it replaced, on keys full of ties, signs, zeros, infinities
-// and NaNs.
+// TestSortKeyedMatchesComparator checks the radix sort, full and coarse
+// (fair's), against the comparison it replaced, on keys full of ties,
+// signs, zeros, infinities and NaNs, and keys within a few ulps of each
+// other (which a coarse sort leaves to its comparisons).
 func TestSortKeyedMatchesComparator(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	vals := []float64{0, math.Copysign(0, -1), 1, -1, 0.5, -0.5, 1e300, -1e300, math.Inf(1), math.Inf(-1), math.NaN(), 3250, 1e-300}
@@ -47,9 +48,12 @@ func TestSortKeyedMatchesComparator(t *testing.T) {
 			j := &policy.Job{ID: "j" + strconv.Itoa(rng.IntN(1000000)) + "-" + strconv.Itoa(i), Submit: float64(rng.IntN(4))}
 			ks[i] = keyed{job: j, queue: int32(rng.IntN(3))}
 			for k := range ks[i].k {
-				if rng.IntN(2) == 0 {
+				switch rng.IntN(3) {
+				case 0:
 					ks[i].k[k] = vals[rng.IntN(len(vals))]
-				} else {
+				case 1:
+					ks[i].k[k] = math.Nextafter(1000+float64(rng.IntN(3)), math.Inf(rng.IntN(2)*2-1)) + float64(rng.IntN(3))*1e-9
+				default:
 					ks[i].k[k] = rng.NormFloat64() * 1e4
 				}
 			}
@@ -59,10 +63,16 @@ func TestSortKeyedMatchesComparator(t *testing.T) {
 		if trial%2 == 1 {
 			ks = slices.Clone(want) // already sorted: the linear fast path
 		}
-		got := sortKeyed(slices.Clone(ks))
-		for i := range got {
-			if got[i].Job != want[i].job || got[i].Queue != int(want[i].queue) {
-				t.Fatalf("trial %d: position %d is %s, want %s", trial, i, got[i].Job.ID, want[i].job.ID)
+		for coarse := range 7 { // full, then cut at k[0], k[1], k[2], twice
+			got := sortKeyed(slices.Clone(ks))
+			if coarse > 0 {
+				sc := scratch{coarse: 1 + (coarse-1)%3, coarseBits: []uint{coarseRho, coarseTime}[(coarse-1)/3]}
+				got = sc.sort(slices.Clone(ks))
+			}
+			for i := range got {
+				if got[i].Job != want[i].job || got[i].Queue != int(want[i].queue) {
+					t.Fatalf("trial %d (coarse %d): position %d is %s, want %s", trial, coarse, i, got[i].Job.ID, want[i].job.ID)
+				}
 			}
 		}
 	}

@@ -9,13 +9,12 @@ import "github.com/caravan-dl/caravan/scheduler/policy"
 // orderings whose key is a function of the job alone (and of state they
 // track themselves) use it.
 type keyCache struct {
-	track policy.JobTrack
+	// gen is the last tracked call's JobGen (its stamps by position)
+	gen []uint64
 	// valid: the last call was tracked and its keys (sc.inc.keys) were
-	// kept, so ksAt indexes them
-	valid  bool
-	keys   []keyed // by position: the job's key (job unset)
-	active []bool  // by position
-	ksAt   []int32 // by position: the index in the last call's keys, -1 if none
+	// kept, so pos indexes them
+	valid bool
+	pos   []posKey // by position
 	// fresh: prev (in sc.inc.prev) is this call's match, for sortFor
 	fresh bool
 	// on: this call's keys came from trackedKeys (so ranked records
@@ -23,50 +22,60 @@ type keyCache struct {
 	on bool
 }
 
+// posKey is what keyCache keeps of the job at one position: its key,
+// and its index in the last call's keys (-1: it was not active). One
+// 32-byte record, so a position costs one sequential read.
+type posKey struct {
+	k     [3]float64
+	queue int32
+	ksAt  int32
+}
+
 // trackedKeys is activeKeys for a tracked snapshot: unchanged jobs get
 // their last key, the others key(j). It also matches each job with the
 // last call's keys by position (prev, in sc.inc.prev), reading a changed
 // job only to check it is the same job. ok is false for an untracked
-// snapshot: the caller then keys as before.
+// snapshot: the caller then keys as before. The stamps are compared in
+// the same pass (a stamp is unchanged when it is non-zero and equal to
+// the last call's at that position, as policy.JobTrack says).
 func (sc *scratch) trackedKeys(s *policy.Snapshot, key func(j *policy.Job) keyed) (ks []keyed, ok bool) {
 	kc := &sc.kc
-	if !kc.track.Update(s) {
+	if !s.JobsTracked() {
 		kc.valid, kc.fresh, kc.on = false, false, false
 		return nil, false
 	}
 	n := len(s.Jobs)
+	oldN := len(kc.pos)
 	if !kc.valid {
-		kc.ksAt = grow(kc.ksAt, 0) // nothing of the last call is reusable
+		oldN = 0 // nothing of the last call is reusable
 	}
-	oldN := len(kc.ksAt)
-	kc.keys, kc.active = growKeep(kc.keys, n), growKeep(kc.active, n)
-	kc.ksAt = growKeep(kc.ksAt, n)
+	kc.pos, kc.gen = growKeep(kc.pos, n), growKeep(kc.gen, n)
+	pos, gen, stamps := kc.pos, kc.gen, s.JobGen[:n]
 	last := sc.inc.keys
 	ks = sc.keys(n)[:0]
 	prev := grow(sc.inc.prev, n)[:0]
 	for i, j := range s.Jobs {
+		e := &pos[i]
 		p := int32(-1)
 		if i < oldN {
-			p = kc.ksAt[i]
+			p = e.ksAt
 		}
-		same := kc.valid && kc.track.Same(i)
-		if !same {
-			kc.active[i] = isActive(j)
-			if kc.active[i] {
-				kc.keys[i] = key(j)
+		if g := stamps[i]; i >= oldN || g == 0 || gen[i] != g {
+			gen[i] = g
+			if !isActive(j) {
+				e.ksAt = -1
+				continue
 			}
+			k := key(j)
+			e.k, e.queue = k.k, k.queue
 			if p >= 0 && (int(p) >= len(last) || !sameJob(last[p].job, j)) {
 				p = -1
 			}
+		} else if p < 0 {
+			continue // unchanged, and not active
 		}
-		if !kc.active[i] {
-			kc.ksAt[i] = -1
-			continue
-		}
-		k := kc.keys[i]
-		k.job, k.at = j, int32(i+1)
-		kc.ksAt[i] = int32(len(ks))
-		ks = append(ks, k)
+		e.ksAt = int32(len(ks))
+		ks = append(ks, keyed{job: j, queue: e.queue, at: int32(i + 1), k: e.k})
 		prev = append(prev, p)
 	}
 	sc.ks, sc.inc.prev = ks, prev
@@ -76,7 +85,6 @@ func (sc *scratch) trackedKeys(s *policy.Snapshot, key func(j *policy.Job) keyed
 
 // forget drops what was kept: the next tracked call keys every job.
 func (kc *keyCache) forget() {
-	kc.track.Reset()
 	kc.valid, kc.fresh, kc.on = false, false, false
 }
 

@@ -66,78 +66,58 @@ func (s *Scheduler) parked(j *jobStub) bool {
 	return j.NodePool != s.cfg.QueuePool && j.Meta[MetaParked] != "" && j.Meta[MetaAdmitted] == ""
 }
 
-// parker writes parks beside the rounds. A round that waited for its
-// parks took seconds once the server was busy (round p99 4.1 s with
+// Park writes run beside the rounds (beside.go). A round that waited for
+// its parks took seconds once the server was busy (round p99 4.1 s with
 // 10,000 queued jobs: 100 writes, 8 at a time, each queued behind the
 // placements Nomad was making), while parking is never urgent: it only
-// spares Nomad re-running blocked evaluations. A round starts writes and
-// takes in the ones that finished; check-and-set settles a park that
-// races an admission of the same job (one of the two fails as a conflict,
-// and the next round reads the winner).
-type parker struct {
-	inflight map[string]bool // the jobs being parked (the round's goroutine only)
-	done     chan parkDone   // capacity parkBatch: a write never waits for a round
-	slots    chan struct{}   // admitParallel writes at once
-}
+// spares Nomad re-running blocked evaluations. Check-and-set settles a
+// park that races an admission of the same job (one of the two fails as a
+// conflict, and the next round reads the winner), and a park does not
+// raise the index the next round waits to see (put, not register).
 
 // parkDone is one finished park write.
 type parkDone struct {
-	id    string
 	index uint64 // the job version it was parked from
 	pool  string
 	err   error
 }
 
-func newParker() *parker {
-	return &parker{inflight: map[string]bool{}, done: make(chan parkDone, parkBatch), slots: make(chan struct{}, admitParallel)}
-}
+func newParker() *beside[parkDone] { return newBeside[parkDone](parkBatch, admitParallel) }
 
 // park takes in the parks that finished since the last round, then starts
 // parking the queued jobs that have waited Config.ParkAfter (in the
 // entries' order, oldest first), up to parkBatch in flight; it does not
 // wait for the writes.
 func (s *Scheduler) park(w *world, es []*entry, now time.Time) {
-	s.parksDone(now)
+	s.parks.take(s.waitBeside, func(id string, d parkDone) { s.parkResult(id, d, now) })
 	if s.cfg.ParkAfter < 0 {
 		return
 	}
 	for _, e := range es {
-		if len(s.parks.inflight) >= parkBatch {
+		if !s.parks.room() {
 			break
 		}
-		if s.parks.inflight[e.stub.ID] {
+		if s.parks.busy(e.stub.ID) {
 			continue
 		}
 		if pool, ok := s.parkable(w, e, unix(now)); ok {
-			s.parks.inflight[e.stub.ID] = true
-			go s.writePark(parkDone{id: e.stub.ID, index: e.stub.JobModifyIndex, pool: pool}, cachedCopy(e), now)
+			d, job := parkDone{index: e.stub.JobModifyIndex, pool: pool}, cachedCopy(e)
+			id := e.stub.ID
+			s.parks.start(id, func() parkDone { return s.writePark(id, d, job, now) })
 		}
 	}
 }
 
-// parksDone takes in every finished park write without waiting.
-func (s *Scheduler) parksDone(now time.Time) {
-	for {
-		select {
-		case d := <-s.parks.done:
-			delete(s.parks.inflight, d.id)
-			s.parkResult(d, now)
-		default:
-			return
-		}
-	}
-}
-
-func (s *Scheduler) parkResult(d parkDone, now time.Time) {
+func (s *Scheduler) parkResult(id string, d parkDone, now time.Time) {
 	if d.err != nil {
 		if !errors.Is(d.err, errConflict) {
-			s.parkFailed[d.id] = d.index // not this version again
+			s.parkFailed[id] = d.index // not this version again
 		}
-		s.failID(d.id, "park", d.err, now)
+		s.failID(id, "park", d.err, now)
 		return
 	}
 	s.metrics.parks.Inc()
-	s.log.Debug("parked", "job", d.id, "pool", d.pool)
+	s.log.Debug("parked", "job", id, "pool", d.pool)
 }
 
 // parkable says whether e is due to be parked, and into which pool: a
@@ -166,18 +146,15 @@ func (s *Scheduler) parkable(w *world, e *entry, now float64) (string, bool) {
 	return pool, len(w.poolSet(pool).ids) > 0
 }
 
-// writePark rewrites one job into its parked form (run on its own
-// goroutine: it touches nothing of the round's) and reports to the rounds.
+// writePark rewrites one job into its parked form (beside the rounds).
 // job is the cached job's copy, nil when it must be read.
-func (s *Scheduler) writePark(d parkDone, job *api.Job, now time.Time) {
-	s.parks.slots <- struct{}{}
-	defer func() { <-s.parks.slots }()
+func (s *Scheduler) writePark(id string, d parkDone, job *api.Job, now time.Time) parkDone {
 	if job == nil {
-		job, d.err = s.readJob(d.id, d.index)
+		job, d.err = s.readJob(id, d.index)
 	}
 	if d.err == nil {
 		parkJob(job, d.pool, now)
 		_, d.err = s.put(job, d.index) // no round waits to see a park
 	}
-	s.parks.done <- d
+	return d
 }

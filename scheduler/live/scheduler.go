@@ -43,7 +43,10 @@ type Scheduler struct {
 	// parkFailed is the job version whose parking failed other than by a
 	// conflict, per job: not tried again until the job changes (park.go).
 	parkFailed map[string]uint64
-	parks      *parker // park writes in flight (park.go)
+	parks      *beside[parkDone] // park writes in flight (park.go)
+	// waitBeside makes a round wait for the parks in flight (tests that
+	// compare rounds step by step).
+	waitBeside bool
 	// placeRecheck is when to look again at an admitted job Nomad had
 	// not evaluated yet after PlaceTimeout (unplaced.go).
 	placeRecheck map[string]float64

@@ -48,11 +48,14 @@ func evalPending(evals []*api.Evaluation, index uint64) bool {
 
 // unplacedChecks bounds the unplaced jobs one round looks at, oldest
 // first: each is an evaluations read, and a read and a write for the ones
-// sent back. When Nomad's broker ran minutes behind (10,000 jobs queued at
-// once), thousands of admitted jobs passed PlaceTimeout together, and
-// reading their evaluations one after another inside the round held it
-// for seconds.
-const unplacedChecks = 64
+// sent back, admitParallel at once. When Nomad's broker ran minutes behind
+// (10,000 jobs queued at once), thousands of admitted jobs passed
+// PlaceTimeout together, and reading their evaluations one after another
+// inside the round held it for seconds. Two round trips per round at most;
+// the rest wait for the next round (rounds come every few hundred
+// milliseconds then). Done beside the rounds instead, a check would settle
+// on a job that may have finished or moved since it was read.
+const unplacedChecks = 2 * admitParallel
 
 // unplacedCheck is what Nomad said of one unplaced job.
 type unplacedCheck struct {

@@ -36,7 +36,7 @@ func (r *round) preemptFor(i int, d Demand, m *shapeMemo, placeFail *failure) (P
 // not fit even then.
 func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 	j := r.ranked[i].Job
-	victims := r.victims[:0] // ranks
+	victims := r.victims[:0] // positions in r.running
 	defer func() { r.victims = victims[:0] }()
 	batch, tested := 1, true
 	for k := len(r.running) - 1; k >= 0 && r.running[k] > i; k-- {
@@ -44,9 +44,9 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 		if !r.victimOK(v) {
 			continue
 		}
-		vr := r.victimRefs(v)
+		vr := r.victimRefs(k)
 		r.cap.releaseJobRefs(r.ranked[v].Job, vr.refs, r.f.util(r.ranked[v].Job))
-		victims, tested = append(victims, v), false
+		victims, tested = append(victims, k), false
 		if len(victims) < batch && k > 0 && r.running[k-1] > i {
 			continue // keep releasing until the batch is complete
 		}
@@ -71,8 +71,9 @@ func (r *round) victimOK(v int) bool {
 	return !r.preempted[v] && len(r.ranked[v].Job.Placement.Slots) > 0
 }
 
-// settle keeps preempted only the victims whose GPUs p actually uses;
-// the others are re-committed untouched (highest priority first).
+// settle keeps preempted only the victims (positions in r.running) whose
+// GPUs p actually uses; the others are re-committed untouched (highest
+// priority first).
 func (r *round) settle(j *Job, p Placement, victims []int) {
 	marked := r.cap.markUsed(p) // else a map of p's GPUs by name
 	var used map[gpuKey]bool
@@ -83,7 +84,8 @@ func (r *round) settle(j *Job, p Placement, victims []int) {
 		}
 	}
 	for k := len(victims) - 1; k >= 0; k-- {
-		v := r.ranked[victims[k]].Job
+		rank := r.running[victims[k]]
+		v := r.ranked[rank].Job
 		var hit bool
 		if marked {
 			hit = r.cap.usesMarked(r.victimRefs(victims[k]).refs)
@@ -93,8 +95,8 @@ func (r *round) settle(j *Job, p Placement, victims []int) {
 		if !hit && r.recommit(victims[k]) == nil {
 			continue
 		}
-		r.preempted[victims[k]] = true
-		r.held.add(victims[k], -placementGPUs(v.Placement))
+		r.preempted[rank] = true
+		r.held.add(rank, -placementGPUs(v.Placement))
 		r.dec.Preempts = append(r.dec.Preempts, v.ID)
 		r.wait(v, "preempted for higher-priority job "+j.ID)
 	}
@@ -110,28 +112,31 @@ func (r *round) restore(victims []int) {
 type victimRef struct {
 	refs []slotRef
 	err  error
+	// round is the round (Framework.refRound) that resolved refs: an
+	// entry of another round is stale
+	round uint64
 }
 
-// victimRefs resolves the running job at rank v's slots once per round:
-// trial after trial releases and re-commits the same lowest-ranked
-// victims, and finding each slot's GPU by node name was a quarter of it.
-// The round's Capacity keeps its GPUs in place and jobs keep their
-// placements for the whole round.
-func (r *round) victimRefs(v int) victimRef {
-	if r.refs == nil {
-		r.refs = map[int]victimRef{}
-	}
-	vr, ok := r.refs[v]
-	if !ok {
-		vr.refs, vr.err = r.cap.resolve(r.ranked[v].Job.Placement, nil)
-		r.refs[v] = vr
+// victimRefs resolves the slots of the running job at position k of
+// r.running once per round: trial after trial releases and re-commits
+// the same lowest-ranked victims, and finding each slot's GPU by node
+// name was a quarter of it. The round's Capacity keeps its GPUs in place
+// and jobs keep their placements for the whole round. The entries live
+// in a slice by position that the Framework keeps from round to round
+// (a map by rank was a tenth of a preemption-heavy decision), stamped
+// with the round that filled them.
+func (r *round) victimRefs(k int) *victimRef {
+	vr := &r.refs[k]
+	if vr.round != r.refRound {
+		vr.refs, vr.err = r.cap.resolve(r.ranked[r.running[k]].Job.Placement, vr.refs[:0])
+		vr.round = r.refRound
 	}
 	return vr
 }
 
-// recommit commits the released victim at rank v back.
-func (r *round) recommit(v int) error {
-	j, vr := r.ranked[v].Job, r.victimRefs(v)
+// recommit commits the released victim at position k of r.running back.
+func (r *round) recommit(k int) error {
+	j, vr := r.ranked[r.running[k]].Job, r.victimRefs(k)
 	return r.cap.commitJobRefs(j, vr.refs, vr.err, r.f.util(j))
 }
 
@@ -185,3 +190,14 @@ func (l ClusterLimits) Never(d Demand) string {
 
 // NeverFits explains why a gang can never fit the cluster, or returns "".
 func NeverFits(c *Cluster, d Demand) string { return LimitsOf(c).Never(d) }
+
+// victimRefBuffer is the victim refs storage for n running jobs and a
+// fresh round stamp: entries (and their slot buffers) are reused, and
+// every entry of an earlier round is stale.
+func (f *Framework) victimRefBuffer(n int) ([]victimRef, uint64) {
+	if cap(f.refs) < n {
+		f.refs = append(f.refs[:cap(f.refs)], make([]victimRef, n-cap(f.refs))...)
+	}
+	f.refRound++
+	return f.refs[:n], f.refRound
+}

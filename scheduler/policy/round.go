@@ -24,10 +24,11 @@ type round struct {
 	preemptive bool
 	held       *fenwick // GPU share of preemptable running jobs by rank
 	ranked     []Ranked
-	running    []int  // ranks of preemptable running jobs, ascending
-	preempted  []bool // by rank
-	victims    []int  // tryVictims' scratch list
-	refs       map[int]victimRef
+	running    []int       // ranks of preemptable running jobs, ascending
+	preempted  []bool      // by rank
+	victims    []int       // tryVictims' scratch list
+	refs       []victimRef // by position in running (victimRefs)
+	refRound   uint64
 	// info is the ranked jobs' states and gangs, read in one pass (nil
 	// when reasons are skipped: jobs are then read where needed)
 	info   []rankInfo
@@ -314,6 +315,7 @@ func (r *round) indexVictims() {
 		}
 	}
 	r.f.running = r.running // kept for the next round's storage
+	r.refs, r.refRound = r.f.victimRefBuffer(len(r.running))
 }
 
 // holText is the Waiting text of a job with behind queued jobs ahead of it

@@ -87,6 +87,10 @@ type Capacity struct {
 	touched []int
 	marks   nodeMarks
 	used    nodeMarks // settle's GPUs of a new gang (markUsed)
+	// hash and trials serve the preemption trial memo (capacity_hash.go,
+	// preempt_memo.go)
+	hash   stateHash
+	trials *trialStore
 }
 
 // NewCapacity indexes the free capacity of a cluster. Over-committed GPUs
@@ -162,6 +166,9 @@ func (cp *Capacity) Reset(c *Cluster) *Capacity {
 	if cp.changes.on && !tracked {
 		cp.restartLog() // every memo of the last round is void
 	}
+	if !tracked {
+		cp.hashOff() // the next trial recomputes it
+	}
 	for i := range c.Nodes {
 		if tracked && !cp.track.stale(c, i) {
 			continue
@@ -175,6 +182,13 @@ func (cp *Capacity) Reset(c *Cluster) *Capacity {
 		n, fn := &c.Nodes[i], &cp.Nodes[i]
 		fn.LinkGbps = n.LinkGbps
 		for k, g := range n.GPUs {
+			if cp.hash.on {
+				id := int(cp.hash.base[i]) + k
+				cp.hashOut(&fn.GPUs[k], i, id, k)
+				fn.GPUs[k] = freeOf(g)
+				cp.hashIn(&fn.GPUs[k], id)
+				continue
+			}
 			fn.GPUs[k] = freeOf(g)
 		}
 		summarise(fn)
@@ -451,6 +465,12 @@ func (c *Capacity) apply(p Placement, refs []slotRef, sign float64, util float64
 		if g == nil {
 			continue
 		}
+		id := -1
+		if c.hash.on { // the trial memo's digest (capacity_hash.go)
+			var pos int
+			id, pos = c.gpuID(g, ni)
+			c.hashOut(g, ni, id, pos)
+		}
 		g.Free = clamp01(g.Free + sign*s.Fraction)
 		g.FreeMem += int64(sign) * s.MemMiB
 		if g.FreeMem < 0 {
@@ -460,6 +480,9 @@ func (c *Capacity) apply(p Placement, refs []slotRef, sign float64, util float64
 			g.FreeMem = g.TotalMem
 		}
 		g.Util = math.Max(0, g.Util-sign*util)
+		if id >= 0 {
+			c.hashIn(g, id)
+		}
 		switch {
 		case seen:
 			if _, ok := c.marks.get(ni); !ok {

@@ -38,6 +38,16 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 	j := r.ranked[i].Job
 	victims := r.victims[:0] // positions in r.running
 	defer func() { r.victims = victims[:0] }()
+	if t := r.trials; t != nil && t.on && r.cap.residents == nil { // preempt_memo.go
+		key := r.trialKeyOf(d, j)
+		if p, ok, complete, hit := r.replayTrial(t, key, i, j); hit {
+			return p, ok, complete
+		}
+		epoch0 := r.cap.Epoch
+		r.cap.beginRecord()
+		r.settled = r.settled[:0]
+		defer func() { r.recordTrial(t, key, victims, r.settled, p, ok, complete, epoch0) }()
+	}
 	batch, tested := 1, true
 	for k := len(r.running) - 1; k >= 0 && r.running[k] > i; k-- {
 		v := r.running[k]
@@ -84,8 +94,7 @@ func (r *round) settle(j *Job, p Placement, victims []int) {
 		}
 	}
 	for k := len(victims) - 1; k >= 0; k-- {
-		rank := r.running[victims[k]]
-		v := r.ranked[rank].Job
+		v := r.ranked[r.running[victims[k]]].Job
 		var hit bool
 		if marked {
 			hit = r.cap.usesMarked(r.victimRefs(victims[k]).refs)
@@ -95,11 +104,20 @@ func (r *round) settle(j *Job, p Placement, victims []int) {
 		if !hit && r.recommit(victims[k]) == nil {
 			continue
 		}
-		r.preempted[rank] = true
-		r.held.add(rank, -placementGPUs(v.Placement))
-		r.dec.Preempts = append(r.dec.Preempts, v.ID)
-		r.wait(v, "preempted for higher-priority job "+j.ID)
+		r.settled = append(r.settled, int32(k))
+		r.preempt(victims[k], j)
 	}
+}
+
+// preempt records the victim at position k of r.running as preempted for
+// j.
+func (r *round) preempt(k int, j *Job) {
+	rank := r.running[k]
+	v := r.ranked[rank].Job
+	r.preempted[rank] = true
+	r.held.add(rank, -placementGPUs(v.Placement))
+	r.dec.Preempts = append(r.dec.Preempts, v.ID)
+	r.wait(v, "preempted for higher-priority job "+j.ID)
 }
 
 func (r *round) restore(victims []int) {
@@ -112,6 +130,8 @@ func (r *round) restore(victims []int) {
 type victimRef struct {
 	refs []slotRef
 	err  error
+	// ha and hb digest it for the trial memo (victimHash), when on
+	ha, hb uint64
 	// round is the round (Framework.refRound) that resolved refs: an
 	// entry of another round is stale
 	round uint64
@@ -128,8 +148,12 @@ type victimRef struct {
 func (r *round) victimRefs(k int) *victimRef {
 	vr := &r.refs[k]
 	if vr.round != r.refRound {
-		vr.refs, vr.err = r.cap.resolve(r.ranked[r.running[k]].Job.Placement, vr.refs[:0])
+		j := r.ranked[r.running[k]].Job
+		vr.refs, vr.err = r.cap.resolve(j.Placement, vr.refs[:0])
 		vr.round = r.refRound
+		if r.trials != nil && r.trials.on {
+			r.victimHash(vr, j.Placement, r.f.util(j))
+		}
 	}
 	return vr
 }

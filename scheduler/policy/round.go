@@ -29,6 +29,10 @@ type round struct {
 	victims    []int       // tryVictims' scratch list
 	refs       []victimRef // by position in running (victimRefs)
 	refRound   uint64
+	// trials is the Capacity's trial memo for this round (nil: none);
+	// settled is settle's list of the victims it preempted
+	trials  *trialStore
+	settled []int32
 	// info is the ranked jobs' states and gangs, read in one pass (nil
 	// when reasons are skipped: jobs are then read where needed)
 	info   []rankInfo
@@ -111,6 +115,8 @@ func newRound(f *Framework, s *Snapshot) *round {
 	if f.tracksResidents() {
 		r.cap.TrackResidents(s.Jobs)
 	}
+	cp, ok := f.Place.(CapacityPlacer)
+	r.trials = r.cap.trialRound(r.preemptive && ok && cp.PlacesOnCapacity() && !f.tracksResidents())
 	return r
 }
 

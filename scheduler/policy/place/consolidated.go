@@ -25,6 +25,11 @@ func (*Consolidated) Shape(_ *policy.Job, d policy.Demand) policy.ShapeKey {
 	return policy.DefaultShape(d)
 }
 
+// PlacesOnCapacity: Place reads only the demand and the Capacity's
+// nodes and GPUs (policy.CapacityPlacer), so the Framework may replay
+// its preemption trials.
+func (*Consolidated) PlacesOnCapacity() bool { return true }
+
 // Place chooses the gang's slots.
 func (*Consolidated) Place(_ *policy.Job, d policy.Demand, c *policy.Capacity) (policy.Placement, string) {
 	return consolidate(c, d)

@@ -3,6 +3,7 @@ package policy
 import (
 	"math"
 	"math/bits"
+	"slices"
 )
 
 // CapacityPlacer is implemented by placers whose Place result depends on
@@ -73,11 +74,13 @@ type trialStore struct {
 	lookups, hits int
 	skip, backoff int
 	misses        int  // rounds in a row whose lookups found nothing
+	recorded      int  // entries recorded this round
 	on            bool // this round records and replays
 	seq           []int
 }
 
-// trialRound starts a round of the Capacity's trial store; ok is whether
+// trialRound starts a round of the Capacity's trial store (nil when the
+// round may not use one: usable is false); its on field says whether
 // this round records and replays trials.
 func (c *Capacity) trialRound(usable bool) *trialStore {
 	if !usable || trialMemoOff {
@@ -101,7 +104,7 @@ func (c *Capacity) trialRound(usable bool) *trialStore {
 			t.skip, t.misses = t.backoff, 0
 		}
 	}
-	t.lookups, t.hits = 0, 0
+	t.lookups, t.hits, t.recorded = 0, 0, 0
 	t.prev, t.cur = t.cur, t.prev
 	clear(t.cur)
 	t.on = t.skip == 0
@@ -143,37 +146,48 @@ func (r *round) victimSeq(t *trialStore, i, limit int) (seq []int, sa, sb uint64
 
 // replayTrial replays a recorded trial matching key for rank i, if any.
 func (r *round) replayTrial(t *trialStore, key trialKey, i int, j *Job) (p Placement, ok, complete, hit bool) {
-	es, fromPrev := t.cur[key], false
-	if es == nil {
-		es, fromPrev = t.prev[key], true
-	}
 	if len(t.prev) > 0 {
 		t.lookups++
 	}
-	for _, e := range es {
-		limit := e.n
-		if !e.ok {
-			limit = -1 // a failure released every victim
+	cur := t.cur[key]
+	for _, es := range [2][]*trialEntry{cur, t.prev[key]} {
+		for _, e := range es {
+			seq, match := r.matches(t, e, i)
+			if !match {
+				continue
+			}
+			t.hits++
+			if !slices.Contains(cur, e) {
+				t.cur[key] = append(cur, e)
+			}
+			return r.replay(e, seq, j)
 		}
-		seq, sa, sb, tested := r.victimSeq(t, i, limit)
-		if len(seq) != e.n || sa != e.sa || sb != e.sb || (e.ok && !tested) || (!e.ok && tested != e.complete) {
-			continue
-		}
-		t.hits++
-		if fromPrev {
-			t.cur[key] = append(t.cur[key], e)
-		}
-		r.cap.replayDiff(e.diff, e.free, e.whole)
-		r.cap.Epoch += e.epoch
-		if !e.ok {
-			return Placement{}, false, e.complete, true
-		}
-		for _, x := range e.preempt {
-			r.preempt(seq[x], j)
-		}
-		return Placement{Slots: append([]Slot(nil), e.slots...)}, true, false, true
 	}
 	return Placement{}, false, false, false
+}
+
+// matches reports whether a trial for rank i would release e's victims
+// and test where e's did, with the victims' positions.
+func (r *round) matches(t *trialStore, e *trialEntry, i int) ([]int, bool) {
+	limit := e.n
+	if !e.ok {
+		limit = -1 // a failure released every victim
+	}
+	seq, sa, sb, tested := r.victimSeq(t, i, limit)
+	return seq, len(seq) == e.n && sa == e.sa && sb == e.sb && (e.ok && tested || !e.ok && tested == e.complete)
+}
+
+// replay applies e's outcome (victims: the positions of its victims).
+func (r *round) replay(e *trialEntry, victims []int, j *Job) (p Placement, ok, complete, hit bool) {
+	r.cap.replayDiff(e.diff, e.free, e.whole)
+	r.cap.Epoch += e.epoch
+	if !e.ok {
+		return Placement{}, false, e.complete, true
+	}
+	for _, x := range e.preempt {
+		r.preempt(victims[x], j)
+	}
+	return Placement{Slots: append([]Slot(nil), e.slots...)}, true, false, true
 }
 
 // recordTrial stores the trial just made for key (victims: the positions
@@ -181,7 +195,7 @@ func (r *round) replayTrial(t *trialStore, key trialKey, i int, j *Job) (p Place
 // victims to be worth replaying.
 func (r *round) recordTrial(t *trialStore, key trialKey, victims []int, preempt []int32, p Placement, ok, complete bool, epoch0 int) {
 	diff := r.cap.endRecord(nil)
-	if len(victims) < minTrialVictims || len(t.cur) >= maxTrials {
+	if len(victims) < minTrialVictims || t.recorded >= maxTrials {
 		return
 	}
 	e := &trialEntry{n: len(victims), ok: ok, complete: complete, diff: diff,
@@ -195,6 +209,7 @@ func (r *round) recordTrial(t *trialStore, key trialKey, victims []int, preempt 
 		e.preempt = append([]int32(nil), preempt...)
 	}
 	t.cur[key] = append(t.cur[key], e)
+	t.recorded++
 }
 
 // victimHash digests a victim's resolved slots (node and GPU position,

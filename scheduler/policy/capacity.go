@@ -91,6 +91,9 @@ type Capacity struct {
 	// preempt_memo.go)
 	hash   stateHash
 	trials *trialStore
+	// layout changes whenever a Reset finds a GPU listed under another
+	// Index: resolved slots (victimRefs) are then stale
+	layout uint64
 }
 
 // NewCapacity indexes the free capacity of a cluster. Over-committed GPUs
@@ -182,6 +185,9 @@ func (cp *Capacity) Reset(c *Cluster) *Capacity {
 		n, fn := &c.Nodes[i], &cp.Nodes[i]
 		fn.LinkGbps = n.LinkGbps
 		for k, g := range n.GPUs {
+			if fn.GPUs[k].Index != g.Index {
+				cp.layout++
+			}
 			if cp.hash.on {
 				id := int(cp.hash.base[i]) + k
 				cp.hashOut(&fn.GPUs[k], i, id, k)

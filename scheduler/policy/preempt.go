@@ -126,38 +126,6 @@ func (r *round) restore(victims []int) {
 	}
 }
 
-// victimRef is a victim's placement resolved on the round's Capacity.
-type victimRef struct {
-	refs []slotRef
-	err  error
-	// ha and hb digest it for the trial memo (victimHash), when on
-	ha, hb uint64
-	// round is the round (Framework.refRound) that resolved refs: an
-	// entry of another round is stale
-	round uint64
-}
-
-// victimRefs resolves the slots of the running job at position k of
-// r.running once per round: trial after trial releases and re-commits
-// the same lowest-ranked victims, and finding each slot's GPU by node
-// name was a quarter of it. The round's Capacity keeps its GPUs in place
-// and jobs keep their placements for the whole round. The entries live
-// in a slice by position that the Framework keeps from round to round
-// (a map by rank was a tenth of a preemption-heavy decision), stamped
-// with the round that filled them.
-func (r *round) victimRefs(k int) *victimRef {
-	vr := &r.refs[k]
-	if vr.round != r.refRound {
-		j := r.ranked[r.running[k]].Job
-		vr.refs, vr.err = r.cap.resolve(j.Placement, vr.refs[:0])
-		vr.round = r.refRound
-		if r.trials != nil && r.trials.on {
-			r.victimHash(vr, j.Placement, r.f.util(j))
-		}
-	}
-	return vr
-}
-
 // recommit commits the released victim at position k of r.running back.
 func (r *round) recommit(k int) error {
 	j, vr := r.ranked[r.running[k]].Job, r.victimRefs(k)
@@ -214,14 +182,3 @@ func (l ClusterLimits) Never(d Demand) string {
 
 // NeverFits explains why a gang can never fit the cluster, or returns "".
 func NeverFits(c *Cluster, d Demand) string { return LimitsOf(c).Never(d) }
-
-// victimRefBuffer is the victim refs storage for n running jobs and a
-// fresh round stamp: entries (and their slot buffers) are reused, and
-// every entry of an earlier round is stale.
-func (f *Framework) victimRefBuffer(n int) ([]victimRef, uint64) {
-	if cap(f.refs) < n {
-		f.refs = append(f.refs[:cap(f.refs)], make([]victimRef, n-cap(f.refs))...)
-	}
-	f.refRound++
-	return f.refs[:n], f.refRound
-}

@@ -47,6 +47,8 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 		r.cap.beginRecord()
 		r.settled = r.settled[:0]
 		defer func() { r.recordTrial(t, key, victims, r.settled, p, ok, complete, epoch0) }()
+	} else if t != nil {
+		defer func() { t.big = t.big || len(victims) >= minTrialVictims }()
 	}
 	batch, tested := 1, true
 	for k := len(r.running) - 1; k >= 0 && r.running[k] > i; k-- {

@@ -65,15 +65,16 @@ type trialEntry struct {
 	epoch int
 }
 
-// trialStore holds the trials of the current and the last round. After
-// two rounds in a row whose lookups found nothing (a churned cluster:
-// every round starts from a new capacity) it backs off for 1, 2, 4 ...
-// 64 rounds, in which the digest is off, before trying again.
+// trialStore holds the trials of the current and the last round. It is
+// on (the digest kept, trials recorded and looked up) only in a round
+// after one with a trial worth recording, and after a round whose
+// lookups found nothing (a churned cluster: every round starts from a
+// new capacity) it backs off for 1, 2, 4 ... 64 rounds.
 type trialStore struct {
 	cur, prev     map[trialKey][]*trialEntry
 	lookups, hits int
 	skip, backoff int
-	misses        int  // rounds in a row whose lookups found nothing
+	big           bool // a trial released minTrialVictims or more
 	recorded      int  // entries recorded this round
 	on            bool // this round records and replays
 	seq           []int
@@ -95,21 +96,22 @@ func (c *Capacity) trialRound(usable bool) *trialStore {
 	}
 	switch {
 	case t.hits > 0:
-		t.backoff, t.misses = 0, 0
-	case t.lookups > 0:
-		// two rounds in a row, so that one changed round (the first
-		// after a cold start) does not turn it off
-		if t.misses++; t.misses >= 2 {
-			t.backoff = min(max(1, 2*t.backoff), 64)
-			t.skip, t.misses = t.backoff, 0
-		}
+		t.backoff = 0
+	case t.lookups > 0: // a changed capacity (churn): back off
+		t.backoff = min(max(1, 2*t.backoff), 64)
+		t.skip = t.backoff
 	}
-	t.lookups, t.hits, t.recorded = 0, 0, 0
+	big := t.big
+	t.lookups, t.hits, t.recorded, t.big = 0, 0, 0, false
 	t.prev, t.cur = t.cur, t.prev
 	clear(t.cur)
-	t.on = t.skip == 0
-	if !t.on {
+	// on only after a round with a trial worth recording: rounds of
+	// small trials (LAS' time slices) pay nothing
+	t.on = t.skip == 0 && big
+	if t.skip > 0 {
 		t.skip--
+	}
+	if !t.on {
 		clear(t.prev)
 		c.hashOff()
 	}
@@ -157,6 +159,7 @@ func (r *round) replayTrial(t *trialStore, key trialKey, i int, j *Job) (p Place
 				continue
 			}
 			t.hits++
+			t.big = true
 			if !slices.Contains(cur, e) {
 				t.cur[key] = append(cur, e)
 			}
@@ -198,6 +201,7 @@ func (r *round) recordTrial(t *trialStore, key trialKey, victims []int, preempt 
 	if len(victims) < minTrialVictims || t.recorded >= maxTrials {
 		return
 	}
+	t.big = true
 	e := &trialEntry{n: len(victims), ok: ok, complete: complete, diff: diff,
 		free: r.cap.freeSum, whole: r.cap.wholeFree, epoch: r.cap.Epoch - epoch0}
 	for _, k := range victims {

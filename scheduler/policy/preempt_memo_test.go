@@ -37,7 +37,7 @@ func TestTrialMemoSameDecisions(t *testing.T) {
 			}
 			with, without := newPolicy(t, name), newPolicy(t, name)
 			hits := 0
-			for round := 0; round < 5; round++ {
+			for round := 0; round < 8; round++ {
 				policy.TrialMemoOff(true)
 				want := copyOf(without.Decide(s))
 				policy.TrialMemoOff(false)

@@ -19,8 +19,9 @@ type Framework struct {
 	preempted []bool
 	running   []int
 	info      []rankInfo
-	// refs and refRound are victimRefs' storage (preempt.go)
-	refs     []victimRef
+	// refs, refCache and refRound are victimRefs' storage (preempt_refs.go)
+	refs     []refSlot
+	refCache map[*Job]*victimRef
 	refRound uint64
 	// jobs is what was read of a tracked snapshot's jobs (jobcache.go)
 	jobs jobCache

@@ -9,39 +9,48 @@ type victimRef struct {
 	// ha and hb digest it for the trial memo (victimHash), when hashed
 	ha, hb uint64
 	hashed bool
-	// round is the round (Framework.refRound) that last used the entry:
-	// an entry of another round is checked against its job first
+	// round is the round (Framework.refRound) that last used the entry
 	round uint64
-	// what refs were resolved from: the job, its slots and utilisation,
-	// on which Capacity and GPU layout (Capacity.layout)
-	job    *Job
+	// what refs were resolved from: the job's slots and utilisation, on
+	// which Capacity and GPU layout (Capacity.layout)
 	slots  []Slot
 	util   uint64
 	cap    *Capacity
 	layout uint64
 }
 
+// refSlot is the victimRef of a position in r.running for one round.
+type refSlot struct {
+	vr    *victimRef
+	round uint64
+}
+
 // victimRefs resolves the slots of the running job at position k of
 // r.running: trial after trial releases and re-commits the same
 // lowest-ranked victims, and finding each slot's GPU by node name was a
-// quarter of it. The entries live in a slice by position that the
-// Framework keeps from round to round (a map by rank was a tenth of a
-// preemption-heavy decision). An entry is resolved again only when the
-// job at its position is not the one it was resolved for, with the same
-// slots bit for bit, on the same Capacity with the same GPU layout: an
-// unchanged cluster decided again resolved ~2,000 victims per round by
-// node name.
+// quarter of it. The Framework keeps each victim's entry by job from
+// round to round (positions shift as jobs start and finish) and resolves
+// it again only when the job's slots (bit for bit), its utilisation, the
+// Capacity or its GPU layout changed: a churned LAS round resolved a few
+// hundred victims' 8-16 slots each by node name, most of them the last
+// round's too, and an unchanged cluster decided again ~2,000.
 func (r *round) victimRefs(k int) *victimRef {
-	vr := &r.refs[k]
-	if vr.round == r.refRound {
-		return vr
+	sl := &r.refs[k]
+	if sl.round == r.refRound {
+		return sl.vr
 	}
-	vr.round = r.refRound
 	j := r.ranked[r.running[k]].Job
+	vr := r.f.refCache[j]
+	if vr == nil {
+		vr = &victimRef{}
+		r.f.refCache[j] = vr
+	}
+	*sl = refSlot{vr: vr, round: r.refRound}
+	vr.round = r.refRound
 	util := math.Float64bits(r.f.util(j))
-	if vr.job != j || vr.cap != r.cap || vr.layout != r.cap.layout || vr.util != util || !sameSlots(vr.slots, j.Placement.Slots) {
+	if vr.cap != r.cap || vr.layout != r.cap.layout || vr.util != util || !sameSlots(vr.slots, j.Placement.Slots) {
 		vr.refs, vr.err = r.cap.resolve(j.Placement, vr.refs[:0])
-		vr.job, vr.cap, vr.layout, vr.util = j, r.cap, r.cap.layout, util
+		vr.cap, vr.layout, vr.util = r.cap, r.cap.layout, util
 		vr.slots = append(vr.slots[:0], j.Placement.Slots...)
 		vr.hashed = false
 	}
@@ -67,12 +76,26 @@ func sameSlots(a, b []Slot) bool {
 	return true
 }
 
-// victimRefBuffer is the victim refs storage for n running jobs and a
-// fresh round stamp: entries (and their slot buffers) are reused.
-func (f *Framework) victimRefBuffer(n int) ([]victimRef, uint64) {
+// refKeep is how many rounds a victim's entry outlives its last use.
+const refKeep = 64
+
+// victimRefBuffer is the per-position victim refs storage for n running
+// jobs and a fresh round stamp; every refKeep rounds it drops the cached
+// entries of jobs not used as victims since.
+func (f *Framework) victimRefBuffer(n int) ([]refSlot, uint64) {
 	if cap(f.refs) < n {
-		f.refs = append(f.refs[:cap(f.refs)], make([]victimRef, n-cap(f.refs))...)
+		f.refs = append(f.refs[:cap(f.refs)], make([]refSlot, n-cap(f.refs))...)
 	}
 	f.refRound++
+	if f.refCache == nil {
+		f.refCache = map[*Job]*victimRef{}
+	}
+	if f.refRound%refKeep == 0 {
+		for j, vr := range f.refCache {
+			if vr.round+refKeep < f.refRound {
+				delete(f.refCache, j)
+			}
+		}
+	}
 	return f.refs[:n], f.refRound
 }

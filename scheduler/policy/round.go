@@ -24,10 +24,10 @@ type round struct {
 	preemptive bool
 	held       *fenwick // GPU share of preemptable running jobs by rank
 	ranked     []Ranked
-	running    []int       // ranks of preemptable running jobs, ascending
-	preempted  []bool      // by rank
-	victims    []int       // tryVictims' scratch list
-	refs       []victimRef // by position in running (victimRefs)
+	running    []int     // ranks of preemptable running jobs, ascending
+	preempted  []bool    // by rank
+	victims    []int     // tryVictims' scratch list
+	refs       []refSlot // by position in running (victimRefs)
 	refRound   uint64
 	// trials is the Capacity's trial memo for this round (nil: none);
 	// settled is settle's list of the victims it preempted

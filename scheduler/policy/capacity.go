@@ -87,6 +87,7 @@ type Capacity struct {
 	touched []int
 	marks   nodeMarks
 	used    nodeMarks // settle's GPUs of a new gang (markUsed)
+	placed  []slotRef // commitPlaced's resolved slots of the new gang
 	// hash and trials serve the preemption trial memo (capacity_hash.go,
 	// preempt_memo.go)
 	hash   stateHash

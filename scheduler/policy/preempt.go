@@ -68,7 +68,7 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 			continue
 		}
 		if p, bad := r.f.Place.Place(j, d, r.cap); bad == "" && len(p.Slots) == d.Workers &&
-			r.cap.CommitJob(j, p, r.f.util(j)) == nil {
+			r.cap.commitPlaced(j, p, r.f.util(j)) == nil {
 			r.settle(j, p, victims)
 			return p, true, false
 		}
@@ -85,9 +85,10 @@ func (r *round) victimOK(v int) bool {
 
 // settle keeps preempted only the victims (positions in r.running) whose
 // GPUs p actually uses; the others are re-committed untouched (highest
-// priority first).
+// priority first). p was just committed by commitPlaced, whose resolved
+// slots r.cap.placed holds.
 func (r *round) settle(j *Job, p Placement, victims []int) {
-	marked := r.cap.markUsed(p) // else a map of p's GPUs by name
+	marked := r.cap.markUsed(r.cap.placed) // else a map of p's GPUs by name
 	var used map[gpuKey]bool
 	if !marked {
 		used = make(map[gpuKey]bool, len(p.Slots))

@@ -70,6 +70,7 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 		if p, bad := r.f.Place.Place(j, d, r.cap); bad == "" && len(p.Slots) == d.Workers &&
 			r.cap.commitPlaced(j, p, r.f.util(j)) == nil {
 			r.settle(j, p, victims)
+			r.keepRefs(j, p)
 			return p, true, false
 		}
 	}

@@ -11,9 +11,10 @@ type victimRef struct {
 	hashed bool
 	// round is the round (Framework.refRound) that last used the entry
 	round uint64
-	// what refs were resolved from: the job's slots and utilisation, on
-	// which Capacity and GPU layout (Capacity.layout)
-	slots  []Slot
+	// what refs were resolved from: each slot's share and memory (its
+	// node and GPU are refs'), the job's utilisation, on which Capacity
+	// and GPU layout (Capacity.layout)
+	shares []slotShare
 	util   uint64
 	cap    *Capacity
 	layout uint64
@@ -48,10 +49,10 @@ func (r *round) victimRefs(k int) *victimRef {
 	*sl = refSlot{vr: vr, round: r.refRound}
 	vr.round = r.refRound
 	util := math.Float64bits(r.f.util(j))
-	if vr.cap != r.cap || vr.layout != r.cap.layout || vr.util != util || !sameSlots(vr.slots, j.Placement.Slots) {
+	if vr.cap != r.cap || vr.layout != r.cap.layout || vr.util != util || !vr.same(r.cap, j.Placement.Slots) {
 		vr.refs, vr.err = r.cap.resolve(j.Placement, vr.refs[:0])
 		vr.cap, vr.layout, vr.util = r.cap, r.cap.layout, util
-		vr.slots = append(vr.slots[:0], j.Placement.Slots...)
+		vr.shares = sharesOf(vr.shares, j.Placement.Slots)
 		vr.hashed = false
 	}
 	if !vr.hashed && r.trials != nil && r.trials.on {
@@ -61,15 +62,54 @@ func (r *round) victimRefs(k int) *victimRef {
 	return vr
 }
 
-// sameSlots reports whether a and b are the same slots, bit for bit.
-func sameSlots(a, b []Slot) bool {
-	if len(a) != len(b) {
+// keepRefs caches the slots of j's new gang p as just resolved by
+// commitPlaced: once started, a job is a victim of a later round, whose
+// victimRefs then finds them (when the caller gave it exactly p). Gangs
+// of a few slots resolve cheaply and are left out (a burst starts
+// thousands).
+func (r *round) keepRefs(j *Job, p Placement) {
+	if !r.preemptive || r.f.refCache == nil || len(p.Slots) < keepMinSlots {
+		return
+	}
+	vr := r.f.refCache[j]
+	if vr == nil {
+		vr = &victimRef{}
+		r.f.refCache[j] = vr
+	}
+	vr.refs, vr.err = append(vr.refs[:0], r.cap.placed...), nil
+	vr.shares = sharesOf(vr.shares, p.Slots)
+	vr.cap, vr.layout, vr.util = r.cap, r.cap.layout, math.Float64bits(r.f.util(j))
+	vr.round, vr.hashed = r.refRound, false
+}
+
+// keepMinSlots is the smallest gang keepRefs caches.
+const keepMinSlots = 4
+
+// slotShare is a slot's share (bits) and memory.
+type slotShare struct {
+	frac uint64
+	mem  int64
+}
+
+func sharesOf(dst []slotShare, slots []Slot) []slotShare {
+	dst = dst[:0]
+	for _, s := range slots {
+		dst = append(dst, slotShare{math.Float64bits(s.Fraction), s.MemMiB})
+	}
+	return dst
+}
+
+// same reports whether slots are, bit for bit, the slots vr resolved on c
+// (c's layout unchanged): each on the node and GPU Index of its ref, with
+// the same share and memory. An unresolved slot never matches.
+func (vr *victimRef) same(c *Capacity, slots []Slot) bool {
+	if len(slots) != len(vr.refs) || len(slots) != len(vr.shares) {
 		return false
 	}
-	for i := range a {
-		x, y := &a[i], &b[i]
-		if x.Node != y.Node || x.GPU != y.GPU || x.MemMiB != y.MemMiB ||
-			math.Float64bits(x.Fraction) != math.Float64bits(y.Fraction) {
+	for i := range slots {
+		s, rf, sh := &slots[i], vr.refs[i], vr.shares[i]
+		if rf.g == nil || s.GPU != rf.g.Index || s.MemMiB != sh.mem || math.Float64bits(s.Fraction) != sh.frac ||
+			s.Node != c.Nodes[rf.ni].Name {
 			return false
 		}
 	}

@@ -396,9 +396,10 @@ func (r *round) tryPlace(j *Job, d Demand) (Placement, string) {
 		return Placement{}, "placer " + r.f.Place.Name() + " returned " + strconv.Itoa(len(p.Slots)) +
 			" slots for " + strconv.Itoa(d.Workers) + " workers"
 	}
-	if err := r.cap.CommitJob(j, p, r.f.util(j)); err != nil {
+	if err := r.cap.commitPlaced(j, p, r.f.util(j)); err != nil {
 		return Placement{}, "placer " + r.f.Place.Name() + " chose an invalid placement: " + err.Error()
 	}
+	r.keepRefs(j, p)
 	return p, ""
 }
 

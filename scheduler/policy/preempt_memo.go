@@ -133,10 +133,13 @@ func (r *round) victimSeq(t *trialStore, i, limit int) (seq []int, sa, sb uint64
 	seq = t.seq[:0]
 	last := -1
 	for k := len(r.running) - 1; k >= 0 && r.running[k] > i && len(seq) != limit; k-- {
-		if !r.victimOK(r.running[k]) {
+		if r.preempted[r.running[k]] {
 			continue
 		}
 		vr := r.victimRefs(k)
+		if len(vr.refs) == 0 { // victimOK without reading the job: a ref per slot
+			continue
+		}
 		sa, sb = mix(sa, vr.ha, hashSeedA), mix(sb, vr.hb, hashSeedB)
 		seq, last = append(seq, k), k
 	}

@@ -45,7 +45,7 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 		}
 		epoch0 := r.cap.Epoch
 		r.cap.beginRecord()
-		r.settled = r.settled[:0]
+		r.settled = r.settled[:0] // settle lists its preemptions
 		defer func() { r.recordTrial(t, key, victims, r.settled, p, ok, complete, epoch0) }()
 	} else if t != nil {
 		defer func() { t.big = t.big || len(victims) >= minTrialVictims }()
@@ -89,6 +89,7 @@ func (r *round) victimOK(v int) bool {
 // priority first). p was just committed by commitPlaced, whose resolved
 // slots r.cap.placed holds.
 func (r *round) settle(j *Job, p Placement, victims []int) {
+	r.settled = r.settled[:0]
 	marked := r.cap.markUsed(r.cap.placed) // else a map of p's GPUs by name
 	var used map[gpuKey]bool
 	if !marked {

@@ -87,6 +87,14 @@ type Capacity struct {
 	touched []int
 	marks   nodeMarks
 	used    nodeMarks // settle's GPUs of a new gang (markUsed)
+	placed  []slotRef // commitPlaced's resolved slots of the new gang
+	// hash and trials serve the preemption trial memo (capacity_hash.go,
+	// preempt_memo.go)
+	hash   stateHash
+	trials *trialStore
+	// layout changes whenever a Reset finds a GPU listed under another
+	// Index: resolved slots (victimRefs) are then stale
+	layout uint64
 }
 
 // NewCapacity indexes the free capacity of a cluster. Over-committed GPUs
@@ -159,25 +167,18 @@ func (cp *Capacity) Reset(c *Cluster) *Capacity {
 	cp.lastName, cp.lastNode, cp.lastOK = "", 0, false
 	cp.Links = c.Links
 	tracked := cp.track.follows(c)
-	if cp.changes.on && !tracked {
-		cp.restartLog() // every memo of the last round is void
-	}
 	for i := range c.Nodes {
 		if tracked && !cp.track.stale(c, i) {
 			continue
 		}
-		if tracked {
-			// the nodes not re-read are as the last round left them, so
-			// a placer's memos stay valid across rounds by re-reading
-			// these (a churned round re-read all 10,000 per shape)
+		// the nodes not re-read, or re-read unchanged, are as the last
+		// round left them, so a placer's memos (and the trial memo's
+		// digest) stay valid across rounds by re-reading the changed
+		// ones: a churned round re-read all 10,000 per shape, and an
+		// untracked one restarted the log, voiding every memo
+		if cp.reread(i, &c.Nodes[i]) {
 			cp.logChange(i)
 		}
-		n, fn := &c.Nodes[i], &cp.Nodes[i]
-		fn.LinkGbps = n.LinkGbps
-		for k, g := range n.GPUs {
-			fn.GPUs[k] = freeOf(g)
-		}
-		summarise(fn)
 	}
 	// the totals in node order, as resummarise from zero sums them
 	cp.wholeFree, cp.freeSum = 0, 0
@@ -191,6 +192,42 @@ func (cp *Capacity) Reset(c *Cluster) *Capacity {
 	}
 	cp.track.remember(c, len(cp.Nodes))
 	return cp
+}
+
+// reread makes node i's GPUs those of n, reporting whether anything
+// changed (then resummarised): every field bit for bit.
+func (cp *Capacity) reread(i int, n *Node) bool {
+	fn := &cp.Nodes[i]
+	changed := math.Float64bits(fn.LinkGbps) != math.Float64bits(n.LinkGbps)
+	fn.LinkGbps = n.LinkGbps
+	for k, g := range n.GPUs {
+		nf, old := freeOf(g), &fn.GPUs[k]
+		if sameFree(old, &nf) {
+			continue
+		}
+		changed = true
+		if old.Index != nf.Index {
+			cp.layout++
+		}
+		if cp.hash.on {
+			id := int(cp.hash.base[i]) + k
+			cp.hashOut(old, i, id, k)
+			*old = nf
+			cp.hashIn(old, id)
+			continue
+		}
+		*old = nf
+	}
+	if changed {
+		summarise(fn)
+	}
+	return changed
+}
+
+// sameFree reports whether a and b are the same GPU state, bit for bit.
+func sameFree(a, b *FreeGPU) bool {
+	return a.Index == b.Index && a.Model == b.Model && a.FreeMem == b.FreeMem && a.TotalMem == b.TotalMem &&
+		math.Float64bits(a.Free) == math.Float64bits(b.Free) && math.Float64bits(a.Util) == math.Float64bits(b.Util)
 }
 
 // sameNodes reports whether c lists exactly cp's nodes, in order.
@@ -451,6 +488,12 @@ func (c *Capacity) apply(p Placement, refs []slotRef, sign float64, util float64
 		if g == nil {
 			continue
 		}
+		id := -1
+		if c.hash.on { // the trial memo's digest (capacity_hash.go)
+			var pos int
+			id, pos = c.gpuID(g, ni)
+			c.hashOut(g, ni, id, pos)
+		}
 		g.Free = clamp01(g.Free + sign*s.Fraction)
 		g.FreeMem += int64(sign) * s.MemMiB
 		if g.FreeMem < 0 {
@@ -460,6 +503,9 @@ func (c *Capacity) apply(p Placement, refs []slotRef, sign float64, util float64
 			g.FreeMem = g.TotalMem
 		}
 		g.Util = math.Max(0, g.Util-sign*util)
+		if id >= 0 {
+			c.hashIn(g, id)
+		}
 		switch {
 		case seen:
 			if _, ok := c.marks.get(ni); !ok {

@@ -33,23 +33,23 @@ func (m *nodeMarks) get(i int) (int32, bool) {
 // set marks node i with v.
 func (m *nodeMarks) set(i int, v int32) { m.stamp[i], m.val[i] = m.cur, v }
 
-// markUsed marks the GPUs p's slots are on (c.used: each node's GPU
-// positions as bits), for usesMarked; false, marking nothing usable, when
-// a slot does not resolve or its GPU is past the 32nd of its node. A
-// preemption's settle built a map of the new gang's GPUs by name.
-func (c *Capacity) markUsed(p Placement) bool {
+// markUsed marks the GPUs of refs (a new gang's slots, resolved) as each
+// node's GPU positions as bits (c.used), for usesMarked; false, marking
+// nothing usable, when a slot did not resolve or its GPU is past the 32nd
+// of its node. A preemption's settle built a map of the new gang's GPUs
+// by name.
+func (c *Capacity) markUsed(refs []slotRef) bool {
 	c.used.start(len(c.Nodes))
-	for _, s := range p.Slots {
-		g, ni, err := c.gpu(s)
-		if err != nil {
+	for _, rf := range refs {
+		if rf.g == nil {
 			return false
 		}
-		k := c.gpuPos(g, ni)
+		k := c.gpuPos(rf.g, rf.ni)
 		if k >= 32 {
 			return false
 		}
-		bits, _ := c.used.get(ni)
-		c.used.set(ni, bits|1<<k)
+		bits, _ := c.used.get(rf.ni)
+		c.used.set(rf.ni, bits|1<<k)
 	}
 	return true
 }

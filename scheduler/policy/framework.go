@@ -19,6 +19,10 @@ type Framework struct {
 	preempted []bool
 	running   []int
 	info      []rankInfo
+	// refs, refCache and refRound are victimRefs' storage (preempt_refs.go)
+	refs     []refSlot
+	refCache map[*Job]*victimRef
+	refRound uint64
 	// jobs is what was read of a tracked snapshot's jobs (jobcache.go)
 	jobs jobCache
 	// learnt follows the stamps of the jobs learn has looked at

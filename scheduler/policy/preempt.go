@@ -36,17 +36,29 @@ func (r *round) preemptFor(i int, d Demand, m *shapeMemo, placeFail *failure) (P
 // not fit even then.
 func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 	j := r.ranked[i].Job
-	victims := r.victims[:0] // ranks
+	victims := r.victims[:0] // positions in r.running
 	defer func() { r.victims = victims[:0] }()
+	if t := r.trials; t != nil && t.on && r.cap.residents == nil { // preempt_memo.go
+		key := r.trialKeyOf(d, j)
+		if p, ok, complete, hit := r.replayTrial(t, key, i, j); hit {
+			return p, ok, complete
+		}
+		epoch0 := r.cap.Epoch
+		r.cap.beginRecord()
+		r.settled = r.settled[:0] // settle lists its preemptions
+		defer func() { r.recordTrial(t, key, victims, r.settled, p, ok, complete, epoch0) }()
+	} else if t != nil {
+		defer func() { t.big = t.big || len(victims) >= minTrialVictims }()
+	}
 	batch, tested := 1, true
 	for k := len(r.running) - 1; k >= 0 && r.running[k] > i; k-- {
 		v := r.running[k]
 		if !r.victimOK(v) {
 			continue
 		}
-		vr := r.victimRefs(v)
+		vr := r.victimRefs(k)
 		r.cap.releaseJobRefs(r.ranked[v].Job, vr.refs, r.f.util(r.ranked[v].Job))
-		victims, tested = append(victims, v), false
+		victims, tested = append(victims, k), false
 		if len(victims) < batch && k > 0 && r.running[k-1] > i {
 			continue // keep releasing until the batch is complete
 		}
@@ -56,8 +68,9 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 			continue
 		}
 		if p, bad := r.f.Place.Place(j, d, r.cap); bad == "" && len(p.Slots) == d.Workers &&
-			r.cap.CommitJob(j, p, r.f.util(j)) == nil {
+			r.cap.commitPlaced(j, p, r.f.util(j)) == nil {
 			r.settle(j, p, victims)
+			r.keepRefs(j, p)
 			return p, true, false
 		}
 	}
@@ -71,10 +84,13 @@ func (r *round) victimOK(v int) bool {
 	return !r.preempted[v] && len(r.ranked[v].Job.Placement.Slots) > 0
 }
 
-// settle keeps preempted only the victims whose GPUs p actually uses;
-// the others are re-committed untouched (highest priority first).
+// settle keeps preempted only the victims (positions in r.running) whose
+// GPUs p actually uses; the others are re-committed untouched (highest
+// priority first). p was just committed by commitPlaced, whose resolved
+// slots r.cap.placed holds.
 func (r *round) settle(j *Job, p Placement, victims []int) {
-	marked := r.cap.markUsed(p) // else a map of p's GPUs by name
+	r.settled = r.settled[:0]
+	marked := r.cap.markUsed(r.cap.placed) // else a map of p's GPUs by name
 	var used map[gpuKey]bool
 	if !marked {
 		used = make(map[gpuKey]bool, len(p.Slots))
@@ -83,7 +99,7 @@ func (r *round) settle(j *Job, p Placement, victims []int) {
 		}
 	}
 	for k := len(victims) - 1; k >= 0; k-- {
-		v := r.ranked[victims[k]].Job
+		v := r.ranked[r.running[victims[k]]].Job
 		var hit bool
 		if marked {
 			hit = r.cap.usesMarked(r.victimRefs(victims[k]).refs)
@@ -93,11 +109,20 @@ func (r *round) settle(j *Job, p Placement, victims []int) {
 		if !hit && r.recommit(victims[k]) == nil {
 			continue
 		}
-		r.preempted[victims[k]] = true
-		r.held.add(victims[k], -placementGPUs(v.Placement))
-		r.dec.Preempts = append(r.dec.Preempts, v.ID)
-		r.wait(v, "preempted for higher-priority job "+j.ID)
+		r.settled = append(r.settled, int32(k))
+		r.preempt(victims[k], j)
 	}
+}
+
+// preempt records the victim at position k of r.running as preempted for
+// j.
+func (r *round) preempt(k int, j *Job) {
+	rank := r.running[k]
+	v := r.ranked[rank].Job
+	r.preempted[rank] = true
+	r.held.add(rank, -placementGPUs(v.Placement))
+	r.dec.Preempts = append(r.dec.Preempts, v.ID)
+	r.wait(v, "preempted for higher-priority job "+j.ID)
 }
 
 func (r *round) restore(victims []int) {
@@ -106,32 +131,9 @@ func (r *round) restore(victims []int) {
 	}
 }
 
-// victimRef is a victim's placement resolved on the round's Capacity.
-type victimRef struct {
-	refs []slotRef
-	err  error
-}
-
-// victimRefs resolves the running job at rank v's slots once per round:
-// trial after trial releases and re-commits the same lowest-ranked
-// victims, and finding each slot's GPU by node name was a quarter of it.
-// The round's Capacity keeps its GPUs in place and jobs keep their
-// placements for the whole round.
-func (r *round) victimRefs(v int) victimRef {
-	if r.refs == nil {
-		r.refs = map[int]victimRef{}
-	}
-	vr, ok := r.refs[v]
-	if !ok {
-		vr.refs, vr.err = r.cap.resolve(r.ranked[v].Job.Placement, nil)
-		r.refs[v] = vr
-	}
-	return vr
-}
-
-// recommit commits the released victim at rank v back.
-func (r *round) recommit(v int) error {
-	j, vr := r.ranked[v].Job, r.victimRefs(v)
+// recommit commits the released victim at position k of r.running back.
+func (r *round) recommit(k int) error {
+	j, vr := r.ranked[r.running[k]].Job, r.victimRefs(k)
 	return r.cap.commitJobRefs(j, vr.refs, vr.err, r.f.util(j))
 }
 

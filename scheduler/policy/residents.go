@@ -45,6 +45,20 @@ func (c *Capacity) CommitJob(j *Job, p Placement, util float64) error {
 	return nil
 }
 
+// commitPlaced is CommitJob of a new gang p, keeping its resolved slots
+// in c.placed (for markUsed) instead of resolving them by node name again.
+func (c *Capacity) commitPlaced(j *Job, p Placement, util float64) error {
+	refs, rerr := c.resolve(p, c.placed[:0])
+	c.placed = refs
+	if err := c.commitRefs(p, refs, rerr, util); err != nil {
+		return err
+	}
+	if c.residents != nil {
+		c.addResident(j, p)
+	}
+	return nil
+}
+
 // ReleaseJob is Release of j's placement that also forgets j there.
 func (c *Capacity) ReleaseJob(j *Job, util float64) {
 	c.Release(j.Placement, util)

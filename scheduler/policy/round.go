@@ -24,10 +24,15 @@ type round struct {
 	preemptive bool
 	held       *fenwick // GPU share of preemptable running jobs by rank
 	ranked     []Ranked
-	running    []int  // ranks of preemptable running jobs, ascending
-	preempted  []bool // by rank
-	victims    []int  // tryVictims' scratch list
-	refs       map[int]victimRef
+	running    []int     // ranks of preemptable running jobs, ascending
+	preempted  []bool    // by rank
+	victims    []int     // tryVictims' scratch list
+	refs       []refSlot // by position in running (victimRefs)
+	refRound   uint64
+	// trials is the Capacity's trial memo for this round (nil: none);
+	// settled is settle's list of the victims it preempted
+	trials  *trialStore
+	settled []int32
 	// info is the ranked jobs' states and gangs, read in one pass (nil
 	// when reasons are skipped: jobs are then read where needed)
 	info []rankInfo
@@ -113,6 +118,8 @@ func newRound(f *Framework, s *Snapshot) *round {
 	if f.tracksResidents() {
 		r.cap.TrackResidents(s.Jobs)
 	}
+	cp, ok := f.Place.(CapacityPlacer)
+	r.trials = r.cap.trialRound(r.preemptive && ok && cp.PlacesOnCapacity() && !f.tracksResidents())
 	return r
 }
 
@@ -319,6 +326,7 @@ func (r *round) indexVictims() {
 		}
 	}
 	r.f.running = r.running // kept for the next round's storage
+	r.refs, r.refRound = r.f.victimRefBuffer(len(r.running))
 }
 
 // preemptable is canPreempt for the running job j at rank i, answered
@@ -402,9 +410,10 @@ func (r *round) tryPlace(j *Job, d Demand) (Placement, string) {
 		return Placement{}, "placer " + r.f.Place.Name() + " returned " + strconv.Itoa(len(p.Slots)) +
 			" slots for " + strconv.Itoa(d.Workers) + " workers"
 	}
-	if err := r.cap.CommitJob(j, p, r.f.util(j)); err != nil {
+	if err := r.cap.commitPlaced(j, p, r.f.util(j)); err != nil {
 		return Placement{}, "placer " + r.f.Place.Name() + " chose an invalid placement: " + err.Error()
 	}
+	r.keepRefs(j, p)
 	return p, ""
 }
 

@@ -54,6 +54,9 @@ type fitMemo struct {
 	// test), where they read all 10,000 (in a burst of thousands of
 	// starts with a few hundred nodes free, two thirds of the decision)
 	nz []uint64
+	// idx files the nodes passing every single-node test by FreeSum
+	// (consolidate_index.go)
+	idx sumIndex
 }
 
 // fits is nodeFit of every node for d and their total, brought up to
@@ -81,10 +84,12 @@ func fits(c *policy.Capacity, d policy.Demand) *fitMemo {
 		seen[ni>>6] |= 1 << (ni & 63)
 		n := &c.Nodes[ni]
 		f := nodeFit(n, d)
+		was, old := m.idx.filed(int(ni)), m.sum[ni]
 		m.total += f - int(m.fit[ni])
 		m.fit[ni] = int32(f)
 		m.setNZ(int(ni), f)
 		m.sum[ni], m.whole[ni] = n.FreeSum, int32(n.WholeFree)
+		m.idx.update(m, int(ni), was, old)
 	}
 	clear(seen)
 	m.mark, _ = c.Mark()
@@ -108,6 +113,9 @@ func (ms *fitMemos) seenScratch(n int) []uint64 {
 func (m *fitMemo) bestSingleNode(d policy.Demand) int {
 	best, bestLeft := -1, 0.0
 	w, whole, gpus := d.Workers, d.WholeGPU(), d.GPUs()
+	if n, ok := m.idx.best(); ok && w >= 1 {
+		return n
+	}
 	if w < 1 { // every node passes the fit test: visit them all
 		for i := range m.fit {
 			if m.better(i, w, whole, gpus, d.Fraction, &best, &bestLeft) {
@@ -175,6 +183,7 @@ func remember(c *policy.Capacity, d policy.Demand, cs []candidate) {
 		m.sum[i], m.whole[i] = c.Nodes[i].FreeSum, int32(c.Nodes[i].WholeFree)
 	}
 	m.ok, m.d, m.mark, m.total = true, d, mark, sumFit(cs)
+	m.idx.build(m)
 }
 
 // memoFor is d's memo when d was searched before in this round (built

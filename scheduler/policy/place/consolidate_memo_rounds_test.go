@@ -10,11 +10,18 @@ import (
 )
 
 // TestConsolidateMemoAcrossTrackedResets: a logging Capacity reset round
-// after round from a tracked cluster (Cluster.Gen) keeps its memos
-// through the Reset, and places exactly as a fresh Capacity of each
-// round's cluster does, while the cluster changes between rounds (nodes
+// after round from a tracked cluster (Cluster.Gen), or an untracked one
+// (every node re-read, the changed ones logged), keeps its memos through
+// the Reset, and places exactly as a fresh Capacity of each round's
+// cluster does, while the cluster changes between rounds (nodes
 // re-stamped) and the rounds commit and release on the Capacity.
 func TestConsolidateMemoAcrossTrackedResets(t *testing.T) {
+	for _, tracked := range []bool{true, false} {
+		memoAcrossResets(t, tracked)
+	}
+}
+
+func memoAcrossResets(t *testing.T, tracked bool) {
 	s := pt.Random(11, pt.RandomSpec{Cluster: pt.ClusterSpec{Racks: 3, NodesPerRack: 8, GPUsPerNode: 4},
 		Running: 400, Busy: 0.9, FracShare: 0.6})
 	cl := &s.Cluster
@@ -23,6 +30,9 @@ func TestConsolidateMemoAcrossTrackedResets(t *testing.T) {
 	for i := range cl.Gen {
 		stamp++
 		cl.Gen[i] = stamp
+	}
+	if !tracked {
+		cl.Gen = nil
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	demands := []policy.Demand{{Workers: 1, Fraction: 1}, {Workers: 4, Fraction: 1}, {Workers: 6, Fraction: 1},
@@ -50,7 +60,7 @@ func TestConsolidateMemoAcrossTrackedResets(t *testing.T) {
 			p1, why1 := consolidate(logged, d)
 			p2, why2 := consolidate(plain, d)
 			if !reflect.DeepEqual(p1, p2) || why1 != why2 {
-				t.Fatalf("round %d step %d, %v: reset %v %q, fresh %v %q", round, step, d, p1, why1, p2, why2)
+				t.Fatalf("tracked %v round %d step %d, %v: reset %v %q, fresh %v %q", tracked, round, step, d, p1, why1, p2, why2)
 			}
 			if why1 == "" && rng.IntN(2) == 0 {
 				if e1, e2 := logged.Commit(p1, 0), plain.Commit(p2, 0); e1 != nil || e2 != nil {
@@ -62,9 +72,9 @@ func TestConsolidateMemoAcrossTrackedResets(t *testing.T) {
 		churnNodes(rng, cl, &stamp)
 	}
 	if carried == 0 {
-		t.Fatal("no memo outlived a Reset: the test exercises nothing")
+		t.Fatalf("tracked %v: no memo outlived a Reset: the test exercises nothing", tracked)
 	}
-	t.Logf("%d memos carried through a Reset", carried)
+	t.Logf("tracked %v: %d memos carried through a Reset", tracked, carried)
 }
 
 // churnNodes changes a few nodes' usage in place, stamping them.
@@ -77,6 +87,8 @@ func churnNodes(rng *rand.Rand, cl *policy.Cluster, stamp *uint64) {
 			gpu.UsedMemoryMiB = int64(gpu.UsedFraction * float64(gpu.MemoryMiB))
 		}
 		*stamp++
-		cl.Gen[i] = *stamp
+		if cl.Gen != nil {
+			cl.Gen[i] = *stamp
+		}
 	}
 }

@@ -1,6 +1,11 @@
 package place
 
-import "github.com/caravan-dl/caravan/scheduler/policy"
+import (
+	"cmp"
+	"slices"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
 
 // Consolidated packs a gang onto the fewest nodes, then the fewest racks:
 // one node if any fits it (best fit, to keep big holes for big gangs);
@@ -19,6 +24,11 @@ func (*Consolidated) Name() string { return "consolidated" }
 func (*Consolidated) Shape(_ *policy.Job, d policy.Demand) policy.ShapeKey {
 	return policy.DefaultShape(d)
 }
+
+// PlacesOnCapacity: Place reads only the demand and the Capacity's
+// nodes and GPUs (policy.CapacityPlacer), so the Framework may replay
+// its preemption trials.
+func (*Consolidated) PlacesOnCapacity() bool { return true }
 
 // Place chooses the gang's slots.
 func (*Consolidated) Place(_ *policy.Job, d policy.Demand, c *policy.Capacity) (policy.Placement, string) {
@@ -94,21 +104,34 @@ func inRack(c *policy.Capacity, cs []candidate, rack int) []candidate {
 	return out
 }
 
-// groupByRack orders candidates rack by rack, roomiest rack first, keeping
-// each rack's nodes in their (roomiest-first) order.
+// groupByRack orders candidates rack by rack, roomiest rack first (a
+// stable order: the lower rack on ties), keeping each rack's nodes in
+// their (roomiest-first) order. One counting pass places every candidate
+// at its rack's offset, where listing each rack's candidates took a pass
+// over all of them per rack (250 racks at 10,000 nodes).
 func groupByRack(c *policy.Capacity, cs []candidate) []candidate {
-	room := make([]int, len(c.Racks))
-	for _, cd := range cs {
-		room[c.Nodes[cd.node].RackID] += cd.fit
+	room, next := make([]int, len(c.Racks)), make([]int, len(c.Racks))
+	rackOf := make([]int32, len(cs))
+	for k, cd := range cs {
+		r := c.Nodes[cd.node].RackID
+		rackOf[k] = int32(r)
+		room[r] += cd.fit
+		next[r]++ // the rack's candidate count, until offsets below
 	}
 	racks := make([]int, len(c.Racks))
 	for i := range racks {
 		racks[i] = i
 	}
-	sortIntsBy(racks, func(a, b int) bool { return room[a] > room[b] })
-	var out []candidate
+	slices.SortStableFunc(racks, func(a, b int) int { return cmp.Compare(room[b], room[a]) })
+	at := 0
 	for _, r := range racks {
-		out = append(out, inRack(c, cs, r)...)
+		at, next[r] = at+next[r], at
+	}
+	out := make([]candidate, len(cs))
+	for k, cd := range cs {
+		r := rackOf[k]
+		out[next[r]] = cd
+		next[r]++
 	}
 	return out
 }

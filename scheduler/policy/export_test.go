@@ -1,0 +1,36 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+)
+
+// TrialMemoOff turns the preemption trial memo off (true) or on.
+func TrialMemoOff(off bool) { trialMemoOff = off }
+
+// TrialStats are the trial memo's lookups and hits in f's last round.
+func TrialStats(f *Framework) (lookups, hits int) {
+	if f.free == nil || f.free.trials == nil {
+		return 0, 0
+	}
+	return f.free.trials.lookups, f.free.trials.hits
+}
+
+// CapacityState is f's capacity as its last round left it: every GPU's
+// state and node summary, the totals and Epoch, as text with float bits.
+func CapacityState(f *Framework) string {
+	c := f.free
+	if c == nil {
+		return ""
+	}
+	b := fmt.Appendf(nil, "free %x whole %d epoch %d\n", math.Float64bits(c.freeSum), c.wholeFree, c.Epoch)
+	for i := range c.Nodes {
+		n := &c.Nodes[i]
+		b = fmt.Appendf(b, "%s %x %d %x %x|", n.Name, math.Float64bits(n.FreeSum), n.WholeFree, math.Float64bits(n.MaxFree), math.Float64bits(c.sums[i]))
+		for _, g := range n.GPUs {
+			b = fmt.Appendf(b, " %x/%d/%x", math.Float64bits(g.Free), g.FreeMem, math.Float64bits(g.Util))
+		}
+		b = append(b, '\n')
+	}
+	return string(b)
+}

@@ -1,0 +1,160 @@
+package place
+
+import (
+	"math"
+	"math/bits"
+)
+
+// sumIndex groups a fit memo's eligible nodes (those passing every
+// single-node test of its demand: enough workers fit, enough whole GPUs
+// for a whole-GPU gang, FreeSum covering the gang) by FreeSum, so the
+// best-single-node search need not visit every node hosting a worker (a
+// burst of thousands of starts visited thousands of nodes each).
+//
+// The scan keeps the first node in node order unless a later one leaves
+// more than 1e-9 less (stopping at a left-over under 1e-9). When the
+// smallest eligible FreeSum is more than 1e-6 below every other, that
+// chain ends at the lowest-numbered node with the smallest sum: every
+// node before it leaves at least ~1e-6 more, and none after leaves less.
+// Otherwise (sums closer than that, or more distinct sums than buckets)
+// the index answers nothing and the scan runs as before.
+type sumIndex struct {
+	ok      bool
+	words   int
+	elig    []uint64         // eligible nodes
+	ids     map[uint64]int32 // FreeSum bits -> bucket
+	buckets []sumBucket
+	spare   []int32 // empty buckets' positions
+}
+
+// sumBucket is the eligible nodes with one FreeSum.
+type sumBucket struct {
+	sum   float64
+	count int
+	nodes []uint64
+}
+
+// maxSumBuckets bounds the distinct sums indexed (33 with quarter shares
+// on 8-GPU nodes).
+const maxSumBuckets = 64
+
+// eligible reports whether node i passes the memo demand's single-node
+// tests (fitMemo.better's, for a gang of at least one worker).
+func (m *fitMemo) eligible(i int) bool {
+	w := m.d.Workers
+	return int(m.fit[i]) >= w && (!m.d.WholeGPU() || int(m.whole[i]) >= w) && !(m.sum[i]+1e-9 < m.d.GPUs())
+}
+
+// build indexes every node of the memo.
+func (x *sumIndex) build(m *fitMemo) {
+	x.words = len(m.nz)
+	x.elig = growTo(x.elig, x.words)
+	clear(x.elig)
+	if x.ids == nil {
+		x.ids = map[uint64]int32{}
+	}
+	for id := range x.buckets {
+		if b := &x.buckets[id]; b.count > 0 || len(b.nodes) != x.words {
+			b.nodes = growTo(b.nodes, x.words)
+			clear(b.nodes)
+		}
+		x.buckets[id].count = 0
+	}
+	clear(x.ids)
+	x.spare = x.spare[:0]
+	for id := len(x.buckets) - 1; id >= 0; id-- {
+		x.spare = append(x.spare, int32(id))
+	}
+	x.ok = m.d.Workers >= 1
+	for i := range m.fit {
+		if x.ok && m.fit[i] > 0 && m.eligible(i) {
+			x.add(i, m.sum[i])
+		}
+	}
+}
+
+// update re-files node i after its counts changed (was: it was eligible,
+// with FreeSum old).
+func (x *sumIndex) update(m *fitMemo, i int, was bool, old float64) {
+	if !x.ok {
+		return
+	}
+	if was {
+		x.remove(i, old)
+	}
+	if m.eligible(i) {
+		x.add(i, m.sum[i])
+	}
+}
+
+// filed reports whether node i is indexed as eligible.
+func (x *sumIndex) filed(i int) bool { return x.ok && x.elig[i>>6]&(1<<(i&63)) != 0 }
+
+func (x *sumIndex) add(i int, sum float64) {
+	key := math.Float64bits(sum)
+	id, ok := x.ids[key]
+	if !ok {
+		switch {
+		case len(x.spare) > 0:
+			id, x.spare = x.spare[len(x.spare)-1], x.spare[:len(x.spare)-1]
+		case len(x.buckets) < maxSumBuckets:
+			id = int32(len(x.buckets))
+			x.buckets = append(x.buckets, sumBucket{nodes: make([]uint64, x.words)})
+		default:
+			x.ok = false // too many sums: the scan answers until a rebuild
+			return
+		}
+		x.ids[key] = id
+		x.buckets[id].sum = sum
+	}
+	b := &x.buckets[id]
+	b.count++
+	b.nodes[i>>6] |= 1 << (i & 63)
+	x.elig[i>>6] |= 1 << (i & 63)
+}
+
+func (x *sumIndex) remove(i int, sum float64) {
+	key := math.Float64bits(sum)
+	id := x.ids[key]
+	b := &x.buckets[id]
+	b.count--
+	b.nodes[i>>6] &^= 1 << (i & 63)
+	x.elig[i>>6] &^= 1 << (i & 63)
+	if b.count == 0 {
+		delete(x.ids, key)
+		x.spare = append(x.spare, id)
+	}
+}
+
+// best is the node the scan would choose (-1: none eligible); ok is
+// false when the index cannot tell (see sumIndex).
+func (x *sumIndex) best() (int, bool) {
+	if !x.ok {
+		return 0, false
+	}
+	b1, b2 := -1, -1
+	for id := range x.buckets {
+		b := &x.buckets[id]
+		if b.count == 0 {
+			continue
+		}
+		switch {
+		case b1 < 0 || b.sum < x.buckets[b1].sum:
+			b1, b2 = id, b1
+		case b2 < 0 || b.sum < x.buckets[b2].sum:
+			b2 = id
+		}
+	}
+	if b1 < 0 {
+		return -1, true
+	}
+	if b2 >= 0 && x.buckets[b2].sum-x.buckets[b1].sum < 1e-6 {
+		return 0, false
+	}
+	for wi, word := range x.buckets[b1].nodes {
+		if word != 0 {
+			return wi<<6 | bits.TrailingZeros64(word), true
+		}
+	}
+	return 0, false // unreachable: the bucket counts a node
+}

@@ -1,0 +1,56 @@
+package place
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+	pt "github.com/caravan-dl/caravan/scheduler/policy/policytest"
+)
+
+// TestSumIndexMatchesScan: the FreeSum index chooses the node the scan
+// chooses, through random commits, with sums that tie exactly, sums
+// within the scan's 1e-9 tolerance and sums just over it (the index must
+// then defer to the scan), and it does answer some searches itself.
+func TestSumIndexMatchesScan(t *testing.T) {
+	s := pt.Random(5, pt.RandomSpec{Cluster: pt.ClusterSpec{Racks: 3, NodesPerRack: 10, GPUsPerNode: 4}})
+	rng := rand.New(rand.NewPCG(3, 4))
+	used := []float64{0, 0, 0.25, 0.5, 0.5 + 3e-10, 0.5 + 4e-7, 0.75, 0.3, 1}
+	for i := range s.Cluster.Nodes {
+		for k := range s.Cluster.Nodes[i].GPUs {
+			s.Cluster.Nodes[i].GPUs[k].UsedFraction = used[rng.IntN(len(used))]
+		}
+	}
+	logged, plain := policy.NewCapacity(&s.Cluster), policy.NewCapacity(&s.Cluster)
+	logged.LogChanges()
+	demands := []policy.Demand{{Workers: 1, Fraction: 1}, {Workers: 2, Fraction: 1}, {Workers: 1, Fraction: 0.5},
+		{Workers: 2, Fraction: 0.25}, {Workers: 1, Fraction: 0.2}, {Workers: 3, Fraction: 1}}
+	answered, deferred := 0, 0
+	for step := 0; step < 400; step++ {
+		d := demands[rng.IntN(len(demands))]
+		m := fits(logged, d)
+		if m == nil {
+			remember(logged, d, candidates(logged, d))
+			m = fits(logged, d)
+		}
+		if _, ok := m.idx.best(); ok {
+			answered++
+		} else {
+			deferred++
+		}
+		got, want := m.bestSingleNode(d), bestSingleNode(plain, d)
+		if got != want {
+			t.Fatalf("step %d, %v: index chose node %d, the scan %d", step, d, got, want)
+		}
+		if want >= 0 && rng.IntN(3) > 0 {
+			p := policy.Placement{Slots: fillNode(&plain.Nodes[want], d, d.Workers)}
+			if e1, e2 := logged.Commit(p, 0), plain.Commit(p, 0); e1 != nil || e2 != nil {
+				t.Fatalf("step %d: commit %v, %v", step, e1, e2)
+			}
+		}
+	}
+	if answered == 0 || deferred == 0 {
+		t.Fatalf("index answered %d searches and deferred %d: both must happen", answered, deferred)
+	}
+	t.Logf("index answered %d searches, deferred %d", answered, deferred)
+}

@@ -1,0 +1,141 @@
+package policy
+
+import "math"
+
+// victimRef is a victim's placement resolved on the round's Capacity.
+type victimRef struct {
+	refs []slotRef
+	err  error
+	// ha and hb digest it for the trial memo (victimHash), when hashed
+	ha, hb uint64
+	hashed bool
+	// round is the round (Framework.refRound) that last used the entry
+	round uint64
+	// what refs were resolved from: each slot's share and memory (its
+	// node and GPU are refs'), the job's utilisation, on which Capacity
+	// and GPU layout (Capacity.layout)
+	shares []slotShare
+	util   uint64
+	cap    *Capacity
+	layout uint64
+}
+
+// refSlot is the victimRef of a position in r.running for one round.
+type refSlot struct {
+	vr    *victimRef
+	round uint64
+}
+
+// victimRefs resolves the slots of the running job at position k of
+// r.running: trial after trial releases and re-commits the same
+// lowest-ranked victims, and finding each slot's GPU by node name was a
+// quarter of it. The Framework keeps each victim's entry by job from
+// round to round (positions shift as jobs start and finish) and resolves
+// it again only when the job's slots (bit for bit), its utilisation, the
+// Capacity or its GPU layout changed: a churned LAS round resolved a few
+// hundred victims' 8-16 slots each by node name, most of them the last
+// round's too, and an unchanged cluster decided again ~2,000.
+func (r *round) victimRefs(k int) *victimRef {
+	sl := &r.refs[k]
+	if sl.round == r.refRound {
+		return sl.vr
+	}
+	j := r.ranked[r.running[k]].Job
+	vr := r.f.refCache[j]
+	if vr == nil {
+		vr = &victimRef{}
+		r.f.refCache[j] = vr
+	}
+	*sl = refSlot{vr: vr, round: r.refRound}
+	vr.round = r.refRound
+	util := math.Float64bits(r.f.util(j))
+	if vr.cap != r.cap || vr.layout != r.cap.layout || vr.util != util || !vr.same(r.cap, j.Placement.Slots) {
+		vr.refs, vr.err = r.cap.resolve(j.Placement, vr.refs[:0])
+		vr.cap, vr.layout, vr.util = r.cap, r.cap.layout, util
+		vr.shares = sharesOf(vr.shares, j.Placement.Slots)
+		vr.hashed = false
+	}
+	if !vr.hashed && r.trials != nil && r.trials.on {
+		r.victimHash(vr, j.Placement, math.Float64frombits(util))
+		vr.hashed = true
+	}
+	return vr
+}
+
+// keepRefs caches the slots of j's new gang p as just resolved by
+// commitPlaced: once started, a job is a victim of a later round, whose
+// victimRefs then finds them (when the caller gave it exactly p). Gangs
+// of a few slots resolve cheaply and are left out (a burst starts
+// thousands).
+func (r *round) keepRefs(j *Job, p Placement) {
+	if !r.preemptive || r.f.refCache == nil || len(p.Slots) < keepMinSlots {
+		return
+	}
+	vr := r.f.refCache[j]
+	if vr == nil {
+		vr = &victimRef{}
+		r.f.refCache[j] = vr
+	}
+	vr.refs, vr.err = append(vr.refs[:0], r.cap.placed...), nil
+	vr.shares = sharesOf(vr.shares, p.Slots)
+	vr.cap, vr.layout, vr.util = r.cap, r.cap.layout, math.Float64bits(r.f.util(j))
+	vr.round, vr.hashed = r.refRound, false
+}
+
+// keepMinSlots is the smallest gang keepRefs caches.
+const keepMinSlots = 4
+
+// slotShare is a slot's share (bits) and memory.
+type slotShare struct {
+	frac uint64
+	mem  int64
+}
+
+func sharesOf(dst []slotShare, slots []Slot) []slotShare {
+	dst = dst[:0]
+	for _, s := range slots {
+		dst = append(dst, slotShare{math.Float64bits(s.Fraction), s.MemMiB})
+	}
+	return dst
+}
+
+// same reports whether slots are, bit for bit, the slots vr resolved on c
+// (c's layout unchanged): each on the node and GPU Index of its ref, with
+// the same share and memory. An unresolved slot never matches.
+func (vr *victimRef) same(c *Capacity, slots []Slot) bool {
+	if len(slots) != len(vr.refs) || len(slots) != len(vr.shares) {
+		return false
+	}
+	for i := range slots {
+		s, rf, sh := &slots[i], vr.refs[i], vr.shares[i]
+		if rf.g == nil || s.GPU != rf.g.Index || s.MemMiB != sh.mem || math.Float64bits(s.Fraction) != sh.frac ||
+			s.Node != c.Nodes[rf.ni].Name {
+			return false
+		}
+	}
+	return true
+}
+
+// refKeep is how many rounds a victim's entry outlives its last use.
+const refKeep = 64
+
+// victimRefBuffer is the per-position victim refs storage for n running
+// jobs and a fresh round stamp; every refKeep rounds it drops the cached
+// entries of jobs not used as victims since.
+func (f *Framework) victimRefBuffer(n int) ([]refSlot, uint64) {
+	if cap(f.refs) < n {
+		f.refs = append(f.refs[:cap(f.refs)], make([]refSlot, n-cap(f.refs))...)
+	}
+	f.refRound++
+	if f.refCache == nil {
+		f.refCache = map[*Job]*victimRef{}
+	}
+	if f.refRound%refKeep == 0 {
+		for j, vr := range f.refCache {
+			if vr.round+refKeep < f.refRound {
+				delete(f.refCache, j)
+			}
+		}
+	}
+	return f.refs[:n], f.refRound
+}

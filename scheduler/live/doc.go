@@ -16,8 +16,8 @@
 //     stopping its allocations, so its tasks get their kill signal and
 //     kill_timeout to checkpoint into $CARAVAN_CHECKPOINT_DIR; admitting it
 //     again resumes it from there;
-//   - parks a job still queued after Config.ParkAfter (park.go): rewrites
-//     it (CAS) into its real pool behind a job constraint no node meets
+//   - parks a job still queued after Config.ParkAfter (park.go; the writes
+//     run beside the rounds, beside.go): rewrites it (CAS) into its real pool behind a job constraint no node meets
 //     (${meta.caravan_parked} is_set, meta "caravan.parked"), so Nomad's
 //     blocked evaluation marks the node classes ineligible and stops
 //     re-running on every ended allocation, as it did for a job in the

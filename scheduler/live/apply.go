@@ -35,12 +35,17 @@ func (s *Scheduler) apply(w *world, es []*entry, l *gpuBook, dec policy.Decision
 		if e == nil || e.phase != phaseQueued || e.job == nil || e.job.err != nil {
 			continue
 		}
+		if why := s.admitBudget(); why != "" {
+			waiting[e.stub.ID] = why
+			continue
+		}
 		ad, why := s.start(e, st.Placement, w, l, now)
 		if why != "" {
 			waiting[e.stub.ID] = why
 			continue
 		}
 		ads = append(ads, ad)
+		s.awaiting++
 	}
 	s.writeAdmissions(ads, w.nodes, now)
 	for _, ad := range ads {

@@ -42,6 +42,10 @@ type Config struct {
 	// PlaceTimeout is how long an admitted job may stay unplaced by Nomad
 	// before it returns to the queue, and how long it then waits.
 	PlaceTimeout time.Duration
+	// MaxUnplaced bounds the admitted jobs Nomad has not placed yet: while
+	// that many wait in its broker, a round admits nothing more
+	// (throttle.go). Zero takes the default; negative: no bound.
+	MaxUnplaced int
 	// ParkAfter is how long a job waits in the queue pool before it is
 	// parked in its real pool behind a constraint no node meets, so that
 	// Nomad stops re-running its evaluation on every ended allocation
@@ -88,6 +92,7 @@ func DefaultConfig() Config {
 		ProgressInterval: 5 * time.Second,
 		PlaceTimeout:     time.Minute,
 		ParkAfter:        10 * time.Second,
+		MaxUnplaced:      defaultMaxUnplaced,
 		StatePath:        "caravan/scheduler/state",
 		LockPath:         "caravan/scheduler/lock",
 		LockTTL:          10 * time.Second,
@@ -127,6 +132,9 @@ func (c Config) withDefaults() Config {
 	dur(&c.ParkAfter, d.ParkAfter)
 	dur(&c.LockTTL, d.LockTTL)
 	dur(&c.LockDelay, d.LockDelay)
+	if c.MaxUnplaced == 0 {
+		c.MaxUnplaced = d.MaxUnplaced
+	}
 	if c.KeepDecisions == 0 {
 		c.KeepDecisions = d.KeepDecisions
 	}

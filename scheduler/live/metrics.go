@@ -17,6 +17,7 @@ type metrics struct {
 	progressPoints, progressBad, badPlacements prometheus.Counter
 	eventsApplied, eventsIgnored, reconciles   prometheus.Counter
 	parks                                      prometheus.Counter
+	awaitingPlacement                          prometheus.Gauge
 	apiCalls                                   *prometheus.CounterVec // by call
 	roundSeconds, waitSeconds, roundCalls      prometheus.Histogram
 	// stageSeconds is where rounds spend their time (round.go's stages).
@@ -70,6 +71,9 @@ func newMetrics(view func() *QueueView, leader func() bool) *metrics {
 		Help: "Nomad API calls made by scheduling rounds and their background writes, by call (the event stream and progress reads aside)."},
 		[]string{"call"})
 	reg.MustRegister(m.apiCalls)
+	m.awaitingPlacement = prometheus.NewGauge(prometheus.GaugeOpts{Name: "caravan_scheduler_awaiting_placement_jobs",
+		Help: "Admitted jobs Nomad has not placed yet, as the latest round counted them (bounded by -max-unplaced)."})
+	reg.MustRegister(m.awaitingPlacement)
 	gauge("caravan_scheduler_leader", "1 if this instance holds the scheduler lock.", func() float64 {
 		if leader() {
 			return 1

@@ -44,6 +44,7 @@ func (s *Scheduler) round() (uint64, error) {
 		es = s.classifyIncr(unix(now))
 	}
 	s.requeueUnplaced(es, now)
+	s.countUnplaced(es)
 	if full {
 		s.progressTargets(es, w.allocs)
 	} else {

@@ -1,0 +1,83 @@
+package live
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/nomad/api"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
+
+// While MaxUnplaced admitted jobs wait for Nomad to place them, a round
+// admits nothing more and says why; the bound counts this round's
+// admissions too, and a negative bound admits everything.
+func TestAdmissionsWaitWhileNomadHasTooManyToPlace(t *testing.T) {
+	var registers atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPut || r.URL.Path != "/v1/jobs" {
+			http.Error(w, "unexpected "+r.Method+" "+r.URL.Path, http.StatusBadRequest)
+			return
+		}
+		_, _ = fmt.Fprintf(w, `{"JobModifyIndex": %d}`, 100+registers.Add(1))
+	}))
+	t.Cleanup(srv.Close)
+	c, err := api.NewClient(&api.Config{Address: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1000, 0)
+	for _, tc := range []struct {
+		max, placing, admitted int
+	}{
+		{max: 2, placing: 0, admitted: 2},
+		{max: 2, placing: 1, admitted: 1},
+		{max: 2, placing: 2, admitted: 0},
+		{max: -1, placing: 2, admitted: 3},
+	} {
+		s, err := New(Config{Token: "t", MaxUnplaced: tc.max}, c, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var es []*entry
+		for i := 0; i < tc.placing; i++ { // admitted a while ago, no allocation yet
+			es = append(es, &entry{stub: &jobStub{ID: fmt.Sprintf("p%d", i), Status: "pending"}, phase: phaseRunning,
+				rec: &record{LastStart: unix(now) - 5}})
+		}
+		var dec policy.Decision
+		slots := []policy.Slot{{Node: "n1", GPU: 0, Fraction: 1}, {Node: "n1", GPU: 1, Fraction: 1}, {Node: "n2", GPU: 0, Fraction: 1}}
+		for i, sl := range slots {
+			id := fmt.Sprintf("q%d", i)
+			job := testJob(id, map[string]any{"command": "x", "gpus": 1})
+			g, err := parseGang(job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			es = append(es, &entry{stub: &jobStub{ID: id, JobModifyIndex: 7, Status: "pending"}, phase: phaseQueued,
+				rec: &record{}, job: &cachedJob{index: 7, job: job, gang: g}})
+			dec.Starts = append(dec.Starts, policy.Start{JobID: id, Placement: policy.Placement{Slots: []policy.Slot{sl}}})
+		}
+		s.countUnplaced(es)
+		nodes := testNodes()
+		before := registers.Load()
+		waiting := s.apply(&world{nodes: nodes}, es, newGPUBook(nodes, es, nil), dec, now)
+		admitted := 0
+		for _, e := range es[tc.placing:] {
+			if e.rec.Admissions == 1 {
+				admitted++
+			} else if want := "waiting for Nomad to place"; len(waiting[e.stub.ID]) < len(want) || waiting[e.stub.ID][:len(want)] != want {
+				t.Errorf("max %d, %d placing: %s waits for %q", tc.max, tc.placing, e.stub.ID, waiting[e.stub.ID])
+			}
+		}
+		if admitted != tc.admitted || registers.Load()-before != int64(tc.admitted) {
+			t.Errorf("max %d, %d placing: admitted %d (%d registers), want %d", tc.max, tc.placing, admitted, registers.Load()-before, tc.admitted)
+		}
+		if want := tc.placing + tc.admitted; s.awaiting != want {
+			t.Errorf("max %d: the round counts %d awaiting placement, want %d", tc.max, s.awaiting, want)
+		}
+	}
+}

@@ -94,7 +94,7 @@ func (s *Scheduler) lead(ctx context.Context) error {
 	}
 	s.st, s.jobs, s.dirty = st, map[string]*cachedJob{}, false
 	_, _ = s.saver.result() // a failure of an earlier term is not this one's
-	s.mirror, s.feed, s.needFull = nil, newFeed(), true
+	s.mirror, s.feed, s.needFull, s.bg = nil, newFeed(), true, nil
 	s.leader.Store(true)
 	defer s.leader.Store(false)
 	// A state write in flight ends before the lock is released.

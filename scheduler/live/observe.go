@@ -57,17 +57,19 @@ func (s *Scheduler) observeMirror() (*world, error) {
 	evs, broke := s.feed.drain()
 	// A need for a full read outlives a failed attempt (the server may
 	// be the thing that is down).
-	s.needFull = s.needFull || broke || s.mirror == nil || s.now().Sub(s.reconciledAt) >= s.cfg.ReconcileEvery
+	s.needFull = s.needFull || broke || s.mirror == nil
 	if !s.needFull {
 		s.needFull = !s.applyEvents(evs) || !s.catchUp()
 	}
 	if s.needFull {
+		s.bg = nil // this read supersedes one in flight
 		m, err := s.reconcile()
 		if err != nil {
 			return nil, err
 		}
-		s.mirror, s.reconciledAt, s.needFull = m, s.now(), false
-		s.poolsAt = s.reconciledAt
+		s.setMirror(m, s.now())
+	} else {
+		s.reconcileBeside() // the periodic read (reconcile_beside.go)
 	}
 	s.observePools()
 	return s.mirror.world(nil), nil
@@ -105,6 +107,7 @@ func (s *Scheduler) observePools() {
 // applyEvents folds events into the mirror; false means one could not be
 // read, so the mirror may miss a change.
 func (s *Scheduler) applyEvents(evs []api.Event) bool {
+	s.keepForReplay(evs)
 	ok := true
 	for i := range evs {
 		changed, err := s.applyEvent(s.mirror, &evs[i])

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,11 +26,17 @@ type fakeNomad struct {
 	nodes     []*api.Node
 	requests  atomic.Int64
 	nodeReads atomic.Int64
+	gate      chan struct{} // when set, the job list waits for it to close
 }
 
 func (f *fakeNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.requests.Add(1)
 	f.mu.Lock()
+	if gate := f.gate; gate != nil && r.URL.Path == "/v1/jobs" {
+		f.mu.Unlock()
+		<-gate
+		f.mu.Lock()
+	}
 	defer f.mu.Unlock()
 	w.Header().Set("X-Nomad-Index", "100")
 	var body any = []any{}
@@ -154,8 +161,10 @@ func TestObserveReadsNomadOnlyToReconcile(t *testing.T) {
 	if n := count(s.metrics.eventsApplied); n != 1 {
 		t.Fatalf("events applied = %v", n)
 	}
-	// The periodic reconcile heals the missed event.
+	// The periodic reconcile heals the missed event (its round waits for
+	// the read here; TestPeriodicReadRunsBesideTheRounds does not).
 	s.reconciledAt = time.Now().Add(-2 * time.Hour)
+	s.waitBeside = true
 	if w, _ = s.observe(); len(w.jobs) != 2 || jobIDs(w)[1] != "missed" {
 		t.Fatalf("after the periodic reconcile: %v", jobIDs(w))
 	}
@@ -167,6 +176,41 @@ func TestObserveReadsNomadOnlyToReconcile(t *testing.T) {
 	}
 	if n := count(s.metrics.reconciles); n != 3 {
 		t.Fatalf("full reconciles = %v, want 3", n)
+	}
+}
+
+// The periodic full read runs beside the rounds: a round does not wait
+// for it, events keep coming meanwhile, and the round after it ends swaps
+// in the new mirror with those events applied on top.
+func TestPeriodicReadRunsBesideTheRounds(t *testing.T) {
+	s, f := observeScheduler(t)
+	if _, err := s.observe(); err != nil {
+		t.Fatal(err)
+	}
+	gate := make(chan struct{})
+	f.mu.Lock()
+	f.gate = gate
+	f.jobs = append(f.jobs, &jobStub{ID: "missed", Namespace: "default", Type: "batch", NodePool: "caravan-queue", ModifyIndex: 95})
+	f.mu.Unlock()
+	s.reconciledAt = time.Now().Add(-2 * time.Hour)
+	w, err := s.observe() // starts the read, which waits at the gate
+	if err != nil || s.bg == nil || strings.Join(jobIDs(w), ",") != "a" {
+		t.Fatalf("round with the read in flight: %v, %v, read in flight %v", jobIDs(w), err, s.bg != nil)
+	}
+	s.feed.push([]api.Event{jobEvent(t, "b", "caravan-queue", "pending", 102, false)}, false)
+	if w, err = s.observe(); err != nil || strings.Join(jobIDs(w), ",") != "a,b" || s.bg == nil {
+		t.Fatalf("event during the read: %v, %v", jobIDs(w), err)
+	}
+	close(gate)
+	<-s.bg.done
+	w, err = s.observe()
+	got := jobIDs(w)
+	slices.Sort(got)
+	if err != nil || strings.Join(got, ",") != "a,b,missed" || s.bg != nil {
+		t.Fatalf("after the read: %v, %v", got, err)
+	}
+	if n := count(s.metrics.reconciles); n != 2 || time.Since(s.reconciledAt) > time.Hour {
+		t.Fatalf("full reconciles = %v, reconciled at %v", n, s.reconciledAt)
 	}
 }
 

@@ -13,34 +13,72 @@ import (
 // when leading starts, after the stream broke, when events lag behind the
 // scheduler's own writes, and every Config.ReconcileEvery.
 func (s *Scheduler) reconcile() (*mirror, error) {
-	m := newMirror()
-	m.fresh = s.wrote
+	l, err := s.readLists()
+	if err != nil {
+		return nil, err
+	}
+	return s.buildMirror(l)
+}
+
+// lists is what a full reconcile reads in one go, each list with the
+// Nomad index it was read at.
+type lists struct {
+	fresh  uint64 // the scheduler's newest write when the reading began
+	jobs   []*jobStub
+	allocs []*api.AllocationListStub
+	pools  []*api.NodePool
+	nodes  []*api.NodeListStub
+	at     map[api.Topic]uint64
+}
+
+// readLists reads the four lists (safe beside a round: it touches only
+// the API client and the write index).
+func (s *Scheduler) readLists() (*lists, error) {
+	s.writeMu.Lock()
+	l := &lists{fresh: s.wrote, at: map[api.Topic]uint64{}}
+	s.writeMu.Unlock()
 	q := &api.QueryOptions{Namespace: s.cfg.Namespace}
-	var stubs []*jobStub
 	s.call("reconcile jobs")
-	qm, err := s.api.Raw().Query("/v1/jobs?meta=true", &stubs, q)
+	qm, err := s.api.Raw().Query("/v1/jobs?meta=true", &l.jobs, q)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
-	m.listed[api.TopicJob] = qm.LastIndex
-	for _, j := range stubs {
-		m.jobs[j.ID] = j
-		m.seen[objKey{api.TopicJob, j.ID}] = j.ModifyIndex
-	}
+	l.at[api.TopicJob] = qm.LastIndex
 	s.call("reconcile allocations")
-	allocs, qm, err := s.api.Allocations().List(q)
+	l.allocs, qm, err = s.api.Allocations().List(q)
 	if err != nil {
 		return nil, fmt.Errorf("list allocations: %w", err)
 	}
-	m.listed[api.TopicAllocation] = qm.LastIndex
-	for _, a := range allocs {
+	l.at[api.TopicAllocation] = qm.LastIndex
+	if l.pools, l.at[api.TopicNodePool], err = s.readPools(); err != nil {
+		return nil, err
+	}
+	s.call("reconcile nodes")
+	l.nodes, qm, err = s.api.Nodes().List(nil)
+	if err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
+	}
+	l.at[api.TopicNode] = qm.LastIndex
+	return l, nil
+}
+
+// buildMirror makes a mirror of the lists, reading in full the nodes that
+// changed since the current mirror read them.
+func (s *Scheduler) buildMirror(l *lists) (*mirror, error) {
+	m := newMirror()
+	m.fresh = l.fresh
+	m.listed[api.TopicJob] = l.at[api.TopicJob]
+	for _, j := range l.jobs {
+		m.jobs[j.ID] = j
+		m.seen[objKey{api.TopicJob, j.ID}] = j.ModifyIndex
+	}
+	m.listed[api.TopicAllocation] = l.at[api.TopicAllocation]
+	for _, a := range l.allocs {
 		m.allocs[a.ID] = a
 		m.seen[objKey{api.TopicAllocation, a.ID}] = a.ModifyIndex
 	}
-	if err := s.listPools(m); err != nil {
-		return nil, err
-	}
-	if err := s.listNodes(m); err != nil {
+	m.setPools(l.pools, l.at[api.TopicNodePool])
+	if err := s.setNodes(m, l.nodes, l.at[api.TopicNode]); err != nil {
 		return nil, err
 	}
 	s.metrics.reconciles.Inc()
@@ -50,35 +88,43 @@ func (s *Scheduler) reconcile() (*mirror, error) {
 // listPools lists the node pools, so a job naming a missing one waits
 // with that reason instead of failing its admission every round.
 func (s *Scheduler) listPools(m *mirror) error {
+	pools, at, err := s.readPools()
+	if err != nil {
+		return err
+	}
+	m.setPools(pools, at)
+	return nil
+}
+
+func (s *Scheduler) readPools() ([]*api.NodePool, uint64, error) {
 	s.call("reconcile pools")
 	pools, qm, err := s.api.NodePools().List(nil)
 	if err != nil {
-		return fmt.Errorf("list node pools: %w", err)
+		return nil, 0, fmt.Errorf("list node pools: %w", err)
 	}
-	m.listed[api.TopicNodePool] = qm.LastIndex
+	return pools, qm.LastIndex, nil
+}
+
+// setPools records the node pools as listed at index at.
+func (m *mirror) setPools(pools []*api.NodePool, at uint64) {
+	m.listed[api.TopicNodePool] = at
 	m.poolsGen++
 	for _, p := range pools {
 		m.pools[p.Name] = true
 		m.seen[objKey{api.TopicNodePool, p.Name}] = p.ModifyIndex
 	}
-	return nil
 }
 
 // nodeReaders bounds the node reads a full reconcile sends at once.
 const nodeReaders = 8
 
-// listNodes lists the nodes and reads in full (the list's stubs lack the
+// setNodes records the listed nodes and reads in full (the list's stubs lack the
 // caravan driver's attributes and node meta) every ready node outside the
 // queue pool that changed since the previous mirror read it: a node at the
 // same ModifyIndex is the same node, so at scale a reconcile reads the few
 // nodes that changed, not the whole fleet.
-func (s *Scheduler) listNodes(m *mirror) error {
-	s.call("reconcile nodes")
-	stubs, qm, err := s.api.Nodes().List(nil)
-	if err != nil {
-		return fmt.Errorf("list nodes: %w", err)
-	}
-	m.listed[api.TopicNode] = qm.LastIndex
+func (s *Scheduler) setNodes(m *mirror, stubs []*api.NodeListStub, at uint64) error {
+	m.listed[api.TopicNode] = at
 	var read []*api.NodeListStub
 	for _, stub := range stubs {
 		m.seen[objKey{api.TopicNode, stub.ID}] = stub.ModifyIndex

@@ -23,19 +23,27 @@ import (
 //
 // "idle" rounds see no event; "k=N" rounds see N jobs change (a new
 // version of a queued job, as an event brings it), so at a fixed number
-// of jobs the round's cost should grow with k (issue #20). cpu-ms/op is
+// of jobs the round's cost should grow with k (issue #20); "full" rounds
+// classify every job afresh, as the round after a reconcile and every
+// fullEvery-th round do (the reads of the reconcile aside). cpu-ms/op is
 // the process's CPU per round, the garbage collector's included.
 func BenchmarkRound(b *testing.B) {
 	for _, nodes := range []int{100, 300, 1000} {
-		for _, k := range []int{0, 1, 10, 100, 1000} {
+		for _, k := range []int{0, 1, 10, 100, 1000, -1} {
 			mode := "idle"
-			if k > 0 {
+			switch {
+			case k > 0:
 				mode = fmt.Sprintf("k=%d", k)
+			case k < 0:
+				mode = "full"
 			}
 			b.Run(fmt.Sprintf("nodes=%d/%s", nodes, mode), func(b *testing.B) {
 				s, calls := benchScheduler(b, nodes, 10*nodes)
 				if _, err := s.round(); err != nil {
 					b.Fatal(err)
+				}
+				if k < 0 {
+					s.fullEvery = 0
 				}
 				c0, cpu0 := calls.Load(), cpuTime()
 				b.ResetTimer()

@@ -44,8 +44,8 @@ type Scheduler struct {
 	// conflict, per job: not tried again until the job changes (park.go).
 	parkFailed map[string]uint64
 	parks      *beside[parkDone] // park writes in flight (park.go)
-	// waitBeside makes a round wait for the parks in flight (tests that
-	// compare rounds step by step).
+	// waitBeside makes a round wait for the parks and the periodic full
+	// read in flight (tests that compare rounds step by step).
 	waitBeside bool
 	// placeRecheck is when to look again at an admitted job Nomad had
 	// not evaluated yet after PlaceTimeout (unplaced.go).
@@ -58,8 +58,9 @@ type Scheduler struct {
 	mirror       *mirror
 	feed         *feed
 	reconciledAt time.Time
-	needFull     bool      // a full reconcile is due (kept until one succeeds)
-	poolsAt      time.Time // when node pools were last listed
+	needFull     bool        // a full reconcile is due (kept until one succeeds)
+	bg           *besideRead // the periodic full read in flight, if any
+	poolsAt      time.Time   // when node pools were last listed
 	// wrote is the Nomad index of the scheduler's newest job or
 	// allocation write; a round waits until the mirror holds it.
 	wrote   uint64

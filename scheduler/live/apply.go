@@ -46,6 +46,7 @@ func (s *Scheduler) apply(w *world, es []*entry, l *gpuBook, dec policy.Decision
 		}
 		ads = append(ads, ad)
 		s.awaiting++
+		s.admitting++
 	}
 	s.writeAdmissions(ads, w.nodes, now)
 	for _, ad := range ads {

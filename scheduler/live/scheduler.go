@@ -50,9 +50,9 @@ type Scheduler struct {
 	// placeRecheck is when to look again at an admitted job Nomad had
 	// not evaluated yet after PlaceTimeout (unplaced.go).
 	placeRecheck map[string]float64
-	// awaiting counts admitted jobs Nomad has not placed yet, this round
-	// (throttle.go).
-	awaiting int
+	// awaiting counts admitted jobs Nomad has not placed yet, this round,
+	// and admitting the round's admissions (throttle.go).
+	awaiting, admitting int
 	// mirror is Nomad's state as the rounds see it, fed by feed (the
 	// event stream) and replaced by a full reconcile at reconciledAt.
 	mirror       *mirror

@@ -16,6 +16,12 @@ import "fmt"
 // server makes, far above what a round admits in a small cluster.
 const defaultMaxUnplaced = 256
 
+// admitsPerRound bounds one round's admissions: eight round trips of
+// admitParallel writes, so a round stays short when thousands of jobs
+// could start at once (the rest go in the rounds right after, which come
+// as soon as the admissions' events arrive).
+const admitsPerRound = 8 * admitParallel
+
 // awaitingPlacement reports whether e was admitted and Nomad has not yet
 // placed any of it.
 func awaitingPlacement(e *entry) bool {
@@ -23,8 +29,10 @@ func awaitingPlacement(e *entry) bool {
 		e.allocs.running+e.allocs.starting+e.allocs.draining == 0
 }
 
-// countUnplaced sets the round's count of admitted jobs awaiting placement.
+// countUnplaced sets the round's count of admitted jobs awaiting placement
+// (and starts its count of admissions).
 func (s *Scheduler) countUnplaced(es []*entry) {
+	s.admitting = 0
 	n := 0
 	for _, e := range es {
 		if awaitingPlacement(e) {
@@ -38,6 +46,10 @@ func (s *Scheduler) countUnplaced(es []*entry) {
 // admitBudget is why a start must wait for Nomad to place earlier
 // admissions, "" if it may go ahead.
 func (s *Scheduler) admitBudget() string {
+	if s.admitting >= admitsPerRound {
+		s.poke() // the rest go in the next round, not at the next event
+		return fmt.Sprintf("admitting at most %d jobs a round; next round", admitsPerRound)
+	}
 	max := s.cfg.MaxUnplaced
 	if max < 0 || s.awaiting < max {
 		return ""

@@ -14,7 +14,30 @@ import (
 // whose JobGen stamp did not move, lazily estimated running jobs, kept
 // Waiting texts) never changes a decision: a long-lived instance, tracked
 // or not, decides each churned snapshot exactly as a fresh instance does.
-func TestKeptStateChangesNoDecision(t *testing.T) {
+func TestKeptStateChangesNoDecision(t *testing.T) { keptStateChangesNoDecision(t, false) }
+
+// The same with the long-lived instances' collect split over three
+// workers at every size (the fresh one stays serial): the parallel pass
+// decides as the serial one.
+func TestKeptStateChangesNoDecisionParallel(t *testing.T) {
+	defer func(n int, w func() int) { parMin, parWorkers = n, w }(parMin, parWorkers)
+	parWorkers = func() int { return 3 }
+	keptStateChangesNoDecision(t, true)
+}
+
+// serialIf makes collect serial while f runs, if on.
+func serialIf(on bool, f func()) {
+	if on {
+		defer func(n int) { parMin = n }(parMin)
+		parMin = 1 << 30
+	}
+	f()
+}
+
+func keptStateChangesNoDecision(t *testing.T, par bool) {
+	if par {
+		parMin = 1
+	}
 	for seed := uint64(1); seed <= 8; seed++ {
 		queued := 60 + int(seed*17%100)
 		if seed%2 == 0 { // spare GPUs: elastic running jobs grow by their fitted gains
@@ -36,7 +59,8 @@ func TestKeptStateChangesNoDecision(t *testing.T) {
 			}
 			gen := s.JobGen
 			s.JobGen = nil
-			want := fresh.Decide(s)
+			var want policy.Decision
+			serialIf(par, func() { want = fresh.Decide(s) })
 			untracked := plain.Decide(s)
 			s.JobGen = gen
 			got := tracked.Decide(s)

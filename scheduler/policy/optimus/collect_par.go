@@ -1,0 +1,204 @@
+package optimus
+
+import (
+	"math"
+	"runtime"
+	"sync"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
+
+// parMin is the fewest jobs collect splits over workers: below a few
+// thousand the hand-off costs more than the pass (a variable for tests).
+var parMin = 8192
+
+// parWorkers is how many workers collect uses (a variable for tests).
+var parWorkers = func() int { return runtime.GOMAXPROCS(0) }
+
+// split runs f over w fixed ranges of [0, n), one goroutine each (the
+// first on the caller's), and waits for them all.
+func split(n, w int, f func(r, lo, hi int)) {
+	var wg sync.WaitGroup
+	step := (n + w - 1) / w
+	for r := 1; r < w; r++ {
+		lo, hi := min(r*step, n), min((r+1)*step, n)
+		wg.Go(func() { f(r, lo, hi) })
+	}
+	f(0, 0, min(step, n))
+	wg.Wait()
+}
+
+// fitStep is what a position's entry still needs from collect's serial
+// pass once entryPre filled it.
+type fitStep uint8
+
+const (
+	fitNone fitStep = iota // no fit (no TargetLoss or no progress)
+	// fitPrev: the fit kept at this position, whose entry had the same
+	// job (same ID) last decision: it is alive (forget keeps every listed
+	// job's, dropFit only a finished job's), so it is counted without
+	// being read, which was a cache miss per running job that each
+	// churned decision changes
+	fitPrev
+	fitFind // found or made through fitFor
+	fitDrop // finished: its fit is dropped (dropFit)
+	fitSkip // invalid, or a nil job: nothing more
+)
+
+// pending is a position whose entry the serial pass completes.
+type pending struct {
+	pos  int32
+	step fitStep
+}
+
+// parScratch is one worker's share of collectPar, kept for reuse.
+type parScratch struct {
+	out, run []*entry
+	pend     []pending
+	waits    []int32 // queued jobs that can never be scheduled
+	fitted   int     // unchanged entries holding a fit
+}
+
+// collectPar is collect on w workers over fixed ranges of positions,
+// with the same result bit for bit. What entryOf derives from the job
+// alone (its request, limits, whether it has a fit to keep) is computed
+// in parallel, each worker writing only its positions' entries; what
+// touches shared state (the fits' map and cells, the fitted count, the
+// curve and speed caches of queued jobs' estimates) and everything that
+// collect appends or sums runs after, serially, in position order as
+// before: the per-worker lists are concatenated in range order.
+func (o *Optimus) collectPar(s *policy.Snapshot, lim policy.ClusterLimits, gpus int, dec *policy.Decision, w int) []*entry {
+	slab, tracked := o.buf.slab, o.tracked
+	if len(o.buf.par) < w {
+		o.buf.par = make([]parScratch, w)
+	}
+	ws := o.buf.par[:w]
+	split(len(s.Jobs), w, func(r, lo, hi int) {
+		p := &ws[r]
+		p.out, p.run, p.pend, p.waits, p.fitted = p.out[:0], p.run[:0], p.pend[:0], p.waits[:0], 0
+		for pos := lo; pos < hi; pos++ {
+			j, e := s.Jobs[pos], &slab[pos]
+			if tracked && o.track.Same(pos) {
+				e.job, e.target = j, 0
+				if e.fit != nil {
+					p.fitted++
+				}
+			} else {
+				p.pend = append(p.pend, pending{pos: int32(pos), step: o.entryPre(lim, pos, j, e)})
+			}
+			switch e.kind {
+			case active:
+				p.out = append(p.out, e)
+				if e.run {
+					p.run = append(p.run, e)
+				}
+			case invalid:
+				if !e.run {
+					p.waits = append(p.waits, int32(pos))
+				}
+			}
+		}
+	})
+	out := o.buf.out[:0]
+	fresh := o.queue.fresh[:0]
+	rs := &o.run
+	*rs = runs{budget: float64(gpus), minGrow: math.Inf(1), resize: rs.resize[:0]}
+	for r := range ws {
+		p := &ws[r]
+		o.fitted += p.fitted
+		for _, pd := range p.pend {
+			if o.entryPost(int(pd.pos), s.Jobs[pd.pos], &slab[pd.pos], pd.step) {
+				fresh = append(fresh, pd.pos)
+			}
+		}
+		out = append(out, p.out...)
+		for _, e := range p.run { // allocate keeps it at its minimum gang first
+			e.target = e.lo
+			rs.budget -= float64(e.lo) * e.frac
+			if e.cur != e.lo {
+				rs.resize = append(rs.resize, e)
+			}
+			if e.lo < e.hi {
+				rs.minGrow = min(rs.minGrow, e.frac)
+			}
+		}
+		for _, pos := range p.waits {
+			e := &slab[pos]
+			dec.Waiting = append(dec.Waiting, policy.Wait{JobID: e.id, Reason: e.why})
+		}
+	}
+	o.buf.out, o.queue.fresh = out, fresh
+	return out
+}
+
+// entryPre is entryOf without what touches shared state: e gets
+// everything but its fit (the one kept at pos stands in), and the step
+// says what entryPost must still do.
+func (o *Optimus) entryPre(lim policy.ClusterLimits, pos int, j *policy.Job, e *entry) fitStep {
+	prevFit, prevSpeed := e.fit, e.speed // the last entry at pos: same job if same ID
+	if e.kind != active || j == nil || e.id != j.ID {
+		prevFit, prevSpeed = nil, nil
+	}
+	if j == nil || (j.State != policy.Queued && j.State != policy.Running) {
+		*e = entry{}
+		if j != nil {
+			return fitDrop
+		}
+		return fitSkip
+	}
+	lo, hi := j.Workers, j.Workers
+	if j.MinWorkers > 0 {
+		lo = j.MinWorkers
+	}
+	if j.MaxWorkers > 0 {
+		hi = j.MaxWorkers
+	}
+	d, err := policy.DemandWith(j, lo)
+	why := ""
+	switch {
+	case err != nil:
+		why = "invalid request: " + err.Error()
+	case hi < lo:
+		why = "invalid request: job " + j.ID + ": MaxWorkers below MinWorkers"
+	default:
+		why = lim.Never(d)
+	}
+	if why != "" {
+		*e = entry{kind: invalid, id: j.ID, run: j.State == policy.Running, pos: pos, why: why}
+		return fitSkip
+	}
+	*e = entry{kind: active, job: j, fit: prevFit, lo: lo, hi: hi, cur: len(j.Placement.Slots),
+		frac: d.Fraction, id: j.ID, mem: d.MemMiB, run: j.State == policy.Running, pos: pos, speed: prevSpeed}
+	switch {
+	case j.TargetLoss <= 0 || len(j.Progress) == 0:
+		return fitNone
+	case prevFit != nil:
+		return fitPrev
+	}
+	return fitFind
+}
+
+// entryPost completes entryPre's entry e of j at pos as entryOf does
+// (the fit kept or found, dropFit, a queued job's estimate and kept
+// text); true for a queued active entry (collect's fresh).
+func (o *Optimus) entryPost(pos int, j *policy.Job, e *entry, step fitStep) bool {
+	switch step {
+	case fitSkip:
+		return false
+	case fitDrop:
+		o.dropFit(pos, j.ID)
+		return false
+	case fitNone:
+		e.fit = nil
+	case fitPrev:
+		o.fitted++
+	case fitFind:
+		e.fit = o.fitFor(pos, j)
+	}
+	if e.run {
+		return false
+	}
+	o.estimated(e) // queued: admission order reads every estimate
+	e.text = o.keptText(e)
+	return true
+}

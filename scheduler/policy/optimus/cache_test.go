@@ -135,3 +135,41 @@ func TestSpeedCacheIsFitSpeed(t *testing.T) {
 		}
 	}
 }
+
+// Queued jobs listed twice under one ID share one cached fit, which is
+// refitted from whichever copy reads it: the parallel estimates leave
+// those to a serial pass in position order, so a long-lived instance
+// split over workers decides as a serial fresh one while the copies'
+// progress differs and moves.
+func TestSharedFitParallel(t *testing.T) {
+	defer func(n int, w func() int) { parMin, parWorkers = n, w }(parMin, parWorkers)
+	parWorkers = func() int { return 3 }
+	sp := pt.RandomSpec{Cluster: pt.ClusterSpec{Racks: 1, NodesPerRack: 2, GPUsPerNode: 8}, Running: 10, Queued: 40, Busy: 0.9}
+	s := pt.Random(5, sp)
+	var twins []*policy.Job
+	for _, j := range s.Jobs {
+		if j.State == policy.Queued && len(j.Progress) > 1 && len(twins) < 6 {
+			cp := *j
+			cp.Progress = append([]policy.ProgressPoint(nil), j.Progress[:len(j.Progress)-1]...)
+			twins = append(twins, &cp)
+		}
+	}
+	if len(twins) < 2 {
+		t.Fatalf("the snapshot has %d queued jobs with progress to copy", len(twins))
+	}
+	s.Jobs = append(s.Jobs, twins...)
+	long := newOptimus(t)
+	for round := range 6 {
+		var want policy.Decision
+		serialIf(true, func() { want = newOptimus(t).Decide(s) })
+		parMin = 1
+		if got := long.Decide(s); !reflect.DeepEqual(want, got) {
+			t.Fatalf("round %d: the parallel instance decided\n%+v\na serial fresh one\n%+v", round, got, want)
+		}
+		for i, j := range twins { // the copies take a step, one in two with the last loss of the other
+			st := j.Progress[len(j.Progress)-1].Step + 50
+			loss := 1/(0.001*st+0.5) + 0.3 + 0.01*float64(i%2)
+			j.Progress = append(j.Progress[:len(j.Progress):len(j.Progress)], policy.ProgressPoint{Step: st, Loss: loss})
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
 )
@@ -45,7 +46,7 @@ const (
 	fitSkip // invalid, or a nil job: nothing more
 )
 
-// pending is a position whose entry the serial pass completes.
+// pending is a position whose fit the serial pass finds or drops.
 type pending struct {
 	pos  int32
 	step fitStep
@@ -54,19 +55,22 @@ type pending struct {
 // parScratch is one worker's share of collectPar, kept for reuse.
 type parScratch struct {
 	out, run []*entry
-	pend     []pending
-	waits    []int32 // queued jobs that can never be scheduled
-	fitted   int     // unchanged entries holding a fit
+	pend     []pending // fitFind and fitDrop positions
+	fresh    []int32   // queued active entries rebuilt
+	waits    []int32   // queued jobs that can never be scheduled
+	late     []int32   // fresh entries whose fit another one shares
+	fitted   int       // entries holding a fit kept from the last decision
 }
 
 // collectPar is collect on w workers over fixed ranges of positions,
 // with the same result bit for bit. What entryOf derives from the job
-// alone (its request, limits, whether it has a fit to keep) is computed
-// in parallel, each worker writing only its positions' entries; what
-// touches shared state (the fits' map and cells, the fitted count, the
-// curve and speed caches of queued jobs' estimates) and everything that
-// collect appends or sums runs after, serially, in position order as
-// before: the per-worker lists are concatenated in range order.
+// alone (its request, limits, whether it keeps its fit) is computed in
+// parallel, each worker writing only its positions' entries. Finding
+// and dropping fits (the map and cells) and everything collect appends
+// or sums run after, serially in position order as before: the
+// per-worker lists are concatenated in range order. Then the rebuilt
+// queued entries are estimated (estimates), which reads no fit lookup's
+// state: a fit's n only ever leaves 0 for a length, and dead stays dead.
 func (o *Optimus) collectPar(s *policy.Snapshot, lim policy.ClusterLimits, gpus int, dec *policy.Decision, w int) []*entry {
 	slab, tracked := o.buf.slab, o.tracked
 	if len(o.buf.par) < w {
@@ -75,7 +79,7 @@ func (o *Optimus) collectPar(s *policy.Snapshot, lim policy.ClusterLimits, gpus 
 	ws := o.buf.par[:w]
 	split(len(s.Jobs), w, func(r, lo, hi int) {
 		p := &ws[r]
-		p.out, p.run, p.pend, p.waits, p.fitted = p.out[:0], p.run[:0], p.pend[:0], p.waits[:0], 0
+		p.out, p.run, p.pend, p.fresh, p.waits, p.fitted = p.out[:0], p.run[:0], p.pend[:0], p.fresh[:0], p.waits[:0], 0
 		for pos := lo; pos < hi; pos++ {
 			j, e := s.Jobs[pos], &slab[pos]
 			if tracked && o.track.Same(pos) {
@@ -84,7 +88,17 @@ func (o *Optimus) collectPar(s *policy.Snapshot, lim policy.ClusterLimits, gpus 
 					p.fitted++
 				}
 			} else {
-				p.pend = append(p.pend, pending{pos: int32(pos), step: o.entryPre(lim, pos, j, e)})
+				switch st := o.entryPre(lim, pos, j, e); st {
+				case fitNone:
+					e.fit = nil
+				case fitPrev:
+					p.fitted++
+				case fitFind, fitDrop:
+					p.pend = append(p.pend, pending{pos: int32(pos), step: st})
+				}
+				if e.kind == active && !e.run {
+					p.fresh = append(p.fresh, int32(pos))
+				}
 			}
 			switch e.kind {
 			case active:
@@ -107,10 +121,13 @@ func (o *Optimus) collectPar(s *policy.Snapshot, lim policy.ClusterLimits, gpus 
 		p := &ws[r]
 		o.fitted += p.fitted
 		for _, pd := range p.pend {
-			if o.entryPost(int(pd.pos), s.Jobs[pd.pos], &slab[pd.pos], pd.step) {
-				fresh = append(fresh, pd.pos)
+			if pd.step == fitDrop {
+				o.dropFit(int(pd.pos), s.Jobs[pd.pos].ID)
+			} else {
+				slab[pd.pos].fit = o.fitFor(int(pd.pos), s.Jobs[pd.pos])
 			}
 		}
+		fresh = append(fresh, p.fresh...)
 		out = append(out, p.out...)
 		for _, e := range p.run { // allocate keeps it at its minimum gang first
 			e.target = e.lo
@@ -128,7 +145,77 @@ func (o *Optimus) collectPar(s *policy.Snapshot, lim policy.ClusterLimits, gpus 
 		}
 	}
 	o.buf.out, o.queue.fresh = out, fresh
+	o.estimates(fresh, w)
 	return out
+}
+
+// estimates estimates the queued entries at the positions fresh (in
+// position order) and finds their kept texts, as entryOf does. Each
+// touches only its own entry, speed cache and fit, so they run on w
+// workers, except entries sharing a fit (one job listed twice under one
+// ID): a fit is refitted from the job that reads it, so those run after,
+// serially in position order. Sharing is found by claiming each fit for
+// this decision (an epoch in the fit) before any is read.
+func (o *Optimus) estimates(fresh []int32, w int) {
+	slab := o.buf.slab
+	if len(fresh) < parMin {
+		for _, pos := range fresh {
+			e := &slab[pos]
+			o.estimated(e)
+			e.text = o.keptText(e)
+		}
+		return
+	}
+	o.epoch++
+	ep := o.epoch << 1
+	split(len(fresh), w, func(_, lo, hi int) {
+		for _, pos := range fresh[lo:hi] {
+			if c := slab[pos].fit; c != nil {
+				c.claimFor(ep)
+			}
+		}
+	})
+	ws := o.buf.par[:w]
+	split(len(fresh), w, func(r, lo, hi int) {
+		late := ws[r].late[:0]
+		for _, pos := range fresh[lo:hi] {
+			e := &slab[pos]
+			if c := e.fit; c != nil && atomic.LoadUint64(&c.claim) == ep|1 {
+				late = append(late, pos)
+				continue
+			}
+			o.estimated(e)
+			e.text = o.keptText(e)
+		}
+		ws[r].late = late
+	})
+	for r := range ws {
+		for _, pos := range ws[r].late {
+			e := &slab[pos]
+			o.estimated(e)
+			e.text = o.keptText(e)
+		}
+	}
+}
+
+// claimFor marks c claimed in the decision whose epoch (shifted left
+// once) is ep, and shared (the low bit) if it was claimed already.
+func (c *curveCache) claimFor(ep uint64) {
+	for {
+		v := atomic.LoadUint64(&c.claim)
+		switch {
+		case v&^1 != ep:
+			if atomic.CompareAndSwapUint64(&c.claim, v, ep) {
+				return
+			}
+		case v&1 == 0:
+			if atomic.CompareAndSwapUint64(&c.claim, v, v|1) {
+				return
+			}
+		default:
+			return
+		}
+	}
 }
 
 // entryPre is entryOf without what touches shared state: e gets

@@ -23,6 +23,10 @@ type curveCache struct {
 	last  policy.ProgressPoint
 	curve Curve
 	err   error
+	// claim is collectPar's: the epoch of the last decision that
+	// estimated from it (shifted left once), low bit set if two entries
+	// did (estimates)
+	claim uint64
 }
 
 // estimateOf picks, in order: steps to TargetLoss from the fitted curve;
@@ -104,7 +108,7 @@ func (c *curveCache) curveOf(j *policy.Job) (Curve, error) {
 		return c.curve, c.err
 	}
 	cv, err := FitCurve(j.Progress)
-	*c = curveCache{n: n, last: j.Progress[n-1], curve: cv, err: err}
+	c.n, c.last, c.curve, c.err = n, j.Progress[n-1], cv, err
 	return cv, err
 }
 

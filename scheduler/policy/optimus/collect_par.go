@@ -46,6 +46,9 @@ const (
 	fitSkip // invalid, or a nil job: nothing more
 )
 
+// gang is a running entry's minimum gang: workers of frac GPUs each.
+type gang struct{ workers, frac float64 }
+
 // pending is a position whose fit the serial pass finds or drops.
 type pending struct {
 	pos  int32
@@ -54,12 +57,18 @@ type pending struct {
 
 // parScratch is one worker's share of collectPar, kept for reuse.
 type parScratch struct {
-	out, run []*entry
-	pend     []pending // fitFind and fitDrop positions
-	fresh    []int32   // queued active entries rebuilt
-	waits    []int32   // queued jobs that can never be scheduled
-	late     []int32   // fresh entries whose fit another one shares
-	fitted   int       // entries holding a fit kept from the last decision
+	out, resize []*entry
+	// needs are the running entries' minimum gangs, in position order:
+	// the budget is summed serially by the same expression as before
+	// (so any fused multiply-subtract is the same too); minGrow is their
+	// least elastic worker share (min is exact in any order)
+	needs   []gang
+	minGrow float64
+	pend    []pending // fitFind and fitDrop positions
+	fresh   []int32   // queued active entries rebuilt
+	waits   []int32   // queued jobs that can never be scheduled
+	late    []int32   // fresh entries whose fit another one shares
+	fitted  int       // entries holding a fit kept from the last decision
 }
 
 // collectPar is collect on w workers over fixed ranges of positions,
@@ -79,7 +88,8 @@ func (o *Optimus) collectPar(s *policy.Snapshot, lim policy.ClusterLimits, gpus 
 	ws := o.buf.par[:w]
 	split(len(s.Jobs), w, func(r, lo, hi int) {
 		p := &ws[r]
-		p.out, p.run, p.pend, p.fresh, p.waits, p.fitted = p.out[:0], p.run[:0], p.pend[:0], p.fresh[:0], p.waits[:0], 0
+		p.out, p.resize, p.needs, p.minGrow = p.out[:0], p.resize[:0], p.needs[:0], math.Inf(1)
+		p.pend, p.fresh, p.waits, p.fitted = p.pend[:0], p.fresh[:0], p.waits[:0], 0
 		for pos := lo; pos < hi; pos++ {
 			j, e := s.Jobs[pos], &slab[pos]
 			if tracked && o.track.Same(pos) {
@@ -103,8 +113,15 @@ func (o *Optimus) collectPar(s *policy.Snapshot, lim policy.ClusterLimits, gpus 
 			switch e.kind {
 			case active:
 				p.out = append(p.out, e)
-				if e.run {
-					p.run = append(p.run, e)
+				if e.run { // allocate keeps it at its minimum gang first
+					e.target = e.lo
+					p.needs = append(p.needs, gang{float64(e.lo), e.frac})
+					if e.cur != e.lo {
+						p.resize = append(p.resize, e)
+					}
+					if e.lo < e.hi {
+						p.minGrow = min(p.minGrow, e.frac)
+					}
 				}
 			case invalid:
 				if !e.run {
@@ -129,16 +146,11 @@ func (o *Optimus) collectPar(s *policy.Snapshot, lim policy.ClusterLimits, gpus 
 		}
 		fresh = append(fresh, p.fresh...)
 		out = append(out, p.out...)
-		for _, e := range p.run { // allocate keeps it at its minimum gang first
-			e.target = e.lo
-			rs.budget -= float64(e.lo) * e.frac
-			if e.cur != e.lo {
-				rs.resize = append(rs.resize, e)
-			}
-			if e.lo < e.hi {
-				rs.minGrow = min(rs.minGrow, e.frac)
-			}
+		for _, g := range p.needs {
+			rs.budget -= g.workers * g.frac
 		}
+		rs.resize = append(rs.resize, p.resize...)
+		rs.minGrow = min(rs.minGrow, p.minGrow)
 		for _, pos := range p.waits {
 			e := &slab[pos]
 			dec.Waiting = append(dec.Waiting, policy.Wait{JobID: e.id, Reason: e.why})

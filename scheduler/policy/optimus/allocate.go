@@ -57,6 +57,9 @@ func (o *Optimus) collect(s *policy.Snapshot, lim policy.ClusterLimits, gpus int
 	tracked := o.track.Update(s) && o.limOK && lim == o.lim
 	o.lim, o.limOK, o.tracked = lim, true, tracked
 	slab := o.buf.slots(len(s.Jobs))
+	if w := parWorkers(); w > 1 && len(s.Jobs) >= parMin {
+		return o.collectPar(s, lim, gpus, dec, w)
+	}
 	out := o.buf.out[:0]
 	fresh := o.queue.fresh[:0]
 	rs := &o.run
@@ -100,44 +103,7 @@ func (o *Optimus) collect(s *policy.Snapshot, lim policy.ClusterLimits, gpus int
 // entryOf fills e for j, listed at position pos of the snapshot, or
 // says why j cannot be scheduled (kind invalid).
 func (o *Optimus) entryOf(lim policy.ClusterLimits, pos int, j *policy.Job, e *entry) {
-	prevFit, prevSpeed := e.fit, e.speed // the last entry at pos: same job if same ID
-	if e.kind != active || j == nil || e.id != j.ID {
-		prevFit, prevSpeed = nil, nil
-	}
-	if j == nil || (j.State != policy.Queued && j.State != policy.Running) {
-		*e = entry{}
-		if j != nil {
-			o.dropFit(pos, j.ID) // finished: its fit is of no more use
-		}
-		return
-	}
-	lo, hi := j.Workers, j.Workers
-	if j.MinWorkers > 0 {
-		lo = j.MinWorkers
-	}
-	if j.MaxWorkers > 0 {
-		hi = j.MaxWorkers
-	}
-	d, err := policy.DemandWith(j, lo)
-	why := ""
-	switch {
-	case err != nil:
-		why = "invalid request: " + err.Error()
-	case hi < lo:
-		why = "invalid request: job " + j.ID + ": MaxWorkers below MinWorkers"
-	default:
-		why = lim.Never(d)
-	}
-	if why != "" {
-		*e = entry{kind: invalid, id: j.ID, run: j.State == policy.Running, pos: pos, why: why}
-		return
-	}
-	*e = entry{kind: active, job: j, fit: o.refitFor(pos, j, prevFit), lo: lo, hi: hi, cur: len(j.Placement.Slots),
-		frac: d.Fraction, id: j.ID, mem: d.MemMiB, run: j.State == policy.Running, pos: pos, speed: prevSpeed}
-	if !e.run { // queued: admission order reads every estimate
-		o.estimated(e)
-		e.text = o.keptText(e)
-	}
+	o.entryPost(pos, j, e, o.entryPre(lim, pos, j, e))
 }
 
 // allocate sets each entry's target worker count within gpus GPUs,
@@ -194,6 +160,7 @@ func (o *Optimus) resized(es []*entry) []*entry {
 type buffers struct {
 	slab []entry // by snapshot position
 	out  []*entry
+	par  []parScratch // collectPar's workers
 }
 
 // slots sizes the slab, one entry per snapshot position, for n jobs,

@@ -14,7 +14,30 @@ import (
 // whose JobGen stamp did not move, lazily estimated running jobs, kept
 // Waiting texts) never changes a decision: a long-lived instance, tracked
 // or not, decides each churned snapshot exactly as a fresh instance does.
-func TestKeptStateChangesNoDecision(t *testing.T) {
+func TestKeptStateChangesNoDecision(t *testing.T) { keptStateChangesNoDecision(t, false) }
+
+// The same with the long-lived instances' collect split over three
+// workers at every size (the fresh one stays serial): the parallel pass
+// decides as the serial one.
+func TestKeptStateChangesNoDecisionParallel(t *testing.T) {
+	defer func(n int, w func() int) { parMin, parWorkers = n, w }(parMin, parWorkers)
+	parWorkers = func() int { return 3 }
+	keptStateChangesNoDecision(t, true)
+}
+
+// serialIf makes collect serial while f runs, if on.
+func serialIf(on bool, f func()) {
+	if on {
+		defer func(n int) { parMin = n }(parMin)
+		parMin = 1 << 30
+	}
+	f()
+}
+
+func keptStateChangesNoDecision(t *testing.T, par bool) {
+	if par {
+		parMin = 1
+	}
 	for seed := uint64(1); seed <= 8; seed++ {
 		queued := 60 + int(seed*17%100)
 		if seed%2 == 0 { // spare GPUs: elastic running jobs grow by their fitted gains
@@ -36,7 +59,8 @@ func TestKeptStateChangesNoDecision(t *testing.T) {
 			}
 			gen := s.JobGen
 			s.JobGen = nil
-			want := fresh.Decide(s)
+			var want policy.Decision
+			serialIf(par, func() { want = fresh.Decide(s) })
 			untracked := plain.Decide(s)
 			s.JobGen = gen
 			got := tracked.Decide(s)
@@ -108,6 +132,44 @@ func TestSpeedCacheIsFitSpeed(t *testing.T) {
 		}
 		if got, want := c.of(obs), FitSpeed(obs); got != want {
 			t.Fatalf("step %d: cached %+v, FitSpeed %+v of %v", step, got, want, obs)
+		}
+	}
+}
+
+// Queued jobs listed twice under one ID share one cached fit, which is
+// refitted from whichever copy reads it: the parallel estimates leave
+// those to a serial pass in position order, so a long-lived instance
+// split over workers decides as a serial fresh one while the copies'
+// progress differs and moves.
+func TestSharedFitParallel(t *testing.T) {
+	defer func(n int, w func() int) { parMin, parWorkers = n, w }(parMin, parWorkers)
+	parWorkers = func() int { return 3 }
+	sp := pt.RandomSpec{Cluster: pt.ClusterSpec{Racks: 1, NodesPerRack: 2, GPUsPerNode: 8}, Running: 10, Queued: 40, Busy: 0.9}
+	s := pt.Random(5, sp)
+	var twins []*policy.Job
+	for _, j := range s.Jobs {
+		if j.State == policy.Queued && len(j.Progress) > 1 && len(twins) < 6 {
+			cp := *j
+			cp.Progress = append([]policy.ProgressPoint(nil), j.Progress[:len(j.Progress)-1]...)
+			twins = append(twins, &cp)
+		}
+	}
+	if len(twins) < 2 {
+		t.Fatalf("the snapshot has %d queued jobs with progress to copy", len(twins))
+	}
+	s.Jobs = append(s.Jobs, twins...)
+	long := newOptimus(t)
+	for round := range 6 {
+		var want policy.Decision
+		serialIf(true, func() { want = newOptimus(t).Decide(s) })
+		parMin = 1
+		if got := long.Decide(s); !reflect.DeepEqual(want, got) {
+			t.Fatalf("round %d: the parallel instance decided\n%+v\na serial fresh one\n%+v", round, got, want)
+		}
+		for i, j := range twins { // the copies take a step, one in two with the last loss of the other
+			st := j.Progress[len(j.Progress)-1].Step + 50
+			loss := 1/(0.001*st+0.5) + 0.3 + 0.01*float64(i%2)
+			j.Progress = append(j.Progress[:len(j.Progress):len(j.Progress)], policy.ProgressPoint{Step: st, Loss: loss})
 		}
 	}
 }

@@ -23,6 +23,10 @@ type curveCache struct {
 	last  policy.ProgressPoint
 	curve Curve
 	err   error
+	// claim is collectPar's: the epoch of the last decision that
+	// estimated from it (shifted left once), low bit set if two entries
+	// did (estimates)
+	claim uint64
 }
 
 // estimateOf picks, in order: steps to TargetLoss from the fitted curve;
@@ -97,19 +101,6 @@ func (o *Optimus) fitFor(pos int, j *policy.Job) *curveCache {
 	return c
 }
 
-// refitFor is fitFor of j, whose entry at pos last decision (the same
-// job: same ID, listed at pos then) had the cached fit prev: it is alive
-// (forget keeps every listed job's, dropFit only a finished job's), so
-// it is counted without being read, which was a cache miss per running
-// job that each churned decision changes.
-func (o *Optimus) refitFor(pos int, j *policy.Job, prev *curveCache) *curveCache {
-	if prev == nil || j.TargetLoss <= 0 || len(j.Progress) == 0 {
-		return o.fitFor(pos, j)
-	}
-	o.fitted++
-	return prev
-}
-
 // curveOf is j's fitted curve, refitted only when its progress moved.
 func (c *curveCache) curveOf(j *policy.Job) (Curve, error) {
 	n := len(j.Progress)
@@ -117,7 +108,7 @@ func (c *curveCache) curveOf(j *policy.Job) (Curve, error) {
 		return c.curve, c.err
 	}
 	cv, err := FitCurve(j.Progress)
-	*c = curveCache{n: n, last: j.Progress[n-1], curve: cv, err: err}
+	c.n, c.last, c.curve, c.err = n, j.Progress[n-1], cv, err
 	return cv, err
 }
 

@@ -66,6 +66,8 @@ type Optimus struct {
 	// waits is the storage of the last tracked decision's Waiting
 	waits policy.Waits
 	run   runs
+	// epoch counts collectPar's parallel estimates (curveCache.claim)
+	epoch uint64
 }
 
 // New builds Optimus placing gangs with p.

@@ -31,6 +31,8 @@ type queue struct {
 	sorter order.Sorter
 	jobs   []*policy.Job
 	costs  []float64
+	// par is queuedRecs' per-worker share
+	par []queuedPart
 }
 
 // admissionOrder lists queued entries, least estimated GPU-time first,
@@ -62,24 +64,11 @@ func (o *Optimus) rec(pos int32) (qrec, bool) {
 // by the stable sort whose result defines it.
 func (o *Optimus) fullOrder() []qrec {
 	q := &o.queue
-	recs := q.spare[:0]
-	nan := false
-	for _, e := range o.buf.out {
-		if !e.run {
-			r, bad := o.rec(int32(e.pos))
-			recs = append(recs, r)
-			nan = nan || bad
-		}
-	}
+	recs, nan := o.queuedRecs()
 	if nan {
 		sort.Stable(byCost{o, recs})
 		q.spare, q.recs, q.ok, q.nan = q.recs, recs, true, true
 		return recs
-	}
-	q.jobs, q.costs = q.jobs[:0], q.costs[:0]
-	for _, r := range recs {
-		q.jobs = append(q.jobs, o.buf.slab[r.pos].job)
-		q.costs = append(q.costs, r.cost)
 	}
 	pos := q.sorter.Sort(q.jobs, q.costs)
 	sorted := slices.Grow(q.fbuf[:0], len(recs))

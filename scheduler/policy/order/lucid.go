@@ -95,6 +95,11 @@ type Lucid struct {
 	slots []lucidSlot
 	feats []lucidFeatures
 	kk    lucidKeying
+	// shared counts entries that more than one slot holds (a job listed
+	// twice under one ID): while it is 0, slots may be brought to the
+	// model's version in parallel (lucid_par.go)
+	shared int
+	par    lucidPar
 	// byPos is an untracked snapshot's entries by position: the cheap
 	// path where every job is read anyway
 	byPos []*lucidPred
@@ -108,6 +113,7 @@ type lucidPred struct {
 	main    float64 // fitted terms of the ln estimate at version
 	ctx     float64 // recent term, frozen when the job was first ranked
 	gone    bool    // deleted from pred
+	refs    int32   // slots holding it (fits gone's padding)
 	id      string
 	first   float64 // estimated duration when first ranked
 	seen    int     // Order call that last ranked it

@@ -49,6 +49,9 @@ type lucidKeying struct {
 func (l *Lucid) beginKeys(s *policy.Snapshot) {
 	n := len(s.Jobs)
 	if len(l.slots) > n { // positions gone: drop their entries
+		for i := range l.slots[n:] {
+			l.retarget(&l.slots[n+i], nil)
+		}
 		clear(l.slots[n:])
 		clear(l.feats[n:])
 	}
@@ -110,7 +113,8 @@ func (l *Lucid) fill(i int, j *policy.Job) *lucidSlot {
 			p.first = math.Exp(p.main + p.ctx)
 			l.pred[j.ID] = p
 		}
-		sl.p, sl.remVer = p, -1
+		l.retarget(sl, p)
+		sl.remVer = -1
 	}
 	if g := gpuShare(j); math.Float64bits(g) != math.Float64bits(sl.share) {
 		sl.share = g // written only when it moved: a clean line is not written back
@@ -227,6 +231,10 @@ func (l *Lucid) phaseKey(j *policy.Job) keyed {
 // level unknown then may have been learnt, or where partKey filled
 // another place of it.
 func (l *Lucid) modelKeys(ks []keyed) {
+	if w := lucidWorkers(); w > 1 && len(ks) >= lucidParMin {
+		l.modelKeysPar(ks, w)
+		return
+	}
 	for x := range ks {
 		k := &ks[x]
 		i := int(k.at) - 1

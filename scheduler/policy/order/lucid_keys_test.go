@@ -145,7 +145,41 @@ func lucidReference(l *Lucid, s *policy.Snapshot) []policy.Ranked {
 // brought to the model's version, features that change, levels learnt
 // later, jobs listed twice, pointers that change without a new stamp, an
 // entry dropped under a listed job, and untracked rounds in between.
-func TestLucidTrackedSameRanking(t *testing.T) {
+func TestLucidTrackedSameRanking(t *testing.T) { lucidTrackedSameRanking(t) }
+
+// The same with modelKeys split over three workers at every size: the
+// parallel pass ranks as the serial one, and the count of entries held
+// by two slots (which turns it serial) stays exact.
+func TestLucidTrackedSameRankingParallel(t *testing.T) {
+	defer func(n int, w func() int) { lucidParMin, lucidWorkers = n, w }(lucidParMin, lucidWorkers)
+	lucidParMin, lucidWorkers = 1, func() int { return 3 }
+	lucidTrackedSameRanking(t)
+}
+
+// checkLucidRefs recounts the slots holding each entry.
+func checkLucidRefs(t *testing.T, l *Lucid) {
+	t.Helper()
+	refs := map[*lucidPred]int32{}
+	for _, sl := range l.slots {
+		if sl.p != nil {
+			refs[sl.p]++
+		}
+	}
+	shared := 0
+	for p, n := range refs {
+		if p.refs != n {
+			t.Fatalf("entry %s: %d slots hold it, it counts %d", p.id, n, p.refs)
+		}
+		if n > 1 {
+			shared++
+		}
+	}
+	if shared != l.shared {
+		t.Fatalf("%d entries are shared, Lucid counts %d", shared, l.shared)
+	}
+}
+
+func lucidTrackedSameRanking(t *testing.T) {
 	for seed := uint64(1); seed <= 6; seed++ {
 		c := &lucidChurn{s: &policy.Snapshot{Now: 1000, Cluster: oneNode(8)}, users: 3,
 			rng: rand.New(rand.NewPCG(seed, 7)), touched: map[*policy.Job]bool{}}
@@ -168,6 +202,7 @@ func TestLucidTrackedSameRanking(t *testing.T) {
 			}
 			rs := tracked.Order(c.s)
 			c.s.JobGen = gen
+			checkLucidRefs(t, tracked)
 			if got := ids(rs); !equal(got, want) {
 				t.Fatalf("seed %d round %d: tracked ranked\n%v\nthe reference\n%v", seed, round, got, want)
 			}

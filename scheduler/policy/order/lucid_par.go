@@ -1,0 +1,112 @@
+package order
+
+import (
+	"runtime"
+	"sync"
+)
+
+// lucidParMin is the fewest keys modelKeys splits over workers: below a
+// few thousand the hand-off costs more than the pass (a variable for
+// tests).
+var lucidParMin = 8192
+
+// lucidWorkers is how many workers modelKeys uses (a variable for tests).
+var lucidWorkers = func() int { return runtime.GOMAXPROCS(0) }
+
+// lucidPar is modelKeys' per-worker scratch.
+type lucidPar struct {
+	deferred [][]int32 // per worker: keys whose slot must be refilled
+}
+
+// retarget points sl at entry p (nil: none), counting the entries more
+// than one slot holds.
+func (l *Lucid) retarget(sl *lucidSlot, p *lucidPred) {
+	if old := sl.p; old != nil {
+		if old.refs == 2 {
+			l.shared--
+		}
+		old.refs--
+	}
+	sl.p = p
+	if p != nil {
+		p.refs++
+		if p.refs == 2 {
+			l.shared++
+		}
+	}
+}
+
+// lucidSplit runs f over w fixed ranges of [0, n), one goroutine each
+// (the first on the caller's), and waits for them all.
+func lucidSplit(n, w int, f func(r, lo, hi int)) {
+	var wg sync.WaitGroup
+	step := (n + w - 1) / w
+	for r := 1; r < w; r++ {
+		lo, hi := min(r*step, n), min((r+1)*step, n)
+		wg.Go(func() { f(r, lo, hi) })
+	}
+	f(0, 0, min(step, n))
+	wg.Wait()
+}
+
+// modelKeysPar is modelKeys on w workers over fixed ranges of ks, with
+// the same result bit for bit. The serial loop does, per key in list
+// order, a refill where the slot needs one (it may create or share an
+// entry: the map and the entries' reference counts) and then brings the
+// entry to the model's version and sizes the job. Refills never read
+// what bringing writes (an entry's version and fitted terms: a new entry
+// is made at the current version), so they are done first, serially in
+// list order, and the rest after them. Bringing writes the entry, so it
+// runs in parallel only while no entry is held by two slots (else the
+// first listed must set it, as in the serial loop); each worker writes
+// only its own keys, their slots and their entries.
+func (l *Lucid) modelKeysPar(ks []keyed, w int) {
+	par := &l.par
+	if len(par.deferred) < w {
+		par.deferred = make([][]int32, w)
+	}
+	// which slots must be refilled; stale levels are re-read at once (a
+	// slot's levels and features are its own)
+	lucidSplit(len(ks), w, func(r, lo, hi int) {
+		d := par.deferred[r][:0]
+		for x := lo; x < hi; x++ {
+			k := &ks[x]
+			i := int(k.at) - 1
+			sl := &l.slots[i]
+			if p := sl.p; int(k.queue) != i || p == nil || p.gone {
+				d = append(d, int32(x))
+			} else if l.levelsStale(sl) {
+				l.levelsAt(i, k.job)
+			}
+		}
+		par.deferred[r] = d
+	})
+	for _, d := range par.deferred[:w] { // ranges in order: list order
+		for _, x := range d {
+			k := &ks[x]
+			i := int(k.at) - 1
+			l.fill(i, k.job)
+			l.levelsAt(i, k.job)
+		}
+	}
+	if l.shared > 0 {
+		l.sizeKeys(ks)
+		return
+	}
+	lucidSplit(len(ks), w, func(_, lo, hi int) { l.sizeKeys(ks[lo:hi]) })
+}
+
+// sizeKeys brings each key's entry to the model's version and sets a
+// main-phase job's size, from its slot (already refilled).
+func (l *Lucid) sizeKeys(ks []keyed) {
+	for x := range ks {
+		k := &ks[x]
+		sl := &l.slots[k.at-1]
+		k.queue = 0
+		if k.k[0] != 2 {
+			l.bring(sl)
+			continue
+		}
+		k.k[1] = l.slotSize(sl)
+	}
+}

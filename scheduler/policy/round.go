@@ -33,6 +33,11 @@ type round struct {
 	// settled is settle's list of the victims it preempted
 	trials  *trialStore
 	settled []int32
+	// failed is the demands whose trials failed with every victim
+	// released (preempt_bound.go)
+	failed failedTrials
+	loads  []gpuLoad // roundTrips' scratch
+	nodes  nodeMarks // roundTrips' GPUs by node
 	// info is the ranked jobs' states and gangs, read in one pass (nil
 	// when reasons are skipped: jobs are then read where needed)
 	info []rankInfo
@@ -277,6 +282,7 @@ func (r *round) walk(ranked []Ranked) {
 	r.ranked = ranked
 	if r.preemptive {
 		r.indexVictims()
+		r.initFailed()
 	}
 	hol, batch := r.f.blocksHead(), r.f.batchSize()
 	behind := 0 // queued jobs waiting ahead, under head-of-line blocking

@@ -1,0 +1,109 @@
+package policy
+
+import "sync/atomic"
+
+// DemandMonotone is implemented by placers whose failures carry over to
+// harder demands: if Place fails for demand a on a Capacity (whatever the
+// job), it fails for every b with Harder(a, b) on that Capacity and on
+// any Capacity with no more free on any GPU (no more Free, FreeMem and
+// whole GPUs). Such a placer must not read GPU Util (see roundTrips).
+// The Framework then learns, across shapes, which preemption trials
+// cannot succeed.
+type DemandMonotone interface {
+	Harder(a, b Demand) bool
+}
+
+// failedBoundOff turns the bound off, and boundSkips counts the trials
+// it skipped (tests compare decisions with and without it).
+var (
+	failedBoundOff bool
+	boundSkips     atomic.Int64
+)
+
+// maxFailed bounds the failed demands a round remembers.
+const maxFailed = 32
+
+// failedTrials is what a round learned from preemption trials that failed
+// with every victim ranked below their job released: each such demand
+// did not fit a capacity that every later-ranked job's trial can only
+// reach less of (see shapeMemo.hopeless), so a harder demand ranked later
+// cannot fit either. A churned srtf-oracle round ran ~22 such trials,
+// each releasing and re-committing ~1,400 victims, most of them for a
+// demand harder than one already failed.
+//
+// Whole-GPU gangs need no placer's word: shortOf fails a gang of more
+// workers than there are whole free GPUs, and whole is the fewest whole
+// free GPUs a complete failure saw with its victims released (-1: none
+// yet), which a later trial cannot exceed either.
+type failedTrials struct {
+	on bool // the placer is DemandMonotone (and no residents are tracked)
+	by DemandMonotone
+	ds []Demand
+	// whole as above; released is WholeFree as the trial just run
+	// failed, with every victim it released still out (-1: no such)
+	whole, released int
+	// clean: the trial just run ended on a test that failed for lack of
+	// room (shortOf or the placer's reason), not on a placement the
+	// Capacity rejected; only such failures are remembered
+	clean bool
+}
+
+// initFailed turns the memory on for a placer that declares it (and
+// charges no utilisation, so a trial's re-commits can restore every GPU
+// bit for bit: see roundTrips).
+func (r *round) initFailed() {
+	dm, ok := r.f.Place.(DemandMonotone)
+	_, util := r.f.Place.(UtilPredictor)
+	r.failed = failedTrials{on: ok && !util && r.preemptive && !r.f.tracksResidents() && !failedBoundOff, by: dm,
+		ds: r.failed.ds[:0], whole: -1}
+}
+
+// futile reports that the trial for d at rank i, ranked after every
+// remembered failure, need not run: it must fail with every victim
+// released (d is harder than a demand whose trial did, or a whole-GPU
+// gang of more workers than whole GPUs such a trial freed), and running
+// it would only release and re-commit its victims, leaving the capacity
+// bit for bit as it is (roundTrips).
+func (r *round) futile(i int, d Demand) bool {
+	ft := &r.failed
+	if !ft.on {
+		return false
+	}
+	short := ft.whole >= 0 && d.WholeGPU() && d.Workers > ft.whole
+	if !short && !ft.covers(d) || !r.roundTrips(i) {
+		return false
+	}
+	boundSkips.Add(1)
+	return true
+}
+
+// covers reports that d is harder than a remembered demand.
+func (ft *failedTrials) covers(d Demand) bool {
+	for _, a := range ft.ds {
+		if ft.by.Harder(a, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// note remembers d's complete, clean failure, dropping the demands it
+// makes redundant (harder than d).
+func (ft *failedTrials) note(d Demand) {
+	if w := ft.released; w >= 0 && (ft.whole < 0 || w < ft.whole) {
+		ft.whole = w
+	}
+	if !ft.on || !ft.clean || ft.covers(d) {
+		return
+	}
+	keep := ft.ds[:0]
+	for _, b := range ft.ds {
+		if !ft.by.Harder(d, b) {
+			keep = append(keep, b)
+		}
+	}
+	ft.ds = keep
+	if len(ft.ds) < maxFailed {
+		ft.ds = append(ft.ds, d)
+	}
+}

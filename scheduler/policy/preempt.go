@@ -77,7 +77,7 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 		p, bad := r.f.Place.Place(j, d, r.cap)
 		if bad == "" && len(p.Slots) == d.Workers && r.cap.commitPlaced(j, p, r.f.util(j)) == nil {
 			r.settle(j, p, victims)
-			r.keepRefs(j, p)
+			r.keepRefs(j, p, victims)
 			return p, true, false
 		}
 		r.failed.clean = bad != "" // not a placement the Capacity rejected

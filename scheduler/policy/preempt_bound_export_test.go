@@ -31,3 +31,6 @@ func FreeState(f *Framework) string {
 	}
 	return string(b)
 }
+
+// Donations is how many victims' slot storage keepRefs has reused.
+func Donations() int64 { return donations.Load() }

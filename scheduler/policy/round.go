@@ -419,7 +419,7 @@ func (r *round) tryPlace(j *Job, d Demand) (Placement, string) {
 	if err := r.cap.commitPlaced(j, p, r.f.util(j)); err != nil {
 		return Placement{}, "placer " + r.f.Place.Name() + " chose an invalid placement: " + err.Error()
 	}
-	r.keepRefs(j, p)
+	r.keepRefs(j, p, nil)
 	return p, ""
 }
 

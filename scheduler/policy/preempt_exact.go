@@ -47,10 +47,10 @@ func (r *round) roundTrips(i int) bool {
 	defer func() { r.loads = loads[:0] }()
 	r.nodes.start(len(r.cap.Nodes))
 	for k := len(r.running) - 1; k >= 0 && r.running[k] > i; k-- {
-		if !r.victimOK(r.running[k]) {
+		if r.preempted[r.running[k]] {
 			continue
 		}
-		vr := r.victimRefs(k)
+		vr := r.victimRefs(k) // a ref per slot: victimOK without reading the job
 		if vr.err != nil || len(vr.shares) != len(vr.refs) {
 			return false
 		}

@@ -18,7 +18,7 @@ func (r *round) preemptFor(i int, d Demand, m *shapeMemo, placeFail *failure) (P
 	// shrinks and later ranks have less held below them.
 	// A demand harder than one whose trial failed completely fails too
 	// (preempt_bound.go, futile): hopeless, as by the sums.
-	if !m.hopeless && r.cap.FreeSum()+r.held.sumFrom(i+1)+eps >= d.GPUs() && !r.futile(i, d) {
+	if !m.hopeless && r.cap.FreeSum()+r.held.sumFrom(i+1)+eps >= d.GPUs() && !r.futile(i, d, placeFail) {
 		r.failed.clean, r.failed.released = false, -1
 		p, ok, complete := r.tryVictims(i, d)
 		if ok {

@@ -1,6 +1,9 @@
 package policy
 
-import "sync/atomic"
+import (
+	"slices"
+	"sync/atomic"
+)
 
 // DemandMonotone is implemented by placers whose failures carry over to
 // harder demands: if Place fails for demand a on a Capacity (whatever the
@@ -38,7 +41,9 @@ const maxFailed = 32
 type failedTrials struct {
 	on bool // the placer is DemandMonotone (and no residents are tracked)
 	by DemandMonotone
-	ds []Demand
+	// counts: the placer is a FitCounter too
+	counts bool
+	ds     []Demand
 	// whole as above; released is WholeFree as the trial just run
 	// failed, with every victim it released still out (-1: no such)
 	whole, released int
@@ -54,27 +59,77 @@ type failedTrials struct {
 func (r *round) initFailed() {
 	dm, ok := r.f.Place.(DemandMonotone)
 	_, util := r.f.Place.(UtilPredictor)
+	fc, counts := r.f.Place.(FitCounter)
 	r.failed = failedTrials{on: ok && !util && r.preemptive && !r.f.tracksResidents() && !failedBoundOff, by: dm,
-		ds: r.failed.ds[:0], whole: -1}
+		ds: r.failed.ds[:0], whole: -1, counts: counts && fc.CountsFits()}
 }
 
-// futile reports that the trial for d at rank i, ranked after every
-// remembered failure, need not run: it must fail with every victim
-// released (d is harder than a demand whose trial did, or a whole-GPU
-// gang of more workers than whole GPUs such a trial freed), and running
-// it would only release and re-commit its victims, leaving the capacity
-// bit for bit as it is (roundTrips).
-func (r *round) futile(i int, d Demand) bool {
+// futile reports that the trial for d at rank i need not run: it must
+// fail with every victim released, and running it would only release and
+// re-commit its victims, leaving the capacity bit for bit as it is
+// (roundTrips). It must fail when d is harder than a demand whose trial
+// did (DemandMonotone), or is a whole-GPU gang of more workers than whole
+// GPUs such a trial freed, or (FitCounter) when releasing the victims
+// lets no GPU host one more worker of d than now: d's placement has just
+// failed for lack of room, so the GPUs host fewer than d.Workers now,
+// and no more then. placeFail is that placement's failure.
+func (r *round) futile(i int, d Demand, placeFail *failure) bool {
 	ft := &r.failed
 	if !ft.on {
 		return false
 	}
-	short := ft.whole >= 0 && d.WholeGPU() && d.Workers > ft.whole
-	if !short && !ft.covers(d) || !r.roundTrips(i) {
+	dominated := ft.whole >= 0 && d.WholeGPU() && d.Workers > ft.whole || ft.covers(d)
+	counted := ft.counts && placeFail.room && r.victimsBelow(i) <= maxCounted
+	if !dominated && !counted || !r.roundTrips(i) {
 		return false
+	}
+	if !dominated {
+		gain, whole := r.gainOf(d)
+		if gain > 0 {
+			return false
+		}
+		ft.clean, ft.released = true, whole // as the trial would have failed
+		ft.note(d)
 	}
 	boundSkips.Add(1)
 	return true
+}
+
+// maxCounted bounds the victims futile counts fits over: a trial that
+// preempts one of tens of thousands of victims (LAS' time slices) costs
+// less than reading them all.
+const maxCounted = 4096
+
+// victimsBelow is how many preemptable running jobs rank below i.
+func (r *round) victimsBelow(i int) int {
+	at, _ := slices.BinarySearch(r.running, i+1)
+	return len(r.running) - at
+}
+
+// FitCounter is implemented by placers that fail exactly when the GPUs
+// together host fewer than the gang's workers (Demand.FitsOn summed over
+// every GPU of the Capacity below Workers), whatever the job.
+type FitCounter interface {
+	CountsFits() bool
+}
+
+// gainOf is how many more workers of d the GPUs roundTrips loaded would
+// host with the victims released (their shares and memory added back, as
+// exactly as the release would: roundTrips held), and how many GPUs would
+// be whole then.
+func (r *round) gainOf(d Demand) (gain, whole int) {
+	whole = r.cap.WholeFree()
+	for _, l := range r.loads {
+		g := *l.g
+		before := d.FitsOn(&g)
+		g.Free += l.frac
+		g.FreeMem += l.mem
+		gain += d.FitsOn(&g) - before
+		if g.Whole() && !l.g.Whole() {
+			whole++
+		}
+	}
+	return gain, whole
 }
 
 // covers reports that d is harder than a remembered demand.

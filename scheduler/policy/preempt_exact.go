@@ -44,7 +44,7 @@ func (r *round) roundTrips(i int) bool {
 		return false
 	}
 	loads := r.loads[:0]
-	defer func() { r.loads = loads[:0] }()
+	defer func() { r.loads = loads }() // gainOf reads them
 	r.nodes.start(len(r.cap.Nodes))
 	for k := len(r.running) - 1; k >= 0 && r.running[k] > i; k-- {
 		if r.preempted[r.running[k]] {

@@ -37,6 +37,7 @@ type round struct {
 	// released (preempt_bound.go)
 	failed failedTrials
 	loads  []gpuLoad // roundTrips' scratch
+	room   bool      // tryPlace failed for lack of room
 	nodes  nodeMarks // roundTrips' GPUs by node
 	// info is the ranked jobs' states and gangs, read in one pass (nil
 	// when reasons are skipped: jobs are then read where needed)
@@ -71,6 +72,9 @@ type failure struct {
 	epoch   int
 	reason  string
 	byQueue []string // reason with its "queue N: " prefix, built lazily
+	// room: a placement failure for lack of room (shortOf or the
+	// placer's reason), not a placement the Capacity rejected
+	room bool
 }
 
 // valid reports whether f is a failure still holding at epoch.
@@ -396,20 +400,25 @@ func (r *round) place(j *Job, d Demand, m *shapeMemo) (Placement, *failure) {
 	if m.place.valid(r.cap.Epoch) {
 		return Placement{}, m.place
 	}
+	r.room = false
 	p, why := r.tryPlace(j, d)
 	if why != "" {
-		m.place = &failure{epoch: r.cap.Epoch, reason: why}
+		m.place = &failure{epoch: r.cap.Epoch, reason: why, room: r.room}
 		return Placement{}, m.place
 	}
 	return p, nil
 }
 
+// tryPlace places and commits j's gang; a failure for lack of room
+// (shortOf, the placer's reason) sets r.room.
 func (r *round) tryPlace(j *Job, d Demand) (Placement, string) {
 	if why := shortOf(d, r.cap); why != "" {
+		r.room = true
 		return Placement{}, why
 	}
 	p, why := r.f.Place.Place(j, d, r.cap)
 	if why != "" {
+		r.room = true
 		return Placement{}, why
 	}
 	if len(p.Slots) != d.Workers {

@@ -51,6 +51,13 @@ func (*Consolidated) Harder(a, b policy.Demand) bool {
 	}
 }
 
+// CountsFits (policy.FitCounter): consolidate fails exactly when the
+// nodes' fits sum below the gang's workers, and a node's fit is its GPUs'
+// Demand.FitsOn summed (nodeFit's shortcuts give the same count: a
+// whole-GPU gang asking no memory fits each whole GPU once; a node whose
+// FreeSum or MaxFree is short of the fraction has no GPU that fits one).
+func (*Consolidated) CountsFits() bool { return true }
+
 // Place chooses the gang's slots.
 func (*Consolidated) Place(_ *policy.Job, d policy.Demand, c *policy.Capacity) (policy.Placement, string) {
 	return consolidate(c, d)

@@ -41,9 +41,11 @@ const maxFailed = 32
 type failedTrials struct {
 	on bool // the placer is DemandMonotone (and no residents are tracked)
 	by DemandMonotone
-	// counts: the placer is a FitCounter too
-	counts bool
-	ds     []Demand
+	// counts: the placer is a FitCounter too; hits and misses count the
+	// trials counting skipped and did not
+	counts       bool
+	hits, misses int
+	ds           []Demand
 	// whole as above; released is WholeFree as the trial just run
 	// failed, with every victim it released still out (-1: no such)
 	whole, released int
@@ -79,15 +81,23 @@ func (r *round) futile(i int, d Demand, placeFail *failure) bool {
 		return false
 	}
 	dominated := ft.whole >= 0 && d.WholeGPU() && d.Workers > ft.whole || ft.covers(d)
-	counted := ft.counts && placeFail.room && r.victimsBelow(i) <= maxCounted
-	if !dominated && !counted || !r.roundTrips(i) {
+	counted := ft.counts && placeFail.room && (ft.misses < minMisses || ft.misses < 4*ft.hits)
+	if !dominated && !counted || r.victimsBelow(i) > maxCounted || r.held.sumFrom(i+1) > maxCounted || !r.roundTrips(i, false) {
 		return false
 	}
 	if !dominated {
 		gain, whole := r.gainOf(d)
+		if gain > 0 && r.trip.i != i { // r.loads were a higher rank's: read this one's
+			if !r.roundTrips(i, true) {
+				return false
+			}
+			gain, whole = r.gainOf(d)
+		}
 		if gain > 0 {
+			ft.misses++
 			return false
 		}
+		ft.hits++
 		ft.clean, ft.released = true, whole // as the trial would have failed
 		ft.note(d)
 	}
@@ -95,10 +105,16 @@ func (r *round) futile(i int, d Demand, placeFail *failure) bool {
 	return true
 }
 
-// maxCounted bounds the victims futile counts fits over: a trial that
-// preempts one of tens of thousands of victims (LAS' time slices) costs
-// less than reading them all.
-const maxCounted = 4096
+// minMisses is how many counts that found a gain a round makes before it
+// counts only while a fifth or more of them skip a trial (gittins' trials
+// mostly succeed: the read was then pure cost).
+const minMisses = 4
+
+// maxCounted bounds the victims futile reads (roundTrips), and the GPU
+// share they hold (their slots, at least): a trial that preempts one of
+// tens of thousands of victims (LAS' time slices), or one 80,001-slot
+// gang, costs less than reading them all.
+const maxCounted = 2048
 
 // victimsBelow is how many preemptable running jobs rank below i.
 func (r *round) victimsBelow(i int) int {
@@ -116,7 +132,7 @@ type FitCounter interface {
 // gainOf is how many more workers of d the GPUs roundTrips loaded would
 // host with the victims released (their shares and memory added back, as
 // exactly as the release would: roundTrips held), and how many GPUs would
-// be whole then.
+// be whole then; at most that when r.loads are a lower rank's check.
 func (r *round) gainOf(d Demand) (gain, whole int) {
 	whole = r.cap.WholeFree()
 	for _, l := range r.loads {

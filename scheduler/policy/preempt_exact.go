@@ -39,7 +39,32 @@ type gpuLoad struct {
 // digest reads it, which changes only which trials replay, not what they
 // decide.) Its cost is a read of the victims, where the trial wrote them
 // twice and ran the placer up to log2(victims) times.
-func (r *round) roundTrips(i int) bool {
+//
+// Unless fresh, a check that held for a rank at or above an earlier one
+// with the capacity unchanged since (no change logged, the same Epoch)
+// holds again without reading anything: the victims are a subset of
+// that check's (fewer shares on the same GPUs), and r.loads keeps that
+// check's sums, which then bound this rank's from above.
+func (r *round) roundTrips(i int, fresh bool) bool {
+	mark, logged := r.cap.Mark()
+	if t := &r.trip; !fresh && t.ok && logged && t.mark == mark && t.epoch == r.cap.Epoch && i >= t.i {
+		return true
+	}
+	held := r.exact(i)
+	r.trip = tripCheck{ok: held && logged, i: i, mark: mark, epoch: r.cap.Epoch}
+	return held
+}
+
+// tripCheck is the last roundTrips check that held.
+type tripCheck struct {
+	ok    bool
+	i     int
+	mark  ChangeMark
+	epoch int
+}
+
+// exact is roundTrips' check for rank i, read afresh into r.loads.
+func (r *round) exact(i int) bool {
 	if !dyadic(r.cap.freeSum) {
 		return false
 	}

@@ -38,6 +38,7 @@ type round struct {
 	failed failedTrials
 	loads  []gpuLoad // roundTrips' scratch
 	room   bool      // tryPlace failed for lack of room
+	trip   tripCheck // the last roundTrips check that held
 	nodes  nodeMarks // roundTrips' GPUs by node
 	// info is the ranked jobs' states and gangs, read in one pass (nil
 	// when reasons are skipped: jobs are then read where needed)

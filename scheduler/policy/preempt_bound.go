@@ -71,29 +71,30 @@ func (r *round) initFailed() {
 // re-commit its victims, leaving the capacity bit for bit as it is
 // (roundTrips). It must fail when d is harder than a demand whose trial
 // did (DemandMonotone), or is a whole-GPU gang of more workers than whole
-// GPUs such a trial freed, or (FitCounter) when releasing the victims
-// lets no GPU host one more worker of d than now: d's placement has just
-// failed for lack of room, so the GPUs host fewer than d.Workers now,
-// and no more then. placeFail is that placement's failure.
+// GPUs such a trial freed or its own victims would free, or (FitCounter)
+// when releasing the victims lets no GPU host one more worker of d than
+// now: d's placement has just failed for lack of room, so the GPUs host
+// fewer than d.Workers now, and no more then. placeFail is that
+// placement's failure.
 func (r *round) futile(i int, d Demand, placeFail *failure) bool {
 	ft := &r.failed
 	if !ft.on {
 		return false
 	}
 	dominated := ft.whole >= 0 && d.WholeGPU() && d.Workers > ft.whole || ft.covers(d)
-	counted := ft.counts && placeFail.room && (ft.misses < minMisses || ft.misses < 4*ft.hits)
+	counted := (ft.counts && placeFail.room || d.WholeGPU()) && (ft.misses < minMisses || ft.misses < 4*ft.hits)
 	if !dominated && !counted || r.victimsBelow(i) > maxCounted || r.held.sumFrom(i+1) > maxCounted || !r.roundTrips(i, false) {
 		return false
 	}
 	if !dominated {
-		gain, whole := r.gainOf(d)
-		if gain > 0 && r.trip.i != i { // r.loads were a higher rank's: read this one's
+		fails, whole := r.failsReleased(d, placeFail)
+		if !fails && r.trip.i != i { // r.loads were an earlier rank's (more victims): read this one's
 			if !r.roundTrips(i, true) {
 				return false
 			}
-			gain, whole = r.gainOf(d)
+			fails, whole = r.failsReleased(d, placeFail)
 		}
-		if gain > 0 {
+		if !fails {
 			ft.misses++
 			return false
 		}
@@ -103,6 +104,16 @@ func (r *round) futile(i int, d Demand, placeFail *failure) bool {
 	}
 	boundSkips.Add(1)
 	return true
+}
+
+// failsReleased reports that d cannot place with the victims r.loads
+// holds released: a whole-GPU gang of more workers than whole GPUs then
+// (shortOf, whatever the placer), or (FitCounter, after a failure for lack
+// of room) no GPU hosting one more worker than now; whole is the whole
+// GPUs then.
+func (r *round) failsReleased(d Demand, placeFail *failure) (fails bool, whole int) {
+	gain, whole := r.gainOf(d)
+	return d.WholeGPU() && whole < d.Workers || r.failed.counts && placeFail.room && gain == 0, whole
 }
 
 // minMisses is how many counts that found a gain a round makes before it

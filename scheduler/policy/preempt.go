@@ -16,13 +16,19 @@ func (r *round) preemptFor(i int, d Demand, m *shapeMemo, placeFail *failure) (P
 	epoch := r.cap.Epoch
 	// The cheap check is memoised too: within an epoch free capacity only
 	// shrinks and later ranks have less held below them.
-	if !m.hopeless && r.cap.FreeSum()+r.held.sumFrom(i+1)+eps >= d.GPUs() {
+	// A demand harder than one whose trial failed completely fails too
+	// (preempt_bound.go, futile): hopeless, as by the sums.
+	if !m.hopeless && r.cap.FreeSum()+r.held.sumFrom(i+1)+eps >= d.GPUs() && !r.futile(i, d, placeFail) {
+		r.failed.clean, r.failed.released = false, -1
 		p, ok, complete := r.tryVictims(i, d)
 		if ok {
 			return p, nil
 		}
 		r.cap.Epoch = epoch // capacity is exactly as before the trial
 		m.hopeless = complete
+		if complete {
+			r.failed.note(d)
+		}
 	} else {
 		m.hopeless = true // the sum only shrinks for later ranks (see hopeless)
 	}
@@ -65,14 +71,19 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 		batch *= 2
 		tested = true
 		if shortOf(d, r.cap) != "" {
+			r.failed.clean = true
 			continue
 		}
-		if p, bad := r.f.Place.Place(j, d, r.cap); bad == "" && len(p.Slots) == d.Workers &&
-			r.cap.commitPlaced(j, p, r.f.util(j)) == nil {
+		p, bad := r.f.Place.Place(j, d, r.cap)
+		if bad == "" && len(p.Slots) == d.Workers && r.cap.commitPlaced(j, p, r.f.util(j)) == nil {
 			r.settle(j, p, victims)
-			r.keepRefs(j, p)
+			r.keepRefs(j, p, victims)
 			return p, true, false
 		}
+		r.failed.clean = bad != "" // not a placement the Capacity rejected
+	}
+	if tested { // every victim is out: what a later trial can reach at most
+		r.failed.released = r.cap.WholeFree()
 	}
 	r.restore(victims)
 	return Placement{}, false, tested

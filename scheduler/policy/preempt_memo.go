@@ -55,8 +55,11 @@ type trialEntry struct {
 	// (indexes into the n, in settle's order); else complete is the
 	// failure's (a test after the last release)
 	ok, complete bool
-	slots        []Slot
-	preempt      []int32
+	// clean and released are the failed-trial bound's (failedTrials)
+	clean    bool
+	released int
+	slots    []Slot
+	preempt  []int32
 	// diff is the trial's net change to GPUs; free, whole and epoch the
 	// totals and Epoch it left
 	diff  []gpuDiff
@@ -188,6 +191,7 @@ func (r *round) replay(e *trialEntry, victims []int, j *Job) (p Placement, ok, c
 	r.cap.replayDiff(e.diff, e.free, e.whole)
 	r.cap.Epoch += e.epoch
 	if !e.ok {
+		r.failed.clean, r.failed.released = e.clean, e.released
 		return Placement{}, false, e.complete, true
 	}
 	for _, x := range e.preempt {
@@ -206,7 +210,8 @@ func (r *round) recordTrial(t *trialStore, key trialKey, victims []int, preempt 
 	}
 	t.big = true
 	e := &trialEntry{n: len(victims), ok: ok, complete: complete, diff: diff,
-		free: r.cap.freeSum, whole: r.cap.wholeFree, epoch: r.cap.Epoch - epoch0}
+		free: r.cap.freeSum, whole: r.cap.wholeFree, epoch: r.cap.Epoch - epoch0,
+		clean: r.failed.clean, released: r.failed.released}
 	for _, k := range victims {
 		vr := r.victimRefs(k)
 		e.sa, e.sb = mix(e.sa, vr.ha, hashSeedA), mix(e.sb, vr.hb, hashSeedB)

@@ -1,6 +1,10 @@
 package policy
 
-import "math"
+import (
+	"math"
+	"slices"
+	"sync/atomic"
+)
 
 // victimRef is a victim's placement resolved on the round's Capacity.
 type victimRef struct {
@@ -66,8 +70,8 @@ func (r *round) victimRefs(k int) *victimRef {
 // commitPlaced: once started, a job is a victim of a later round, whose
 // victimRefs then finds them (when the caller gave it exactly p). Gangs
 // of a few slots resolve cheaply and are left out (a burst starts
-// thousands).
-func (r *round) keepRefs(j *Job, p Placement) {
+// thousands). victims are the trial's that settle listed (r.settled).
+func (r *round) keepRefs(j *Job, p Placement, victims []int) {
 	if !r.preemptive || r.f.refCache == nil || len(p.Slots) < keepMinSlots {
 		return
 	}
@@ -76,11 +80,42 @@ func (r *round) keepRefs(j *Job, p Placement) {
 		vr = &victimRef{}
 		r.f.refCache[j] = vr
 	}
+	if cap(vr.refs) < len(p.Slots) {
+		r.donate(vr, len(p.Slots), victims)
+	}
 	vr.refs, vr.err = append(vr.refs[:0], r.cap.placed...), nil
 	vr.shares = sharesOf(vr.shares, p.Slots)
 	vr.cap, vr.layout, vr.util = r.cap, r.cap.layout, math.Float64bits(r.f.util(j))
 	vr.round, vr.hashed = r.refRound, false
 }
+
+// donate gives vr, about to hold a new gang of n slots, the storage of a
+// victim (positions in r.running) settle just preempted that has room: a LAS round that
+// preempts an 80,001-slot gang for another allocated and grew 2.5 MB of
+// refs for the new one while the old one's lay unused in the cache. The
+// victim's entry is left empty, to be resolved again if ever read (its
+// slots no longer match it).
+func (r *round) donate(vr *victimRef, n int, victims []int) {
+	if n < minDonated || victims == nil { // not after a trial's settle
+		return
+	}
+	for _, x := range r.settled {
+		d := r.victimRefs(victims[x])
+		if d == vr || cap(d.refs) < n || cap(d.shares) < n {
+			continue
+		}
+		vr.refs, vr.shares = d.refs[:0], d.shares[:0]
+		d.refs, d.shares, d.cap = nil, nil, nil
+		donations.Add(1)
+		return
+	}
+}
+
+// donations counts donate's gifts (tests check that it happens).
+var donations atomic.Int64
+
+// minDonated is the smallest gang donate finds storage for.
+const minDonated = 1024
 
 // keepMinSlots is the smallest gang keepRefs caches.
 const keepMinSlots = 4
@@ -92,7 +127,7 @@ type slotShare struct {
 }
 
 func sharesOf(dst []slotShare, slots []Slot) []slotShare {
-	dst = dst[:0]
+	dst = slices.Grow(dst[:0], len(slots))
 	for _, s := range slots {
 		dst = append(dst, slotShare{math.Float64bits(s.Fraction), s.MemMiB})
 	}

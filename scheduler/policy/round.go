@@ -33,6 +33,13 @@ type round struct {
 	// settled is settle's list of the victims it preempted
 	trials  *trialStore
 	settled []int32
+	// failed is the demands whose trials failed with every victim
+	// released (preempt_bound.go)
+	failed failedTrials
+	loads  []gpuLoad // roundTrips' scratch
+	room   bool      // tryPlace failed for lack of room
+	trip   tripCheck // the last roundTrips check that held
+	nodes  nodeMarks // roundTrips' GPUs by node
 	// info is the ranked jobs' states and gangs, read in one pass (nil
 	// when reasons are skipped: jobs are then read where needed)
 	info []rankInfo
@@ -66,6 +73,9 @@ type failure struct {
 	epoch   int
 	reason  string
 	byQueue []string // reason with its "queue N: " prefix, built lazily
+	// room: a placement failure for lack of room (shortOf or the
+	// placer's reason), not a placement the Capacity rejected
+	room bool
 }
 
 // valid reports whether f is a failure still holding at epoch.
@@ -277,6 +287,7 @@ func (r *round) walk(ranked []Ranked) {
 	r.ranked = ranked
 	if r.preemptive {
 		r.indexVictims()
+		r.initFailed()
 	}
 	hol, batch := r.f.blocksHead(), r.f.batchSize()
 	behind := 0 // queued jobs waiting ahead, under head-of-line blocking
@@ -390,20 +401,25 @@ func (r *round) place(j *Job, d Demand, m *shapeMemo) (Placement, *failure) {
 	if m.place.valid(r.cap.Epoch) {
 		return Placement{}, m.place
 	}
+	r.room = false
 	p, why := r.tryPlace(j, d)
 	if why != "" {
-		m.place = &failure{epoch: r.cap.Epoch, reason: why}
+		m.place = &failure{epoch: r.cap.Epoch, reason: why, room: r.room}
 		return Placement{}, m.place
 	}
 	return p, nil
 }
 
+// tryPlace places and commits j's gang; a failure for lack of room
+// (shortOf, the placer's reason) sets r.room.
 func (r *round) tryPlace(j *Job, d Demand) (Placement, string) {
 	if why := shortOf(d, r.cap); why != "" {
+		r.room = true
 		return Placement{}, why
 	}
 	p, why := r.f.Place.Place(j, d, r.cap)
 	if why != "" {
+		r.room = true
 		return Placement{}, why
 	}
 	if len(p.Slots) != d.Workers {
@@ -413,7 +429,7 @@ func (r *round) tryPlace(j *Job, d Demand) (Placement, string) {
 	if err := r.cap.commitPlaced(j, p, r.f.util(j)); err != nil {
 		return Placement{}, "placer " + r.f.Place.Name() + " chose an invalid placement: " + err.Error()
 	}
-	r.keepRefs(j, p)
+	r.keepRefs(j, p, nil)
 	return p, ""
 }
 

@@ -30,6 +30,34 @@ func (*Consolidated) Shape(_ *policy.Job, d policy.Demand) policy.ShapeKey {
 // its preemption trials.
 func (*Consolidated) PlacesOnCapacity() bool { return true }
 
+// Harder (policy.DemandMonotone): consolidate fails exactly when the
+// nodes together host fewer than the gang's workers (nodeFit summed), and
+// nodeFit only falls for a larger fraction or memory per worker, on less
+// capacity. b is harder than a when it has as many workers or more and,
+// both fractional, as large a fraction or larger and as much memory or
+// more (a memory of 0 caps nothing); both whole-GPU, as much memory
+// (0 asks a whole GPU's, which every whole GPU holds) or a's is 0.
+func (*Consolidated) Harder(a, b policy.Demand) bool {
+	if b.Workers < a.Workers {
+		return false
+	}
+	switch aw, bw := a.WholeGPU(), b.WholeGPU(); {
+	case aw != bw:
+		return false
+	case aw:
+		return a.MemMiB == 0 || b.MemMiB >= a.MemMiB
+	default:
+		return b.Fraction >= a.Fraction && (a.MemMiB == 0 || b.MemMiB >= a.MemMiB)
+	}
+}
+
+// CountsFits (policy.FitCounter): consolidate fails exactly when the
+// nodes' fits sum below the gang's workers, and a node's fit is its GPUs'
+// Demand.FitsOn summed (nodeFit's shortcuts give the same count: a
+// whole-GPU gang asking no memory fits each whole GPU once; a node whose
+// FreeSum or MaxFree is short of the fraction has no GPU that fits one).
+func (*Consolidated) CountsFits() bool { return true }
+
 // Place chooses the gang's slots.
 func (*Consolidated) Place(_ *policy.Job, d policy.Demand, c *policy.Capacity) (policy.Placement, string) {
 	return consolidate(c, d)

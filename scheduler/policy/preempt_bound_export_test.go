@@ -1,0 +1,36 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+)
+
+// FailedBoundOff turns the failed-trial bound off (preempt_bound.go) and
+// returns how many trials it has skipped so far.
+func FailedBoundOff(off bool) int64 {
+	failedBoundOff = off
+	return boundSkips.Load()
+}
+
+// FreeState is CapacityState without GPU Util, which no DemandMonotone
+// placer reads (roundTrips).
+func FreeState(f *Framework) string {
+	c := f.free
+	if c == nil {
+		return ""
+	}
+	b := fmt.Appendf(nil, "free %x whole %d epoch %d\n", math.Float64bits(c.freeSum), c.wholeFree, c.Epoch)
+	for i := range c.Nodes {
+		n := &c.Nodes[i]
+		b = fmt.Appendf(b, "%s %x %d %d %x %x|", n.Name, math.Float64bits(n.FreeSum), n.WholeFree, n.Partial,
+			math.Float64bits(n.MaxFree), math.Float64bits(c.sums[i]))
+		for _, g := range n.GPUs {
+			b = fmt.Appendf(b, " %x/%d", math.Float64bits(g.Free), g.FreeMem)
+		}
+		b = append(b, '\n')
+	}
+	return string(b)
+}
+
+// Donations is how many victims' slot storage keepRefs has reused.
+func Donations() int64 { return donations.Load() }

@@ -1,0 +1,64 @@
+package policy_test
+
+import (
+	"testing"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+	pt "github.com/caravan-dl/caravan/scheduler/policy/policytest"
+)
+
+// The failed-trial bound (preempt_bound.go) skips only trials that would
+// fail with every victim released, so it changes no decision: an
+// instance with it and one without decide the same churned snapshots and
+// leave the same capacity every round, bit for bit (but GPU Util, which
+// no DemandMonotone placer reads: see roundTrips): with shares in
+// quarters (released and re-committed exactly, so trials are skipped:
+// the bound must skip some) and with shares whose sums round (a skipped
+// trial would not leave its float residue, so roundTrips must refuse).
+func TestFailedBoundSameDecisions(t *testing.T) {
+	defer policy.FailedBoundOff(false)
+	for _, name := range []string{"srtf-oracle", "tiresias-las", "tiresias-gittins"} {
+		for seed := uint64(1); seed <= 6; seed++ {
+			s := pt.Random(seed, pt.RandomSpec{
+				Cluster: pt.ClusterSpec{Racks: 3, NodesPerRack: 8, GPUsPerNode: 8},
+				Running: 400, Queued: 600, Busy: 0.95, FracShare: 0.6,
+			})
+			tenths := seed > 3
+			if tenths {
+				roundingShares(s)
+			}
+			c := pt.NewChurn(seed, s, pt.ChurnSpec{Interval: 10, Finish: 0.02, Arrive: 8})
+			with, without := newPolicy(t, name), newPolicy(t, name)
+			skips0 := policy.FailedBoundOff(false)
+			for round := 0; round < 12; round++ {
+				policy.FailedBoundOff(true)
+				want := copyOf(without.Decide(c.S))
+				policy.FailedBoundOff(false)
+				got := with.Decide(c.S)
+				sameDecision(t, name, round, want, got)
+				if policy.FreeState(with.(*policy.Framework)) != policy.FreeState(without.(*policy.Framework)) {
+					t.Fatalf("%s seed %d round %d: the rounds left different capacities", name, seed, round)
+				}
+				c.Step(want)
+			}
+			skips := policy.FailedBoundOff(false) - skips0
+			t.Logf("%s seed %d (tenths %v): %d trials skipped", name, seed, tenths, skips)
+			if name == "srtf-oracle" && !tenths && skips == 0 {
+				t.Errorf("%s seed %d: the bound skipped no trial", name, seed)
+			}
+		}
+	}
+}
+
+// roundingShares turns the fractional jobs' shares into ones whose sums
+// round (as TestTrialMemoSameDecisions' tenths).
+func roundingShares(s *policy.Snapshot) {
+	for _, j := range s.Jobs {
+		if j.Fraction > 0 && j.Fraction < 1 {
+			j.Fraction = j.Fraction*0.9 + 0.0137
+			for k := range j.Placement.Slots {
+				j.Placement.Slots[k].Fraction = j.Fraction
+			}
+		}
+	}
+}

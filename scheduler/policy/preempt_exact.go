@@ -1,0 +1,123 @@
+package policy
+
+import "math"
+
+// dyadicBits is the binary precision below which roundTrips accepts no
+// share: every Free and share a multiple of 2^-dyadicBits (quarters,
+// halves, whole GPUs; ~1e-6 apart, far more than eps), their sums are
+// exact, so releasing shares and committing them back restores each
+// value bit for bit, and the clamps at eps and 1-eps change nothing.
+const dyadicBits = 20
+
+// dyadic reports that v ≥ 0 (not -0) is a multiple of 2^-dyadicBits
+// below 2^30 (sums of such stay exact).
+func dyadic(v float64) bool {
+	x := v * (1 << dyadicBits) // exact: a power of two
+	return v >= 0 && !math.Signbit(v) && x < 1<<(30+dyadicBits) && x == math.Trunc(x)
+}
+
+// gpuLoad is what the victims of a trial hold on one GPU.
+type gpuLoad struct {
+	g    *FreeGPU
+	frac float64
+	mem  int64
+	next int32 // the node's previous entry, -1 at the end
+}
+
+// roundTrips reports that a trial at rank i that fails would leave the
+// capacity as it found it, bit for bit in everything a decision reads:
+// releasing every victim below i and re-committing them all (tryVictims,
+// restore) only adds and subtracts exact values. It holds when every
+// victim resolved, every share and every GPU Free on a node it touches
+// is dyadic, no GPU would exceed a whole GPU or its memory with the
+// victims released (no clamp), and the cluster total stays exact. Only
+// then may a trial known to fail be skipped without changing a float
+// the next placement or shortOf reads. (GPU Util is not restored bit for
+// bit by a trial either: a re-commit charging nothing clamps a negative
+// rounding residue to 0. A DemandMonotone placer does not read Util and
+// no utilisation is charged, so it decides nothing; the trial memo's
+// digest reads it, which changes only which trials replay, not what they
+// decide.) Its cost is a read of the victims, where the trial wrote them
+// twice and ran the placer up to log2(victims) times.
+//
+// Unless fresh, a check that held for a rank at or above an earlier one
+// with the capacity unchanged since (no change logged, the same Epoch)
+// holds again without reading anything: the victims are a subset of
+// that check's (fewer shares on the same GPUs), and r.loads keeps that
+// check's sums, which then bound this rank's from above.
+func (r *round) roundTrips(i int, fresh bool) bool {
+	mark, logged := r.cap.Mark()
+	if t := &r.trip; !fresh && t.ok && logged && t.mark == mark && t.epoch == r.cap.Epoch && i >= t.i {
+		return true
+	}
+	held := r.exact(i)
+	r.trip = tripCheck{ok: held && logged, i: i, mark: mark, epoch: r.cap.Epoch}
+	return held
+}
+
+// tripCheck is the last roundTrips check that held.
+type tripCheck struct {
+	ok    bool
+	i     int
+	mark  ChangeMark
+	epoch int
+}
+
+// exact is roundTrips' check for rank i, read afresh into r.loads.
+func (r *round) exact(i int) bool {
+	if !dyadic(r.cap.freeSum) {
+		return false
+	}
+	loads := r.loads[:0]
+	defer func() { r.loads = loads }() // gainOf reads them
+	r.nodes.start(len(r.cap.Nodes))
+	for k := len(r.running) - 1; k >= 0 && r.running[k] > i; k-- {
+		if r.preempted[r.running[k]] {
+			continue
+		}
+		vr := r.victimRefs(k) // a ref per slot: victimOK without reading the job
+		if vr.err != nil || len(vr.shares) != len(vr.refs) {
+			return false
+		}
+		for s, rf := range vr.refs {
+			f := math.Float64frombits(vr.shares[s].frac)
+			if rf.g == nil || !dyadic(f) || vr.shares[s].mem < 0 {
+				return false
+			}
+			at, seen := r.nodes.get(rf.ni)
+			if !seen {
+				if !dyadicNode(&r.cap.Nodes[rf.ni]) {
+					return false
+				}
+				at = -1
+			}
+			e := at
+			for e >= 0 && loads[e].g != rf.g {
+				e = loads[e].next
+			}
+			if e < 0 {
+				e = int32(len(loads))
+				loads = append(loads, gpuLoad{g: rf.g, next: at})
+				r.nodes.set(rf.ni, e)
+			}
+			loads[e].frac += f
+			loads[e].mem += vr.shares[s].mem
+		}
+	}
+	for _, l := range loads {
+		if !(l.g.Free+l.frac <= 1) || l.mem > l.g.TotalMem-l.g.FreeMem {
+			return false
+		}
+	}
+	return true
+}
+
+// dyadicNode reports that every GPU of n has a dyadic Free.
+func dyadicNode(n *FreeNode) bool {
+	for k := range n.GPUs {
+		if !dyadic(n.GPUs[k].Free) {
+			return false
+		}
+	}
+	return true
+}

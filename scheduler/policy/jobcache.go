@@ -25,6 +25,8 @@ type jobCache struct {
 	// changed lists the ranks whose jobs rank reads, stale the unchanged
 	// running ones whose guard it asks again (scratch)
 	changed, stale []int32
+	// parts are rank's per-part lists, joined into changed and stale
+	parts []rankPart
 	// guarded is this round's PreemptionGuard answer for each running
 	// job by rank (nil: not kept); guard is its storage
 	guarded, guard []bool
@@ -43,10 +45,15 @@ func (c *jobCache) refresh(s *Snapshot) bool {
 // unchanged jobs' entries from the last round.
 //
 // With a guard (a preemptive ordering's PreemptionGuard) it also answers
-// CanPreempt for every running job (c.guarded, by rank): for a changed
-// job while its placement is read (the same cache line as LastStart,
-// fair's guard), so the victim index does not read each running job
-// once more in rank order.
+// CanPreempt for every running job (c.guarded, by rank), so the victim
+// index does not read each running job once more in rank order.
+//
+// Its passes are cut into fixed parts run side by side (split) at
+// 100,000 jobs: each part writes only its own ranks' slots (and next at
+// its ranks' positions, distinct as RankIndexer promises), and its lists
+// of changed and stale ranks are joined in part order, so everything is
+// what one serial pass writes. The guard is asked serially, in the serial
+// order: it is the ordering's code.
 func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, preemptive bool, guard PreemptionGuard) ([]Rank, []rankInfo) {
 	old, cur := c.cur, 1-c.cur
 	oldInfo, oldIDs := c.info[old], c.ids[old]
@@ -56,14 +63,81 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, preemptive boo
 	last := c.lastRank
 	// in list order: a changed job's last rank is void (so the rank
 	// pass below reads one array by position, not two)
-	for p := range next {
-		next[p] = -1
-		if p < len(last) && !c.track.Same(p) {
-			last[p] = -1
+	split(len(next), splitParts(len(next)), func(_, lo, hi int) {
+		for p := lo; p < hi; p++ {
+			next[p] = -1
+			if p < len(last) && !c.track.Same(p) {
+				last[p] = -1
+			}
+		}
+	})
+	k := splitParts(len(ranked))
+	c.parts = grow(c.parts, k)
+	pass := rankPass{ranked: ranked, at: at, next: next, ranking: ranking, ids: ids, info: info,
+		oldIDs: oldIDs, oldInfo: oldInfo, guarded: guard != nil}
+	split(len(ranked), k, func(part, lo, hi int) {
+		c.parts[part] = c.copyUnchanged(&pass, lo, hi, c.parts[part])
+	})
+	changed, stale := c.changed[:0], c.stale[:0]
+	for i := range c.parts {
+		changed = append(changed, c.parts[i].changed...)
+		stale = append(stale, c.parts[i].stale...)
+	}
+	// the changed jobs (every running job, every round), in a pass of
+	// their own: its iterations are short and independent, so the
+	// processor overlaps more of their cache misses than it could
+	// between the unchanged jobs' copies
+	split(len(changed), splitParts(len(changed)), func(_, lo, hi int) {
+		readChanged(ranked, changed[lo:hi], ranking, ids, info, preemptive)
+	})
+	c.guarded = nil
+	if guard != nil && preemptive {
+		ok := grow(c.guard, len(ranked))
+		c.guard, c.guarded = ok, ok
+		for _, r := range changed {
+			if info[r].state == Running {
+				ok[r] = guard.CanPreempt(ranked[r].Job, s.Now)
+			}
+		}
+		for _, r := range stale { // unchanged, but the guard moves with Now
+			ok[r] = guard.CanPreempt(ranked[r].Job, s.Now)
 		}
 	}
-	changed, stale := c.changed[:0], c.stale[:0]
-	for r, x := range ranked {
+	c.changed, c.stale = changed, stale
+	c.info[cur], c.ids[cur], c.cur, c.ranking = info, ids, cur, ranking
+	c.lastRank, c.next = next, last
+	return ranking, info
+}
+
+// rankPart is one part's lists of rank's unchanged-job pass: the ranks
+// whose jobs must be read, and the unchanged running ones whose guard is
+// asked again.
+type rankPart struct {
+	changed, stale []int32
+}
+
+// rankPass is what rank's unchanged-job pass reads and writes.
+type rankPass struct {
+	ranked  []Ranked
+	at      []int32
+	next    []int32
+	ranking []Rank
+	ids     []string
+	info    []rankInfo
+	oldIDs  []string
+	oldInfo []rankInfo
+	guarded bool
+}
+
+// copyUnchanged is rank's pass over the ranks [lo, hi): an unchanged
+// job's entry is copied from the last round's, the others are listed as
+// changed (stale: the unchanged running ones, when guarded).
+func (c *jobCache) copyUnchanged(ps *rankPass, lo, hi int, lists rankPart) rankPart {
+	last, next, at := c.lastRank, ps.next, ps.at
+	ranking, ids, info, oldIDs, oldInfo := ps.ranking, ps.ids, ps.info, ps.oldIDs, ps.oldInfo
+	changed, stale := lists.changed[:0], lists.stale[:0]
+	for r := lo; r < hi; r++ {
+		x := &ps.ranked[r]
 		p := -1
 		if at != nil {
 			p = int(at[r]) - 1
@@ -74,7 +148,7 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, preemptive boo
 				ids[r], info[r] = oldIDs[lr], oldInfo[lr]
 				ranking[r] = Rank{JobID: ids[r], Queue: x.Queue}
 				next[p] = int32(r)
-				if guard != nil && info[r].state == Running {
+				if ps.guarded && info[r].state == Running {
 					stale = append(stale, int32(r)) // its guard moves with Now
 				}
 				continue
@@ -83,41 +157,23 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, preemptive boo
 		}
 		changed = append(changed, int32(r))
 	}
-	// the changed jobs (every running job, every round), in a loop of
-	// their own: its iterations are short and independent, so the
-	// processor overlaps more of their cache misses than it could
-	// between the unchanged jobs' copies
-	for _, r := range changed {
+	return rankPart{changed: changed, stale: stale}
+}
+
+// readChanged reads the jobs at ranks rs into the Ranking and walk info,
+// with a running job's GPU share for a preemptive ordering (its slots are
+// one more miss each, which only the victim index needs).
+func readChanged(ranked []Ranked, rs []int32, ranking []Rank, ids []string, info []rankInfo, preemptive bool) {
+	for _, r := range rs {
 		x := &ranked[r]
 		j := x.Job
 		ids[r] = j.ID
 		info[r] = rankInfo{state: j.State, workers: j.Workers, frac: j.Fraction, mem: j.MemMiB}
 		ranking[r] = Rank{JobID: j.ID, Queue: x.Queue}
-	}
-	c.guarded = nil
-	if preemptive { // running jobs' shares: their slots are one more miss each
-		var ok []bool
-		if guard != nil {
-			ok = grow(c.guard, len(ranked))
-			c.guard, c.guarded = ok, ok
-		}
-		for _, r := range changed {
-			if info[r].state == Running {
-				j := ranked[r].Job
-				info[r].held = placementGPUs(j.Placement)
-				if ok != nil {
-					ok[r] = guard.CanPreempt(j, s.Now)
-				}
-			}
-		}
-		for _, r := range stale {
-			ok[r] = guard.CanPreempt(ranked[r].Job, s.Now)
+		if preemptive && j.State == Running {
+			info[r].held = placementGPUs(j.Placement)
 		}
 	}
-	c.changed, c.stale = changed, stale
-	c.info[cur], c.ids[cur], c.cur, c.ranking = info, ids, cur, ranking
-	c.lastRank, c.next = next, last
-	return ranking, info
 }
 
 // forgetRanks drops the last round's ranks (a round ranked without

@@ -210,14 +210,24 @@ func (r *round) rankAll(ranked []Ranked) {
 		r.f.info = make([]rankInfo, len(ranked))
 	}
 	r.info = r.f.info[:len(ranked)]
-	for i, x := range ranked {
+	ranking, info := r.dec.Ranking, r.info
+	// parts side by side at 100,000 jobs, each writing its own ranks
+	split(len(ranked), splitParts(len(ranked)), func(_, lo, hi int) {
+		readRanked(ranked, lo, hi, ranking, info, r.preemptive)
+	})
+}
+
+// readRanked is rankAll's plain pass over the ranks [lo, hi).
+func readRanked(ranked []Ranked, lo, hi int, ranking []Rank, info []rankInfo, preemptive bool) {
+	for i := lo; i < hi; i++ {
 		// written field by field, not through a function returning the
 		// struct: that cost the untracked path ~1.5 ms at 100,000 jobs
+		x := &ranked[i]
 		j := x.Job
-		r.dec.Ranking[i] = Rank{JobID: j.ID, Queue: x.Queue}
-		r.info[i] = rankInfo{state: j.State, workers: j.Workers, frac: j.Fraction, mem: j.MemMiB}
-		if j.State == Running && r.preemptive { // only victims' shares are read
-			r.info[i].held = placementGPUs(j.Placement)
+		ranking[i] = Rank{JobID: j.ID, Queue: x.Queue}
+		info[i] = rankInfo{state: j.State, workers: j.Workers, frac: j.Fraction, mem: j.MemMiB}
+		if j.State == Running && preemptive { // only victims' shares are read
+			info[i].held = placementGPUs(j.Placement)
 		}
 	}
 }

@@ -13,8 +13,11 @@ var splitMin = 8192
 
 // splitParts is how many parts a pass over n items is cut into: one per
 // processor, each at least splitMin items (1: the pass runs serially).
-func splitParts(n int) int {
-	k := min(runtime.GOMAXPROCS(0), n/splitMin)
+func splitParts(n int) int { return splitPartsOf(n, splitMin) }
+
+// splitPartsOf is splitParts with parts of at least least items.
+func splitPartsOf(n, least int) int {
+	k := min(runtime.GOMAXPROCS(0), n/max(least, 1))
 	return max(k, 1)
 }
 

@@ -12,8 +12,10 @@ import (
 // exactly as one serial pass: two instances of each ordering decide the
 // same churning snapshots, one with every pass serial and one with every
 // pass cut into parts of a few jobs on four processors, tracked
-// (Snapshot.JobGen: the jobCache's passes) and untracked (rankAll's);
-// Starts, Preempts, Waiting and Ranking must be identical every round.
+// (Snapshot.JobGen: the jobCache's passes) and untracked (rankAll's),
+// over a cluster whose nodes are re-read in parts (Capacity.Reset);
+// Starts, Preempts, Waiting and Ranking must be identical every round,
+// and so must the capacity each round leaves, bit for bit.
 // With -race this also checks that the parts share nothing they write.
 func TestSplitSameDecisions(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
@@ -25,6 +27,7 @@ func TestSplitSameDecisions(t *testing.T) {
 			s := pt.Random(5, sp)
 			c := pt.NewChurn(5, s, pt.ChurnSpec{Interval: 300, Finish: 0.2, Arrive: 15, Jobs: sp})
 			serial, parted := newPolicy(t, name), newPolicy(t, name)
+			digests := uint64(0)
 			for round := 0; round < 10; round++ {
 				gen := s.JobGen
 				if !tracked {
@@ -35,9 +38,15 @@ func TestSplitSameDecisions(t *testing.T) {
 				policy.SetSplitMin(7)
 				got := parted.Decide(s)
 				sameDecision(t, name, round, want, got)
+				pf, sf := parted.(*policy.Framework), serial.(*policy.Framework)
+				if policy.CapacityState(pf) != policy.CapacityState(sf) || policy.CapacityDigest(pf) != policy.CapacityDigest(sf) {
+					t.Fatalf("%s round %d (tracked %v): the rounds left different capacities", name, round, tracked)
+				}
+				digests += min(policy.CapacityDigest(pf)[0], 1)
 				s.JobGen = gen
 				c.Step(want)
 			}
+			t.Logf("%s (tracked %v): %d rounds with the digest on", name, tracked, digests)
 		}
 	}
 }

@@ -27,11 +27,18 @@ func (t *JobTrack) Update(s *Snapshot) bool {
 		t.last = t.last[:0]
 		return false
 	}
-	last := t.last
-	for i, g := range s.JobGen {
-		t.same[i] = g != 0 && i < len(last) && last[i] == g
-	}
-	t.last = append(t.last[:0], s.JobGen...)
+	// compared and remembered in one pass, cut into parts side by side
+	// at 100,000 jobs (each part owns its indexes)
+	known := len(t.last)
+	t.last = grow(t.last, n)
+	last, same, gen := t.last, t.same, s.JobGen
+	split(n, splitParts(n), func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			g := gen[i]
+			same[i] = g != 0 && i < known && last[i] == g
+			last[i] = g
+		}
+	})
 	return true
 }
 

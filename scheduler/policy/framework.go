@@ -73,8 +73,7 @@ func (f *Framework) Decide(s *Snapshot) Decision {
 		return Decision{}
 	}
 	f.learn(s)
-	r := newRound(f, s)
-	ranked := f.Order.Order(s)
+	r, ranked := f.roundAndOrder(s)
 	if !s.SkipReasons {
 		r.rankAll(ranked)
 	}
@@ -83,6 +82,24 @@ func (f *Framework) Decide(s *Snapshot) Decision {
 		f.jobs.waiting = r.dec.Waiting // storage for the next round
 	}
 	return r.dec
+}
+
+// roundAndOrder starts the round (newRound: the capacity's Reset re-reads
+// thousands of nodes under churn, the job cache compares every stamp) and
+// asks the ordering for its ranking. At scale the two run side by side:
+// they share nothing they write (the round writes the Framework's
+// capacity and job cache, the ordering its own state; both only read the
+// snapshot), so the result is the serial one.
+func (f *Framework) roundAndOrder(s *Snapshot) (*round, []Ranked) {
+	q := f.roundPlugins()
+	if splitParts(len(s.Jobs)) < 2 && splitPartsOf(len(s.Cluster.Nodes), rereadMin) < 2 {
+		r := newRound(f, s, q)
+		return r, f.Order.Order(s)
+	}
+	done := make(chan *round, 1)
+	go func() { done <- newRound(f, s, q) }()
+	ranked := f.Order.Order(s)
+	return <-done, ranked
 }
 
 // ObserveFinished forwards a finished job to every plug-in that learns.

@@ -94,15 +94,31 @@ func (f *failure) text(q int, prefixed bool) string {
 
 func queuePrefix(q int) string { return "queue " + strconv.Itoa(q) + ": " }
 
-func newRound(f *Framework, s *Snapshot) *round {
+// roundPlugins is what a round asks its ordering and placement before it
+// starts, asked on the Decide goroutine (newRound may run beside Order).
+type roundPlugins struct {
+	queued, preemptive, residents, trials bool
+}
+
+func (f *Framework) roundPlugins() roundPlugins {
 	_, queued := f.Order.(interface{ Queues() int })
+	cp, ok := f.Place.(CapacityPlacer)
+	q := roundPlugins{queued: queued, preemptive: f.Order.Preemptive(), residents: f.tracksResidents()}
+	q.trials = q.preemptive && ok && cp.PlacesOnCapacity() && !q.residents
+	return q
+}
+
+// newRound starts a round: the capacity, the job cache's stamps, the
+// storage of the Decision. It touches neither the ordering nor the jobs'
+// fields beyond reading them (Decide runs it beside Order at scale).
+func newRound(f *Framework, s *Snapshot, q roundPlugins) *round {
 	r := &round{
 		f:          f,
 		s:          s,
 		cap:        f.capacity(&s.Cluster),
 		shapes:     map[shapeBits]*shapeMemo{},
-		queued:     queued,
-		preemptive: f.Order.Preemptive(),
+		queued:     q.queued,
+		preemptive: q.preemptive,
 	}
 	if !s.SkipReasons {
 		r.tracked = f.jobs.refresh(s)
@@ -115,11 +131,10 @@ func newRound(f *Framework, s *Snapshot) *round {
 		r.dec.Waiting = make(Waits, 0, reasonsCap(s))
 	}
 	r.fit = r.cap.Limits(&s.Cluster)
-	if f.tracksResidents() {
+	if q.residents {
 		r.cap.TrackResidents(s.Jobs)
 	}
-	cp, ok := f.Place.(CapacityPlacer)
-	r.trials = r.cap.trialRound(r.preemptive && ok && cp.PlacesOnCapacity() && !f.tracksResidents())
+	r.trials = r.cap.trialRound(q.trials)
 	return r
 }
 

@@ -12,7 +12,7 @@ func SetSplitMin(n int) int {
 // CapacityDigest is f's capacity digest (capacity_hash.go) and layout
 // count, as its last round left them (zero while the digest is off).
 func CapacityDigest(f *Framework) [3]uint64 {
-	if f.free == nil || !f.free.hash.on {
+	if f == nil || f.free == nil || !f.free.hash.on {
 		return [3]uint64{}
 	}
 	return [3]uint64{f.free.hash.a, f.free.hash.b, f.free.layout}

@@ -27,14 +27,19 @@ type jobCache struct {
 	changed, stale []int32
 	// parts are rank's per-part lists, joined into changed and stale
 	parts []rankPart
+	// prepared: next and lastRank are ready for this round's rank
+	prepared bool
 	// guarded is this round's PreemptionGuard answer for each running
 	// job by rank (nil: not kept); guard is its storage
 	guarded, guard []bool
 }
 
-// refresh follows s's stamps; false when s is untracked.
+// refresh follows s's stamps and prepares rank; false when s is
+// untracked.
 func (c *jobCache) refresh(s *Snapshot) bool {
+	c.prepared = false
 	if c.track.Update(s) {
+		c.prepare(len(s.Jobs))
 		return true
 	}
 	c.lastRank = c.lastRank[:0]
@@ -59,18 +64,11 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, preemptive boo
 	oldInfo, oldIDs := c.info[old], c.ids[old]
 	info, ids := grow(c.info[cur], len(ranked)), grow(c.ids[cur], len(ranked))
 	ranking := grow(c.ranking, len(ranked))
-	next := grow(c.next, len(s.Jobs))
-	last := c.lastRank
-	// in list order: a changed job's last rank is void (so the rank
-	// pass below reads one array by position, not two)
-	split(len(next), splitParts(len(next)), func(_, lo, hi int) {
-		for p := lo; p < hi; p++ {
-			next[p] = -1
-			if p < len(last) && !c.track.Same(p) {
-				last[p] = -1
-			}
-		}
-	})
+	if !c.prepared || len(c.next) != len(s.Jobs) {
+		c.prepare(len(s.Jobs))
+	}
+	c.prepared = false
+	next, last := c.next, c.lastRank
 	k := splitParts(len(ranked))
 	c.parts = grow(c.parts, k)
 	pass := rankPass{ranked: ranked, at: at, next: next, ranking: ranking, ids: ids, info: info,
@@ -107,6 +105,23 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, preemptive boo
 	c.info[cur], c.ids[cur], c.cur, c.ranking = info, ids, cur, ranking
 	c.lastRank, c.next = next, last
 	return ranking, info
+}
+
+// prepare readies rank's position arrays for n jobs after refresh (in
+// newRound, beside the ordering): in list order, a changed job's last
+// rank is void (so rank reads one array by position, not two) and no
+// position has a rank yet.
+func (c *jobCache) prepare(n int) {
+	next, last := grow(c.next, n), c.lastRank
+	split(n, splitParts(n), func(_, lo, hi int) {
+		for p := lo; p < hi; p++ {
+			next[p] = -1
+			if p < len(last) && !c.track.Same(p) {
+				last[p] = -1
+			}
+		}
+	})
+	c.next, c.prepared = next, true
 }
 
 // rankPart is one part's lists of rank's unchanged-job pass: the ranks
@@ -178,4 +193,4 @@ func readChanged(ranked []Ranked, rs []int32, ranking []Rank, ids []string, info
 
 // forgetRanks drops the last round's ranks (a round ranked without
 // them): the next round reads every job.
-func (c *jobCache) forgetRanks() { c.lastRank = c.lastRank[:0] }
+func (c *jobCache) forgetRanks() { c.lastRank, c.prepared = c.lastRank[:0], false }

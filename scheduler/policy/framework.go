@@ -1,5 +1,7 @@
 package policy
 
+import "sync/atomic"
+
 // Framework combines an Orderer and a Placer into a Policy: it walks the
 // active jobs in priority order, places each queued gang all-or-nothing,
 // and, for preemptive orderings, preempts lower-ranked running jobs when
@@ -96,10 +98,23 @@ func (f *Framework) roundAndOrder(s *Snapshot) (*round, []Ranked) {
 		r := newRound(f, s, q)
 		return r, f.Order.Order(s)
 	}
-	done := make(chan *round, 1)
-	go func() { done <- newRound(f, s, q) }()
+	// whichever gets to it first starts the round: a helper the OS does
+	// not run in time leaves it to this goroutine after Order
+	var claimed atomic.Bool
+	var r *round
+	done := make(chan struct{})
+	go func() {
+		if claimed.CompareAndSwap(false, true) {
+			r = newRound(f, s, q)
+			close(done)
+		}
+	}()
 	ranked := f.Order.Order(s)
-	return <-done, ranked
+	if claimed.CompareAndSwap(false, true) {
+		return newRound(f, s, q), ranked
+	}
+	<-done
+	return r, ranked
 }
 
 // ObserveFinished forwards a finished job to every plug-in that learns.

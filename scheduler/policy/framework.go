@@ -29,6 +29,8 @@ type Framework struct {
 	jobs jobCache
 	// learnt follows the stamps of the jobs learn has looked at
 	learnt JobTrack
+	// finished is learn's finished jobs by part (scratch)
+	finished [][]int32
 }
 
 // victimBuffers returns a zeroed victim index, preempted flags for n
@@ -135,14 +137,28 @@ func (f *Framework) ObserveFinished(j *Job) {
 
 func (f *Framework) learn(s *Snapshot) {
 	if f.learnsFinished() { // a pass over every job: only when someone listens
-		// a tracked snapshot's unchanged jobs were seen last time
+		// a tracked snapshot's unchanged jobs were seen last time; the
+		// others are a cache miss each, so at scale parts of the list are
+		// searched side by side, and the finished jobs fed to the
+		// learners in list order, as one pass would
 		tracked := f.learnt.Update(s)
-		for i, j := range s.Jobs {
-			if tracked && f.learnt.Same(i) {
-				continue
+		k := splitParts(len(s.Jobs))
+		f.finished = grow(f.finished, k)
+		split(len(s.Jobs), k, func(part, lo, hi int) {
+			fin := f.finished[part][:0]
+			for i := lo; i < hi; i++ {
+				if tracked && f.learnt.Same(i) {
+					continue
+				}
+				if j := s.Jobs[i]; j != nil && j.State == Finished {
+					fin = append(fin, int32(i))
+				}
 			}
-			if j != nil && j.State == Finished {
-				f.ObserveFinished(j)
+			f.finished[part] = fin
+		})
+		for _, fin := range f.finished {
+			for _, i := range fin {
+				f.ObserveFinished(s.Jobs[i])
 			}
 		}
 	}

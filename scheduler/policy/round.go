@@ -126,6 +126,11 @@ func newRound(f *Framework, s *Snapshot, q roundPlugins) *round {
 		f.jobs.track.Reset() // it must see every snapshot to trust a stamp
 	}
 	if r.tracked { // JobGen's contract: the last Decision's storage is ours again
+		// room for every job, so no append regrows it mid-walk (a
+		// 100,000-entry copy)
+		if cap(f.jobs.waiting) < len(s.Jobs) {
+			f.jobs.waiting = make(Waits, 0, len(s.Jobs)+len(s.Jobs)/8)
+		}
 		r.dec.Waiting = f.jobs.waiting[:0]
 	} else {
 		r.dec.Waiting = make(Waits, 0, reasonsCap(s))

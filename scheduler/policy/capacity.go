@@ -202,18 +202,11 @@ func (cp *Capacity) rereadAll(c *Cluster, tracked bool) {
 		k = splitPartsOf(len(c.Nodes), rereadMin)
 	}
 	cp.rereads = grow(cp.rereads, k)
-	split(len(c.Nodes), k, func(part, lo, hi int) {
-		rp := rereadPart{changed: cp.rereads[part].changed[:0]}
-		for i := lo; i < hi; i++ {
-			if tracked && !cp.track.stale(c, i) {
-				continue
-			}
-			if cp.reread(i, &c.Nodes[i], &rp) {
-				rp.changed = append(rp.changed, int32(i))
-			}
-		}
-		cp.rereads[part] = rp
-	})
+	if k > 1 {
+		split(len(c.Nodes), k, func(part, lo, hi int) { cp.rereadNodes(c, tracked, part, lo, hi) })
+	} else {
+		cp.rereadNodes(c, tracked, 0, 0, len(c.Nodes))
+	}
 	for _, rp := range cp.rereads {
 		cp.layout += rp.layout
 		cp.hash.a ^= rp.a
@@ -223,6 +216,20 @@ func (cp *Capacity) rereadAll(c *Cluster, tracked bool) {
 		}
 	}
 	cp.rereads = cp.rereads[:0] // the parts' lists stay in its storage
+}
+
+// rereadNodes is rereadAll's part over the nodes [lo, hi).
+func (cp *Capacity) rereadNodes(c *Cluster, tracked bool, part, lo, hi int) {
+	rp := rereadPart{changed: cp.rereads[part].changed[:0]}
+	for i := lo; i < hi; i++ {
+		if tracked && !cp.track.stale(c, i) {
+			continue
+		}
+		if cp.reread(i, &c.Nodes[i], &rp) {
+			rp.changed = append(rp.changed, int32(i))
+		}
+	}
+	cp.rereads[part] = rp
 }
 
 // rereadMin is the fewest nodes a part of rereadAll gets (a node is

@@ -144,18 +144,11 @@ func (f *Framework) learn(s *Snapshot) {
 		tracked := f.learnt.Update(s)
 		k := splitParts(len(s.Jobs))
 		f.finished = grow(f.finished, k)
-		split(len(s.Jobs), k, func(part, lo, hi int) {
-			fin := f.finished[part][:0]
-			for i := lo; i < hi; i++ {
-				if tracked && f.learnt.Same(i) {
-					continue
-				}
-				if j := s.Jobs[i]; j != nil && j.State == Finished {
-					fin = append(fin, int32(i))
-				}
-			}
-			f.finished[part] = fin
-		})
+		if k > 1 {
+			split(len(s.Jobs), k, func(part, lo, hi int) { f.findFinished(s, tracked, part, lo, hi) })
+		} else {
+			f.findFinished(s, tracked, 0, 0, len(s.Jobs))
+		}
 		for _, fin := range f.finished {
 			for _, i := range fin {
 				f.ObserveFinished(s.Jobs[i])
@@ -167,6 +160,21 @@ func (f *Framework) learn(s *Snapshot) {
 			o.ObserveSnapshot(s)
 		}
 	}
+}
+
+// findFinished is learn's part over the jobs [lo, hi): the finished ones
+// not seen unchanged before.
+func (f *Framework) findFinished(s *Snapshot, tracked bool, part, lo, hi int) {
+	fin := f.finished[part][:0]
+	for i := lo; i < hi; i++ {
+		if tracked && f.learnt.Same(i) {
+			continue
+		}
+		if j := s.Jobs[i]; j != nil && j.State == Finished {
+			fin = append(fin, int32(i))
+		}
+	}
+	f.finished[part] = fin
 }
 
 func (f *Framework) learnsFinished() bool {

@@ -29,6 +29,9 @@ type jobCache struct {
 	parts []rankPart
 	// prepared: next and lastRank are ready for this round's rank
 	prepared bool
+	// pass is rank's unchanged-job pass (kept here: a local the parts
+	// share would be allocated every round)
+	pass rankPass
 	// guarded is this round's PreemptionGuard answer for each running
 	// job by rank (nil: not kept); guard is its storage
 	guarded, guard []bool
@@ -71,11 +74,16 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, preemptive boo
 	next, last := c.next, c.lastRank
 	k := splitParts(len(ranked))
 	c.parts = grow(c.parts, k)
-	pass := rankPass{ranked: ranked, at: at, next: next, ranking: ranking, ids: ids, info: info,
+	c.pass = rankPass{ranked: ranked, at: at, next: next, ranking: ranking, ids: ids, info: info,
 		oldIDs: oldIDs, oldInfo: oldInfo, guarded: guard != nil}
-	split(len(ranked), k, func(part, lo, hi int) {
-		c.parts[part] = c.copyUnchanged(&pass, lo, hi, c.parts[part])
-	})
+	if k > 1 { // no closure on the serial path (a replay decides ~200,000 times)
+		split(len(ranked), k, func(part, lo, hi int) {
+			c.parts[part] = c.copyUnchanged(&c.pass, lo, hi, c.parts[part])
+		})
+	} else {
+		c.parts[0] = c.copyUnchanged(&c.pass, 0, len(ranked), c.parts[0])
+	}
+	c.pass = rankPass{} // holds no job past the round
 	changed, stale := c.changed[:0], c.stale[:0]
 	for i := range c.parts {
 		changed = append(changed, c.parts[i].changed...)
@@ -85,9 +93,13 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, preemptive boo
 	// their own: its iterations are short and independent, so the
 	// processor overlaps more of their cache misses than it could
 	// between the unchanged jobs' copies
-	split(len(changed), splitParts(len(changed)), func(_, lo, hi int) {
-		readChanged(ranked, changed[lo:hi], ranking, ids, info, preemptive)
-	})
+	if k := splitParts(len(changed)); k > 1 {
+		split(len(changed), k, func(_, lo, hi int) {
+			readChanged(ranked, changed[lo:hi], ranking, ids, info, preemptive)
+		})
+	} else {
+		readChanged(ranked, changed, ranking, ids, info, preemptive)
+	}
 	c.guarded = nil
 	if guard != nil && preemptive {
 		ok := grow(c.guard, len(ranked))
@@ -112,16 +124,23 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, preemptive boo
 // rank is void (so rank reads one array by position, not two) and no
 // position has a rank yet.
 func (c *jobCache) prepare(n int) {
-	next, last := grow(c.next, n), c.lastRank
-	split(n, splitParts(n), func(_, lo, hi int) {
-		for p := lo; p < hi; p++ {
-			next[p] = -1
-			if p < len(last) && !c.track.Same(p) {
-				last[p] = -1
-			}
+	c.next, c.prepared = grow(c.next, n), true
+	if k := splitParts(n); k > 1 {
+		split(n, k, func(_, lo, hi int) { c.voidChanged(lo, hi) })
+	} else {
+		c.voidChanged(0, n)
+	}
+}
+
+// voidChanged is prepare's pass over the positions [lo, hi).
+func (c *jobCache) voidChanged(lo, hi int) {
+	next, last := c.next, c.lastRank
+	for p := lo; p < hi; p++ {
+		next[p] = -1
+		if p < len(last) && !c.track.Same(p) {
+			last[p] = -1
 		}
-	})
-	c.next, c.prepared = next, true
+	}
 }
 
 // rankPart is one part's lists of rank's unchanged-job pass: the ranks

@@ -31,15 +31,22 @@ func (t *JobTrack) Update(s *Snapshot) bool {
 	// at 100,000 jobs (each part owns its indexes)
 	known := len(t.last)
 	t.last = grow(t.last, n)
-	last, same, gen := t.last, t.same, s.JobGen
-	split(n, splitParts(n), func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			g := gen[i]
-			same[i] = g != 0 && i < known && last[i] == g
-			last[i] = g
-		}
-	})
+	if k := splitParts(n); k > 1 {
+		split(n, k, func(_, lo, hi int) { t.compare(s.JobGen, known, lo, hi) })
+	} else {
+		t.compare(s.JobGen, known, 0, n)
+	}
 	return true
+}
+
+// compare is Update's pass over the jobs [lo, hi): known stamps were kept.
+func (t *JobTrack) compare(gen []uint64, known, lo, hi int) {
+	last, same := t.last, t.same
+	for i := lo; i < hi; i++ {
+		g := gen[i]
+		same[i] = g != 0 && i < known && last[i] == g
+		last[i] = g
+	}
 }
 
 // Same reports whether job i is unchanged since the last Update (false

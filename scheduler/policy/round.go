@@ -230,11 +230,14 @@ func (r *round) rankAll(ranked []Ranked) {
 		r.f.info = make([]rankInfo, len(ranked))
 	}
 	r.info = r.f.info[:len(ranked)]
-	ranking, info := r.dec.Ranking, r.info
 	// parts side by side at 100,000 jobs, each writing its own ranks
-	split(len(ranked), splitParts(len(ranked)), func(_, lo, hi int) {
-		readRanked(ranked, lo, hi, ranking, info, r.preemptive)
-	})
+	if k := splitParts(len(ranked)); k > 1 {
+		split(len(ranked), k, func(_, lo, hi int) {
+			readRanked(ranked, lo, hi, r.dec.Ranking, r.info, r.preemptive)
+		})
+	} else {
+		readRanked(ranked, 0, len(ranked), r.dec.Ranking, r.info, r.preemptive)
+	}
 }
 
 // readRanked is rankAll's plain pass over the ranks [lo, hi).

@@ -10,9 +10,13 @@ package policy
 // itself is never read.
 type jobCache struct {
 	track JobTrack
-	// lastRank[p] is the rank of the job at position p in the last
-	// round (-1: not ranked); next is this round's, swapped in after
-	lastRank, next []int32
+	// pos[p] is the rank of the job at position p in the last round and
+	// in this one, side by side: the rank pass reads one and writes the
+	// other at each position, one cache line instead of two (positions
+	// come in rank order, at random). ranked is how many positions the
+	// last rank call ranked (0: none to reuse).
+	pos    []posRank
+	ranked int
 	// info and ids by rank: [cur] is the last round's, the other is
 	// rewritten by this one; the Decision's Ranking is written from them
 	// and never read back, so a caller that edits it harms nothing
@@ -27,7 +31,7 @@ type jobCache struct {
 	changed, stale []int32
 	// parts are rank's per-part lists, joined into changed and stale
 	parts []rankPart
-	// prepared: next and lastRank are ready for this round's rank
+	// prepared: pos is ready for this round's rank
 	prepared bool
 	// pass is rank's unchanged-job pass (kept here: a local the parts
 	// share would be allocated every round)
@@ -45,8 +49,14 @@ func (c *jobCache) refresh(s *Snapshot) bool {
 		c.prepare(len(s.Jobs))
 		return true
 	}
-	c.lastRank = c.lastRank[:0]
+	c.ranked = 0
 	return false
+}
+
+// posRank is one position's rank in the last round and in this one (-1:
+// not ranked, or changed since).
+type posRank struct {
+	last, next int32
 }
 
 // rank fills this round's Ranking and walk info for ranked, taking
@@ -67,14 +77,13 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, preemptive boo
 	oldInfo, oldIDs := c.info[old], c.ids[old]
 	info, ids := grow(c.info[cur], len(ranked)), grow(c.ids[cur], len(ranked))
 	ranking := grow(c.ranking, len(ranked))
-	if !c.prepared || len(c.next) != len(s.Jobs) {
+	if !c.prepared || len(c.pos) != len(s.Jobs) {
 		c.prepare(len(s.Jobs))
 	}
 	c.prepared = false
-	next, last := c.next, c.lastRank
 	k := splitParts(len(ranked))
 	c.parts = grow(c.parts, k)
-	c.pass = rankPass{ranked: ranked, at: at, next: next, ranking: ranking, ids: ids, info: info,
+	c.pass = rankPass{ranked: ranked, at: at, ranking: ranking, ids: ids, info: info,
 		oldIDs: oldIDs, oldInfo: oldInfo, guarded: guard != nil}
 	if k > 1 { // no closure on the serial path (a replay decides ~200,000 times)
 		split(len(ranked), k, func(part, lo, hi int) {
@@ -115,31 +124,37 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, preemptive boo
 	}
 	c.changed, c.stale = changed, stale
 	c.info[cur], c.ids[cur], c.cur, c.ranking = info, ids, cur, ranking
-	c.lastRank, c.next = next, last
+	c.ranked = len(c.pos)
 	return ranking, info
 }
 
-// prepare readies rank's position arrays for n jobs after refresh (in
-// newRound, beside the ordering): in list order, a changed job's last
-// rank is void (so rank reads one array by position, not two) and no
-// position has a rank yet.
+// prepare readies rank's positions for n jobs after refresh (in
+// newRound, beside the ordering): in list order, each position's last
+// rank is the one the last rank call gave it, void where the job changed
+// (so rank reads one array by position, not two), and no position has a
+// rank in this round yet.
 func (c *jobCache) prepare(n int) {
-	c.next, c.prepared = grow(c.next, n), true
+	known := c.ranked
+	c.pos, c.prepared, c.ranked = grow(c.pos, n), true, 0
 	if k := splitParts(n); k > 1 {
-		split(n, k, func(_, lo, hi int) { c.voidChanged(lo, hi) })
+		split(n, k, func(_, lo, hi int) { c.shiftRanks(known, lo, hi) })
 	} else {
-		c.voidChanged(0, n)
+		c.shiftRanks(known, 0, n)
 	}
 }
 
-// voidChanged is prepare's pass over the positions [lo, hi).
-func (c *jobCache) voidChanged(lo, hi int) {
-	next, last := c.next, c.lastRank
+// shiftRanks is prepare's pass over the positions [lo, hi) (known: how
+// many the last rank call ranked).
+func (c *jobCache) shiftRanks(known, lo, hi int) {
+	pos := c.pos
 	for p := lo; p < hi; p++ {
-		next[p] = -1
-		if p < len(last) && !c.track.Same(p) {
-			last[p] = -1
+		e := &pos[p]
+		if p < known && c.track.Same(p) {
+			e.last = e.next
+		} else {
+			e.last = -1
 		}
+		e.next = -1
 	}
 }
 
@@ -154,7 +169,6 @@ type rankPart struct {
 type rankPass struct {
 	ranked  []Ranked
 	at      []int32
-	next    []int32
 	ranking []Rank
 	ids     []string
 	info    []rankInfo
@@ -167,7 +181,7 @@ type rankPass struct {
 // job's entry is copied from the last round's, the others are listed as
 // changed (stale: the unchanged running ones, when guarded).
 func (c *jobCache) copyUnchanged(ps *rankPass, lo, hi int, lists rankPart) rankPart {
-	last, next, at := c.lastRank, ps.next, ps.at
+	pos, at := c.pos, ps.at
 	ranking, ids, info, oldIDs, oldInfo := ps.ranking, ps.ids, ps.info, ps.oldIDs, ps.oldInfo
 	changed, stale := lists.changed[:0], lists.stale[:0]
 	for r := lo; r < hi; r++ {
@@ -176,18 +190,17 @@ func (c *jobCache) copyUnchanged(ps *rankPass, lo, hi int, lists rankPart) rankP
 		if at != nil {
 			p = int(at[r]) - 1
 		}
-		if p >= 0 && p < len(next) {
-			if p < len(last) && last[p] >= 0 {
-				lr := last[p]
+		if p >= 0 && p < len(pos) {
+			e := &pos[p]
+			e.next = int32(r)
+			if lr := e.last; lr >= 0 {
 				ids[r], info[r] = oldIDs[lr], oldInfo[lr]
 				ranking[r] = Rank{JobID: ids[r], Queue: x.Queue}
-				next[p] = int32(r)
 				if ps.guarded && info[r].state == Running {
 					stale = append(stale, int32(r)) // its guard moves with Now
 				}
 				continue
 			}
-			next[p] = int32(r)
 		}
 		changed = append(changed, int32(r))
 	}
@@ -212,4 +225,4 @@ func readChanged(ranked []Ranked, rs []int32, ranking []Rank, ids []string, info
 
 // forgetRanks drops the last round's ranks (a round ranked without
 // them): the next round reads every job.
-func (c *jobCache) forgetRanks() { c.lastRank, c.prepared = c.lastRank[:0], false }
+func (c *jobCache) forgetRanks() { c.ranked, c.prepared = 0, false }

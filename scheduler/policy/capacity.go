@@ -96,8 +96,10 @@ type Capacity struct {
 	// Index: resolved slots (victimRefs) are then stale
 	layout uint64
 	// rereads are Reset's parts (rereadAll), empty between Resets with
-	// their lists' storage kept
+	// their lists' storage kept; rereadN counts the nodes the last one
+	// re-read
 	rereads []rereadPart
+	rereadN int
 }
 
 // NewCapacity indexes the free capacity of a cluster. Over-committed GPUs
@@ -132,6 +134,7 @@ func NewCapacity(c *Cluster) *Capacity {
 	for i := range cp.Nodes {
 		cp.resummarise(i)
 	}
+	cp.rereadN = len(cp.Nodes) // it read every node
 	cp.sumLimits(len(cp.Nodes) == len(c.Nodes))
 	cp.track.remember(c, len(cp.Nodes))
 	return cp
@@ -197,10 +200,15 @@ func (cp *Capacity) Reset(c *Cluster) *Capacity {
 // changed ones, layout count and digest (XOR: any order gives the same),
 // which are then applied in part order, as the serial pass would.
 func (cp *Capacity) rereadAll(c *Cluster, tracked bool) {
+	// split when the last Reset re-read many nodes (a churned round
+	// re-reads thousands, a quiet one a few: skipping the others is
+	// ~5 ns a node) or every node is read; a recording saves GPUs in
+	// order (never at a Reset)
 	k := 1
-	if !cp.hash.rec { // a recording saves GPUs in order (never at a Reset)
+	if !cp.hash.rec && (!tracked || cp.rereadN >= rereadMin) {
 		k = splitPartsOf(len(c.Nodes), rereadMin)
 	}
+	cp.rereadN = 0
 	cp.rereads = grow(cp.rereads, k)
 	if k > 1 {
 		split(len(c.Nodes), k, func(part, lo, hi int) { cp.rereadNodes(c, tracked, part, lo, hi) })
@@ -208,6 +216,7 @@ func (cp *Capacity) rereadAll(c *Cluster, tracked bool) {
 		cp.rereadNodes(c, tracked, 0, 0, len(c.Nodes))
 	}
 	for _, rp := range cp.rereads {
+		cp.rereadN += rp.read
 		cp.layout += rp.layout
 		cp.hash.a ^= rp.a
 		cp.hash.b ^= rp.b
@@ -225,6 +234,7 @@ func (cp *Capacity) rereadNodes(c *Cluster, tracked bool, part, lo, hi int) {
 		if tracked && !cp.track.stale(c, i) {
 			continue
 		}
+		rp.read++
 		if cp.reread(i, &c.Nodes[i], &rp) {
 			rp.changed = append(rp.changed, int32(i))
 		}
@@ -239,6 +249,7 @@ var rereadMin = 1024
 // rereadPart is what one part of rereadAll changed beyond its nodes.
 type rereadPart struct {
 	changed []int32
+	read    int // nodes re-read
 	layout  uint64
 	a, b    uint64 // the digest's change (capacity_hash.go)
 }

@@ -136,11 +136,7 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, preemptive boo
 func (c *jobCache) prepare(n int) {
 	known := c.ranked
 	c.pos, c.prepared, c.ranked = grow(c.pos, n), true, 0
-	if k := splitParts(n); k > 1 {
-		split(n, k, func(_, lo, hi int) { c.shiftRanks(known, lo, hi) })
-	} else {
-		c.shiftRanks(known, 0, n)
-	}
+	c.shiftRanks(known, 0, n) // sequential, ~0.1 ms at 100,000 jobs: not split
 }
 
 // shiftRanks is prepare's pass over the positions [lo, hi) (known: how

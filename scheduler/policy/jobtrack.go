@@ -27,15 +27,11 @@ func (t *JobTrack) Update(s *Snapshot) bool {
 		t.last = t.last[:0]
 		return false
 	}
-	// compared and remembered in one pass, cut into parts side by side
-	// at 100,000 jobs (each part owns its indexes)
+	// compared and remembered in one sequential pass (~0.1 ms at
+	// 100,000 jobs: too short to hand parts to other goroutines)
 	known := len(t.last)
 	t.last = grow(t.last, n)
-	if k := splitParts(n); k > 1 {
-		split(n, k, func(_, lo, hi int) { t.compare(s.JobGen, known, lo, hi) })
-	} else {
-		t.compare(s.JobGen, known, 0, n)
-	}
+	t.compare(s.JobGen, known, 0, n)
 	return true
 }
 

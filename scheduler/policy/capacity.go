@@ -95,13 +95,18 @@ type Capacity struct {
 	// layout changes whenever a Reset finds a GPU listed under another
 	// Index: resolved slots (victimRefs) are then stale
 	layout uint64
+	// rereads are Reset's parts (rereadAll), empty between Resets with
+	// their lists' storage kept; rereadN counts the nodes the last one
+	// re-read
+	rereads []rereadPart
+	rereadN int
 }
 
 // NewCapacity indexes the free capacity of a cluster. Over-committed GPUs
 // (used > 1 or memory above the total) simply count as full.
 func NewCapacity(c *Cluster) *Capacity {
 	cp := &Capacity{byName: make(map[string]int, len(c.Nodes)), Nodes: make([]FreeNode, 0, len(c.Nodes)), Links: c.Links,
-		refs: make([]slotRef, 0, 8), wants: make([]want, 0, 8), touched: make([]int, 0, 8)}
+		refs: make([]slotRef, 0, 8), wants: make([]want, 0, 8), touched: make([]int, 0, 8), rereads: make([]rereadPart, 0, 1)}
 	rackIDs := map[string]int{}
 	slab := make([]FreeGPU, 0, gpuCount(c)) // one allocation for every node's GPUs
 	for _, n := range c.Nodes {
@@ -129,6 +134,7 @@ func NewCapacity(c *Cluster) *Capacity {
 	for i := range cp.Nodes {
 		cp.resummarise(i)
 	}
+	cp.rereadN = len(cp.Nodes) // it read every node
 	cp.sumLimits(len(cp.Nodes) == len(c.Nodes))
 	cp.track.remember(c, len(cp.Nodes))
 	return cp
@@ -166,20 +172,12 @@ func (cp *Capacity) Reset(c *Cluster) *Capacity {
 	cp.residents = nil
 	cp.lastName, cp.lastNode, cp.lastOK = "", 0, false
 	cp.Links = c.Links
-	tracked := cp.track.follows(c)
-	for i := range c.Nodes {
-		if tracked && !cp.track.stale(c, i) {
-			continue
-		}
-		// the nodes not re-read, or re-read unchanged, are as the last
-		// round left them, so a placer's memos (and the trial memo's
-		// digest) stay valid across rounds by re-reading the changed
-		// ones: a churned round re-read all 10,000 per shape, and an
-		// untracked one restarted the log, voiding every memo
-		if cp.reread(i, &c.Nodes[i]) {
-			cp.logChange(i)
-		}
-	}
+	// the nodes not re-read, or re-read unchanged, are as the last round
+	// left them, so a placer's memos (and the trial memo's digest) stay
+	// valid across rounds by re-reading the changed ones: a churned round
+	// re-read all 10,000 per shape, and an untracked one restarted the
+	// log, voiding every memo
+	cp.rereadAll(c, cp.track.follows(c))
 	// the totals in node order, as resummarise from zero sums them
 	cp.wholeFree, cp.freeSum = 0, 0
 	cp.limits.maxMem = 0
@@ -194,9 +192,72 @@ func (cp *Capacity) Reset(c *Cluster) *Capacity {
 	return cp
 }
 
+// rereadAll re-reads c's nodes into cp (tracked: only the stale ones),
+// logging each changed node in node order. A churned round re-reads
+// thousands of nodes (every node its trials released victims on), a few
+// cache misses each, so at scale the nodes are cut into parts re-read
+// side by side: a part writes only its own nodes and its own list of
+// changed ones, layout count and digest (XOR: any order gives the same),
+// which are then applied in part order, as the serial pass would.
+func (cp *Capacity) rereadAll(c *Cluster, tracked bool) {
+	// split when the last Reset re-read many nodes (a churned round
+	// re-reads thousands, a quiet one a few: skipping the others is
+	// ~5 ns a node) or every node is read; a recording saves GPUs in
+	// order (never at a Reset)
+	k := 1
+	if !cp.hash.rec && (!tracked || cp.rereadN >= rereadMin) {
+		k = splitPartsOf(len(c.Nodes), rereadMin)
+	}
+	cp.rereadN = 0
+	cp.rereads = grow(cp.rereads, k)
+	if k > 1 {
+		split(len(c.Nodes), k, func(part, lo, hi int) { cp.rereadNodes(c, tracked, part, lo, hi) })
+	} else {
+		cp.rereadNodes(c, tracked, 0, 0, len(c.Nodes))
+	}
+	for _, rp := range cp.rereads {
+		cp.rereadN += rp.read
+		cp.layout += rp.layout
+		cp.hash.a ^= rp.a
+		cp.hash.b ^= rp.b
+		for _, i := range rp.changed {
+			cp.logChange(int(i))
+		}
+	}
+	cp.rereads = cp.rereads[:0] // the parts' lists stay in its storage
+}
+
+// rereadNodes is rereadAll's part over the nodes [lo, hi).
+func (cp *Capacity) rereadNodes(c *Cluster, tracked bool, part, lo, hi int) {
+	rp := rereadPart{changed: cp.rereads[part].changed[:0]}
+	for i := lo; i < hi; i++ {
+		if tracked && !cp.track.stale(c, i) {
+			continue
+		}
+		rp.read++
+		if cp.reread(i, &c.Nodes[i], &rp) {
+			rp.changed = append(rp.changed, int32(i))
+		}
+	}
+	cp.rereads[part] = rp
+}
+
+// rereadMin is the fewest nodes a part of rereadAll gets (a node is
+// ~200 ns of misses: eight GPUs on each side).
+var rereadMin = 1024
+
+// rereadPart is what one part of rereadAll changed beyond its nodes.
+type rereadPart struct {
+	changed []int32
+	read    int // nodes re-read
+	layout  uint64
+	a, b    uint64 // the digest's change (capacity_hash.go)
+}
+
 // reread makes node i's GPUs those of n, reporting whether anything
-// changed (then resummarised): every field bit for bit.
-func (cp *Capacity) reread(i int, n *Node) bool {
+// changed (then resummarised): every field bit for bit. Layout changes
+// and the digest's change are added to rp.
+func (cp *Capacity) reread(i int, n *Node, rp *rereadPart) bool {
 	fn := &cp.Nodes[i]
 	changed := math.Float64bits(fn.LinkGbps) != math.Float64bits(n.LinkGbps)
 	fn.LinkGbps = n.LinkGbps
@@ -207,13 +268,21 @@ func (cp *Capacity) reread(i int, n *Node) bool {
 		}
 		changed = true
 		if old.Index != nf.Index {
-			cp.layout++
+			rp.layout++
 		}
 		if cp.hash.on {
 			id := int(cp.hash.base[i]) + k
-			cp.hashOut(old, i, id, k)
+			if cp.hash.rec { // serial then (rereadAll): as a trial's change
+				cp.hashOut(old, i, id, k)
+				*old = nf
+				cp.hashIn(old, id)
+				continue
+			}
+			a, b := gpuHashes(id, old)
 			*old = nf
-			cp.hashIn(old, id)
+			a2, b2 := gpuHashes(id, old)
+			rp.a ^= a ^ a2
+			rp.b ^= b ^ b2
 			continue
 		}
 		*old = nf

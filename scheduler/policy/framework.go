@@ -1,5 +1,7 @@
 package policy
 
+import "sync/atomic"
+
 // Framework combines an Orderer and a Placer into a Policy: it walks the
 // active jobs in priority order, places each queued gang all-or-nothing,
 // and, for preemptive orderings, preempts lower-ranked running jobs when
@@ -27,6 +29,8 @@ type Framework struct {
 	jobs jobCache
 	// learnt follows the stamps of the jobs learn has looked at
 	learnt JobTrack
+	// finished is learn's finished jobs by part (scratch)
+	finished [][]int32
 }
 
 // victimBuffers returns a zeroed victim index, preempted flags for n
@@ -73,8 +77,7 @@ func (f *Framework) Decide(s *Snapshot) Decision {
 		return Decision{}
 	}
 	f.learn(s)
-	r := newRound(f, s)
-	ranked := f.Order.Order(s)
+	r, ranked := f.roundAndOrder(s)
 	if !s.SkipReasons {
 		r.rankAll(ranked)
 	}
@@ -83,6 +86,37 @@ func (f *Framework) Decide(s *Snapshot) Decision {
 		f.jobs.waiting = r.dec.Waiting // storage for the next round
 	}
 	return r.dec
+}
+
+// roundAndOrder starts the round (newRound: the capacity's Reset re-reads
+// thousands of nodes under churn, the job cache compares every stamp) and
+// asks the ordering for its ranking. At scale the two run side by side:
+// they share nothing they write (the round writes the Framework's
+// capacity and job cache, the ordering its own state; both only read the
+// snapshot), so the result is the serial one.
+func (f *Framework) roundAndOrder(s *Snapshot) (*round, []Ranked) {
+	q := f.roundPlugins()
+	if splitParts(len(s.Jobs)) < 2 && splitPartsOf(len(s.Cluster.Nodes), rereadMin) < 2 {
+		r := newRound(f, s, q)
+		return r, f.Order.Order(s)
+	}
+	// whichever gets to it first starts the round: a helper the OS does
+	// not run in time leaves it to this goroutine after Order
+	var claimed atomic.Bool
+	var r *round
+	done := make(chan struct{})
+	go func() {
+		if claimed.CompareAndSwap(false, true) {
+			r = newRound(f, s, q)
+			close(done)
+		}
+	}()
+	ranked := f.Order.Order(s)
+	if claimed.CompareAndSwap(false, true) {
+		return newRound(f, s, q), ranked
+	}
+	<-done
+	return r, ranked
 }
 
 // ObserveFinished forwards a finished job to every plug-in that learns.
@@ -103,14 +137,21 @@ func (f *Framework) ObserveFinished(j *Job) {
 
 func (f *Framework) learn(s *Snapshot) {
 	if f.learnsFinished() { // a pass over every job: only when someone listens
-		// a tracked snapshot's unchanged jobs were seen last time
+		// a tracked snapshot's unchanged jobs were seen last time; the
+		// others are a cache miss each, so at scale parts of the list are
+		// searched side by side, and the finished jobs fed to the
+		// learners in list order, as one pass would
 		tracked := f.learnt.Update(s)
-		for i, j := range s.Jobs {
-			if tracked && f.learnt.Same(i) {
-				continue
-			}
-			if j != nil && j.State == Finished {
-				f.ObserveFinished(j)
+		k := splitParts(len(s.Jobs))
+		f.finished = grow(f.finished, k)
+		if k > 1 {
+			split(len(s.Jobs), k, func(part, lo, hi int) { f.findFinished(s, tracked, part, lo, hi) })
+		} else {
+			f.findFinished(s, tracked, 0, 0, len(s.Jobs))
+		}
+		for _, fin := range f.finished {
+			for _, i := range fin {
+				f.ObserveFinished(s.Jobs[i])
 			}
 		}
 	}
@@ -119,6 +160,21 @@ func (f *Framework) learn(s *Snapshot) {
 			o.ObserveSnapshot(s)
 		}
 	}
+}
+
+// findFinished is learn's part over the jobs [lo, hi): the finished ones
+// not seen unchanged before.
+func (f *Framework) findFinished(s *Snapshot, tracked bool, part, lo, hi int) {
+	fin := f.finished[part][:0]
+	for i := lo; i < hi; i++ {
+		if tracked && f.learnt.Same(i) {
+			continue
+		}
+		if j := s.Jobs[i]; j != nil && j.State == Finished {
+			fin = append(fin, int32(i))
+		}
+	}
+	f.finished[part] = fin
 }
 
 func (f *Framework) learnsFinished() bool {

@@ -10,9 +10,13 @@ package policy
 // itself is never read.
 type jobCache struct {
 	track JobTrack
-	// lastRank[p] is the rank of the job at position p in the last
-	// round (-1: not ranked); next is this round's, swapped in after
-	lastRank, next []int32
+	// pos[p] is the rank of the job at position p in the last round and
+	// in this one, side by side: the rank pass reads one and writes the
+	// other at each position, one cache line instead of two (positions
+	// come in rank order, at random). ranked is how many positions the
+	// last rank call ranked (0: none to reuse).
+	pos    []posRank
+	ranked int
 	// info and ids by rank: [cur] is the last round's, the other is
 	// rewritten by this one; the Decision's Ranking is written from them
 	// and never read back, so a caller that edits it harms nothing
@@ -25,101 +29,196 @@ type jobCache struct {
 	// changed lists the ranks whose jobs rank reads, stale the unchanged
 	// running ones whose guard it asks again (scratch)
 	changed, stale []int32
+	// parts are rank's per-part lists, joined into changed and stale
+	parts []rankPart
+	// prepared: pos is ready for this round's rank
+	prepared bool
+	// pass is rank's unchanged-job pass (kept here: a local the parts
+	// share would be allocated every round)
+	pass rankPass
 	// guarded is this round's PreemptionGuard answer for each running
 	// job by rank (nil: not kept); guard is its storage
 	guarded, guard []bool
 }
 
-// refresh follows s's stamps; false when s is untracked.
+// refresh follows s's stamps and prepares rank; false when s is
+// untracked.
 func (c *jobCache) refresh(s *Snapshot) bool {
+	c.prepared = false
 	if c.track.Update(s) {
+		c.prepare(len(s.Jobs))
 		return true
 	}
-	c.lastRank = c.lastRank[:0]
+	c.ranked = 0
 	return false
+}
+
+// posRank is one position's rank in the last round and in this one (-1:
+// not ranked, or changed since).
+type posRank struct {
+	last, next int32
 }
 
 // rank fills this round's Ranking and walk info for ranked, taking
 // unchanged jobs' entries from the last round.
 //
 // With a guard (a preemptive ordering's PreemptionGuard) it also answers
-// CanPreempt for every running job (c.guarded, by rank): for a changed
-// job while its placement is read (the same cache line as LastStart,
-// fair's guard), so the victim index does not read each running job
-// once more in rank order.
+// CanPreempt for every running job (c.guarded, by rank), so the victim
+// index does not read each running job once more in rank order.
+//
+// Its passes are cut into fixed parts run side by side (split) at
+// 100,000 jobs: each part writes only its own ranks' slots (and next at
+// its ranks' positions, distinct as RankIndexer promises), and its lists
+// of changed and stale ranks are joined in part order, so everything is
+// what one serial pass writes. The guard is asked serially, in the serial
+// order: it is the ordering's code.
 func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, preemptive bool, guard PreemptionGuard) ([]Rank, []rankInfo) {
 	old, cur := c.cur, 1-c.cur
 	oldInfo, oldIDs := c.info[old], c.ids[old]
 	info, ids := grow(c.info[cur], len(ranked)), grow(c.ids[cur], len(ranked))
 	ranking := grow(c.ranking, len(ranked))
-	next := grow(c.next, len(s.Jobs))
-	last := c.lastRank
-	// in list order: a changed job's last rank is void (so the rank
-	// pass below reads one array by position, not two)
-	for p := range next {
-		next[p] = -1
-		if p < len(last) && !c.track.Same(p) {
-			last[p] = -1
-		}
+	if !c.prepared || len(c.pos) != len(s.Jobs) {
+		c.prepare(len(s.Jobs))
 	}
+	c.prepared = false
+	k := splitParts(len(ranked))
+	c.parts = grow(c.parts, k)
+	c.pass = rankPass{ranked: ranked, at: at, ranking: ranking, ids: ids, info: info,
+		oldIDs: oldIDs, oldInfo: oldInfo, guarded: guard != nil}
+	if k > 1 { // no closure on the serial path (a replay decides ~200,000 times)
+		split(len(ranked), k, func(part, lo, hi int) {
+			c.parts[part] = c.copyUnchanged(&c.pass, lo, hi, c.parts[part])
+		})
+	} else {
+		c.parts[0] = c.copyUnchanged(&c.pass, 0, len(ranked), c.parts[0])
+	}
+	c.pass = rankPass{} // holds no job past the round
 	changed, stale := c.changed[:0], c.stale[:0]
-	for r, x := range ranked {
-		p := -1
-		if at != nil {
-			p = int(at[r]) - 1
-		}
-		if p >= 0 && p < len(next) {
-			if p < len(last) && last[p] >= 0 {
-				lr := last[p]
-				ids[r], info[r] = oldIDs[lr], oldInfo[lr]
-				ranking[r] = Rank{JobID: ids[r], Queue: x.Queue}
-				next[p] = int32(r)
-				if guard != nil && info[r].state == Running {
-					stale = append(stale, int32(r)) // its guard moves with Now
-				}
-				continue
-			}
-			next[p] = int32(r)
-		}
-		changed = append(changed, int32(r))
+	for i := range c.parts {
+		changed = append(changed, c.parts[i].changed...)
+		stale = append(stale, c.parts[i].stale...)
 	}
-	// the changed jobs (every running job, every round), in a loop of
+	// the changed jobs (every running job, every round), in a pass of
 	// their own: its iterations are short and independent, so the
 	// processor overlaps more of their cache misses than it could
 	// between the unchanged jobs' copies
-	for _, r := range changed {
-		x := &ranked[r]
-		j := x.Job
-		ids[r] = j.ID
-		info[r] = rankInfo{state: j.State, workers: j.Workers, frac: j.Fraction, mem: j.MemMiB}
-		ranking[r] = Rank{JobID: j.ID, Queue: x.Queue}
+	if k := splitParts(len(changed)); k > 1 {
+		split(len(changed), k, func(_, lo, hi int) {
+			readChanged(ranked, changed[lo:hi], ranking, ids, info, preemptive)
+		})
+	} else {
+		readChanged(ranked, changed, ranking, ids, info, preemptive)
 	}
 	c.guarded = nil
-	if preemptive { // running jobs' shares: their slots are one more miss each
-		var ok []bool
-		if guard != nil {
-			ok = grow(c.guard, len(ranked))
-			c.guard, c.guarded = ok, ok
-		}
+	if guard != nil && preemptive {
+		ok := grow(c.guard, len(ranked))
+		c.guard, c.guarded = ok, ok
 		for _, r := range changed {
 			if info[r].state == Running {
-				j := ranked[r].Job
-				info[r].held = placementGPUs(j.Placement)
-				if ok != nil {
-					ok[r] = guard.CanPreempt(j, s.Now)
-				}
+				ok[r] = guard.CanPreempt(ranked[r].Job, s.Now)
 			}
 		}
-		for _, r := range stale {
+		for _, r := range stale { // unchanged, but the guard moves with Now
 			ok[r] = guard.CanPreempt(ranked[r].Job, s.Now)
 		}
 	}
 	c.changed, c.stale = changed, stale
 	c.info[cur], c.ids[cur], c.cur, c.ranking = info, ids, cur, ranking
-	c.lastRank, c.next = next, last
+	c.ranked = len(c.pos)
 	return ranking, info
+}
+
+// prepare readies rank's positions for n jobs after refresh (in
+// newRound, beside the ordering): in list order, each position's last
+// rank is the one the last rank call gave it, void where the job changed
+// (so rank reads one array by position, not two), and no position has a
+// rank in this round yet.
+func (c *jobCache) prepare(n int) {
+	known := c.ranked
+	c.pos, c.prepared, c.ranked = grow(c.pos, n), true, 0
+	c.shiftRanks(known, 0, n) // sequential, ~0.1 ms at 100,000 jobs: not split
+}
+
+// shiftRanks is prepare's pass over the positions [lo, hi) (known: how
+// many the last rank call ranked).
+func (c *jobCache) shiftRanks(known, lo, hi int) {
+	pos := c.pos
+	for p := lo; p < hi; p++ {
+		e := &pos[p]
+		if p < known && c.track.Same(p) {
+			e.last = e.next
+		} else {
+			e.last = -1
+		}
+		e.next = -1
+	}
+}
+
+// rankPart is one part's lists of rank's unchanged-job pass: the ranks
+// whose jobs must be read, and the unchanged running ones whose guard is
+// asked again.
+type rankPart struct {
+	changed, stale []int32
+}
+
+// rankPass is what rank's unchanged-job pass reads and writes.
+type rankPass struct {
+	ranked  []Ranked
+	at      []int32
+	ranking []Rank
+	ids     []string
+	info    []rankInfo
+	oldIDs  []string
+	oldInfo []rankInfo
+	guarded bool
+}
+
+// copyUnchanged is rank's pass over the ranks [lo, hi): an unchanged
+// job's entry is copied from the last round's, the others are listed as
+// changed (stale: the unchanged running ones, when guarded).
+func (c *jobCache) copyUnchanged(ps *rankPass, lo, hi int, lists rankPart) rankPart {
+	pos, at := c.pos, ps.at
+	ranking, ids, info, oldIDs, oldInfo := ps.ranking, ps.ids, ps.info, ps.oldIDs, ps.oldInfo
+	changed, stale := lists.changed[:0], lists.stale[:0]
+	for r := lo; r < hi; r++ {
+		x := &ps.ranked[r]
+		p := -1
+		if at != nil {
+			p = int(at[r]) - 1
+		}
+		if p >= 0 && p < len(pos) {
+			e := &pos[p]
+			e.next = int32(r)
+			if lr := e.last; lr >= 0 {
+				ids[r], info[r] = oldIDs[lr], oldInfo[lr]
+				ranking[r] = Rank{JobID: ids[r], Queue: x.Queue}
+				if ps.guarded && info[r].state == Running {
+					stale = append(stale, int32(r)) // its guard moves with Now
+				}
+				continue
+			}
+		}
+		changed = append(changed, int32(r))
+	}
+	return rankPart{changed: changed, stale: stale}
+}
+
+// readChanged reads the jobs at ranks rs into the Ranking and walk info,
+// with a running job's GPU share for a preemptive ordering (its slots are
+// one more miss each, which only the victim index needs).
+func readChanged(ranked []Ranked, rs []int32, ranking []Rank, ids []string, info []rankInfo, preemptive bool) {
+	for _, r := range rs {
+		x := &ranked[r]
+		j := x.Job
+		ids[r] = j.ID
+		info[r] = rankInfo{state: j.State, workers: j.Workers, frac: j.Fraction, mem: j.MemMiB}
+		ranking[r] = Rank{JobID: j.ID, Queue: x.Queue}
+		if preemptive && j.State == Running {
+			info[r].held = placementGPUs(j.Placement)
+		}
+	}
 }
 
 // forgetRanks drops the last round's ranks (a round ranked without
 // them): the next round reads every job.
-func (c *jobCache) forgetRanks() { c.lastRank = c.lastRank[:0] }
+func (c *jobCache) forgetRanks() { c.ranked, c.prepared = 0, false }

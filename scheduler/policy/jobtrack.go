@@ -27,12 +27,22 @@ func (t *JobTrack) Update(s *Snapshot) bool {
 		t.last = t.last[:0]
 		return false
 	}
-	last := t.last
-	for i, g := range s.JobGen {
-		t.same[i] = g != 0 && i < len(last) && last[i] == g
-	}
-	t.last = append(t.last[:0], s.JobGen...)
+	// compared and remembered in one sequential pass (~0.1 ms at
+	// 100,000 jobs: too short to hand parts to other goroutines)
+	known := len(t.last)
+	t.last = grow(t.last, n)
+	t.compare(s.JobGen, known, 0, n)
 	return true
+}
+
+// compare is Update's pass over the jobs [lo, hi): known stamps were kept.
+func (t *JobTrack) compare(gen []uint64, known, lo, hi int) {
+	last, same := t.last, t.same
+	for i := lo; i < hi; i++ {
+		g := gen[i]
+		same[i] = g != 0 && i < known && last[i] == g
+		last[i] = g
+	}
 }
 
 // Same reports whether job i is unchanged since the last Update (false

@@ -62,6 +62,10 @@ type scratch struct {
 	// coarseRho, coarseTime)
 	coarse     int
 	coarseBits uint
+	// pureKeys: the key function an ordering passes to trackedKeys reads
+	// only the job (and fixed config), so it may run on several
+	// goroutines at once (see parallel.go); lucid's keeps state
+	pureKeys bool
 }
 
 // coarseRho drops 33 low bits (three 11-bit passes of six): the top 31
@@ -158,7 +162,13 @@ func (sc *scratch) order(ks []keyed) []int32 {
 		return idx
 	}
 	r := sc.rad.reset(len(ks))
-	differ := r.fields(ks)
+	w := workers(len(ks))
+	var differ [4]uint64
+	if w > 1 {
+		differ = r.fieldsPar(ks, w)
+	} else {
+		differ = r.fields(ks)
+	}
 	cut := sc.coarse - 1 // the field whose low bits are left to comparisons
 	if cut >= 0 && differ[cut]>>sc.coarseBits == 0 {
 		cut = -1 // they are all it has that varies: sort it in full
@@ -174,11 +184,19 @@ func (sc *scratch) order(ks []keyed) []int32 {
 		if f == cut {
 			mask[f] &^= 1<<sc.coarseBits - 1
 		}
-		if mask[f] != 0 {
+		switch {
+		case mask[f] == 0:
+		case w > 1:
+			idx = r.sortPar(idx, f, mask[f], w)
+		default:
 			idx = r.sort(idx, f, mask[f])
 		}
 	}
-	r.sortRuns(ks, idx, mask)
+	if w > 1 {
+		r.sortRunsPar(ks, idx, mask, w)
+	} else {
+		r.sortRuns(ks, idx, mask)
+	}
 	sc.idx = idx
 	return idx
 }
@@ -189,35 +207,7 @@ func (sc *scratch) order(ks []keyed) []int32 {
 // remain (the FIFO tie-break); after coarse ones, keys that share the
 // bits sorted so far. Runs are found on the fields' integers.
 func (r *radix) sortRuns(ks []keyed, idx []int32, mask [4]uint64) {
-	var fs [4][]uint64 // the fields sorted by, and their masks
-	var ms [4]uint64
-	nf := 0
-	for f, m := range mask {
-		if m != 0 {
-			fs[nf], ms[nf] = r.field[f], m
-			nf++
-		}
-	}
-	same := func(a, b int32) bool {
-		for k := range nf {
-			if (fs[k][a]^fs[k][b])&ms[k] != 0 {
-				return false
-			}
-		}
-		return true
-	}
-	for lo := 0; lo < len(idx); {
-		hi := lo + 1
-		for hi < len(idx) && same(idx[lo], idx[hi]) {
-			hi++
-		}
-		if hi-lo > 1 {
-			// after full passes a run ascends by index (the passes are
-			// stable), so breaking full ties by index keeps that order
-			slices.SortFunc(idx[lo:hi], func(a, b int32) int { return compareAt(ks, a, b) })
-		}
-		lo = hi
-	}
+	sortRunsIn(ks, idx, r.sameFunc(mask))
 }
 
 // Sorter ranks jobs by a key of the caller's, lowest first, then submit
@@ -277,21 +267,36 @@ func (sc *scratch) listedAll(js []*policy.Job) []policy.Ranked {
 func (sc *scratch) ranked(ks []keyed, idx []int32) []policy.Ranked {
 	out := grow(sc.out, len(ks))
 	sc.out, sc.atValid = out, sc.kc.on
-	if !sc.atValid {
-		for i, x := range idx {
-			out[i] = policy.Ranked{Job: ks[x].job, Queue: int(ks[x].queue)}
-		}
-		return out
+	var at []int32
+	if sc.atValid {
+		// a tracked snapshot: the Framework asks where each job is
+		// listed (RankIndexes), written in the same pass (each ks[x] is
+		// a miss)
+		at = grow(sc.at, len(idx))
+		sc.at = at
 	}
-	// a tracked snapshot: the Framework asks where each job is listed
-	// (RankIndexes), written in the same pass (each ks[x] is a miss)
-	at := grow(sc.at, len(idx))
-	sc.at = at
-	for i, x := range idx {
-		k := &ks[x]
-		out[i], at[i] = policy.Ranked{Job: k.job, Queue: int(k.queue)}, k.at
+	if w := workers(len(idx)); w > 1 {
+		forRanges(len(idx), w, func(_, lo, hi int) { rankRange(ks, idx, out, at, lo, hi) })
+	} else {
+		rankRange(ks, idx, out, at, 0, len(idx))
 	}
 	return out
+}
+
+// rankRange writes out[lo:hi] (and at's, unless nil) from ks in the
+// order idx.
+func rankRange(ks []keyed, idx []int32, out []policy.Ranked, at []int32, lo, hi int) {
+	if at == nil {
+		for i := lo; i < hi; i++ {
+			k := &ks[idx[i]]
+			out[i] = policy.Ranked{Job: k.job, Queue: int(k.queue)}
+		}
+		return
+	}
+	for i := lo; i < hi; i++ {
+		k := &ks[idx[i]]
+		out[i], at[i] = policy.Ranked{Job: k.job, Queue: int(k.queue)}, k.at
+	}
 }
 
 // inOrder reports whether ks already is in sortKeyed's order, which one
@@ -373,6 +378,8 @@ type radix struct {
 	field       [4][]uint64
 	keys, keys2 []uint64
 	idx2        []int32
+	// cnt: the workers' digit counts of sortPar, made on first use
+	cnt *parCounts
 }
 
 // reset sizes r's buffers for n keys, keeping their storage when it suffices.

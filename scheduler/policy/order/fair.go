@@ -89,6 +89,7 @@ func rhoOf(shared, whole, share float64, n int, gpus float64) float64 {
 func (o *Fair) Order(s *policy.Snapshot) []policy.Ranked {
 	// ρ (k[0]) rarely ties, and every call sorts in full (it moves with Now)
 	o.sc.coarse, o.sc.coarseBits = 1, coarseRho
+	o.sc.pureKeys = true
 	gpus := 0.0
 	for _, n := range s.Cluster.Nodes {
 		gpus += float64(len(n.GPUs))
@@ -100,12 +101,15 @@ func (o *Fair) Order(s *policy.Snapshot) []policy.Ranked {
 		return keyed{job: j, queue: int32(stateTie(j)), k: [3]float64{j.Submit, j.Executed, gpuShare(j)}}
 	})
 	if tracked {
-		for i := range ks {
-			k := &ks[i]
-			rem := math.Max(k.k[1], o.cfg.MinService) // as rhoParts
-			rho := rhoOf(math.Max(0, s.Now-k.k[0])+rem, k.k[1]+rem, k.k[2], len(ks), gpus)
-			*k = keyed{job: k.job, k: [3]float64{-rho, float64(k.queue)}, at: k.at}
-		}
+		n, minSvc := len(ks), o.cfg.MinService
+		forRanges(n, workers(n), func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				k := &ks[i]
+				rem := math.Max(k.k[1], minSvc) // as rhoParts
+				rho := rhoOf(math.Max(0, s.Now-k.k[0])+rem, k.k[1]+rem, k.k[2], n, gpus)
+				*k = keyed{job: k.job, k: [3]float64{-rho, float64(k.queue)}, at: k.at}
+			}
+		})
 		return o.sc.sortFor(ks, s.SubmitOrdered)
 	}
 	ks = o.sc.activeKeys(s, func(j *policy.Job) keyed {

@@ -130,6 +130,7 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 	// under churn every running job's index moves, so most calls sort in
 	// full; queue-join times (k[2], the last key) rarely share top bits
 	o.sc.coarse, o.sc.coarseBits = 3, coarseTime
+	o.sc.pureKeys = true
 	ks, svc := o.keyedJobs(s)
 	// between consecutive events few keys change (running jobs'
 	// indexes, starts, preemptions): re-rank only those, and reuse the
@@ -139,27 +140,32 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 	newMax := o.dist.MaxAddedSince(o.lastVer)
 	fresh := o.Index(0) // most queued jobs have not run yet
 	spans := grow(o.spare, len(ks))
-	for i := range ks {
-		j, a, idx := ks[i].job, svc[i], fresh
-		if a == 0 {
-			spans[i] = gittinsSpan{a: -1} // covers nothing
-		} else {
-			switch p := prev; {
-			case reuse && p[i] >= 0 && o.lastSvc[p[i]] == a && newMax <= a:
-				idx = -o.sc.inc.keys[p[i]].k[1]
-				spans[i] = o.spans[p[i]]
-			case reuse && p[i] >= 0 && newMax <= a && o.spans[p[i]].covers(a, o.delta):
-				// no sample above a was added since the span was taken
-				// (at every call since, the job's service was below a)
-				spans[i] = o.spans[p[i]]
-				idx = spans[i].index(a, o.delta)
-			default:
-				spans[i] = o.dist.span(a, o.delta)
-				idx = spans[i].index(a, o.delta)
+	index := func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			j, a, idx := ks[i].job, svc[i], fresh
+			if a == 0 {
+				spans[i] = gittinsSpan{a: -1} // covers nothing
+			} else {
+				switch p := prev; {
+				case reuse && p[i] >= 0 && o.lastSvc[p[i]] == a && newMax <= a:
+					idx = -o.sc.inc.keys[p[i]].k[1]
+					spans[i] = o.spans[p[i]]
+				case reuse && p[i] >= 0 && newMax <= a && o.spans[p[i]].covers(a, o.delta):
+					// no sample above a was added since the span was
+					// taken (at every call since, the job's service was
+					// below a)
+					spans[i] = o.spans[p[i]]
+					idx = spans[i].index(a, o.delta)
+				default:
+					spans[i] = o.dist.span(a, o.delta)
+					idx = spans[i].index(a, o.delta)
+				}
 			}
+			ks[i] = keyed{job: j, queue: int32(o.q.queueOf(a)), k: [3]float64{ks[i].k[0], -idx, ks[i].k[2]}, at: ks[i].at}
 		}
-		ks[i] = keyed{job: j, queue: int32(o.q.queueOf(a)), k: [3]float64{ks[i].k[0], -idx, ks[i].k[2]}, at: ks[i].at}
 	}
+	// each job's index is its own: split across workers (parallel.go)
+	forRanges(len(ks), workers(len(ks)), index)
 	o.spans, o.spare = spans, o.spans
 	o.lastSvc, o.lastVer = append(o.lastSvc[:0], svc...), o.dist.Added()
 	return o.sc.sortMatched(ks, prev, matched)

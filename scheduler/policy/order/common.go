@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"strings"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
 )
@@ -207,7 +208,7 @@ func (sc *scratch) order(ks []keyed) []int32 {
 // remain (the FIFO tie-break); after coarse ones, keys that share the
 // bits sorted so far. Runs are found on the fields' integers.
 func (r *radix) sortRuns(ks []keyed, idx []int32, mask [4]uint64) {
-	sortRunsIn(ks, idx, r.sameFunc(mask))
+	r.sortRunsIn(ks, idx, r.sameFunc(mask), &r.recs[0])
 }
 
 // Sorter ranks jobs by a key of the caller's, lowest first, then submit
@@ -353,15 +354,21 @@ func floatKey(v float64) uint64 {
 	return b | 1<<63
 }
 
-// compareSubmit is bySubmit as a three-way comparison.
+// compareSubmit is bySubmit as a three-way comparison (-1 where
+// bySubmit(a, b), 1 where bySubmit(b, a), else 0), comparing the IDs
+// once: NaN submit times compare unequal and neither before the other,
+// as in bySubmit.
 func compareSubmit(a, b *policy.Job) int {
-	switch {
-	case bySubmit(a, b):
-		return -1
-	case bySubmit(b, a):
-		return 1
+	if x, y := a.Submit, b.Submit; x != y {
+		switch {
+		case x < y:
+			return -1
+		case y < x:
+			return 1
+		}
+		return 0
 	}
-	return 0
+	return strings.Compare(a.ID, b.ID)
 }
 
 // radix is a stable least-significant-digit radix sort of indices by
@@ -380,6 +387,8 @@ type radix struct {
 	idx2        []int32
 	// cnt: the workers' digit counts of sortPar, made on first use
 	cnt *parCounts
+	// recs: each worker's tie run being sorted (sortRunsIn)
+	recs [maxWorkers][]runRec
 }
 
 // reset sizes r's buffers for n keys, keeping their storage when it suffices.

@@ -1,9 +1,6 @@
 package order
 
-import (
-	"math/bits"
-	"slices"
-)
+import "math/bits"
 
 // The radix sort's passes split across workers (parallel.go). A stable
 // counting-sort pass splits exactly: each worker counts its range's
@@ -132,62 +129,4 @@ func (r *radix) scatterPar(idx []int32, keys []uint64, d digit, w int) ([]int32,
 	r.keys2, r.keys = keys[:cap(keys)], out[:cap(out)]
 	r.idx2 = idx[:cap(idx)]
 	return oidx, out
-}
-
-// sortRunsPar is sortRuns with the runs split across w workers: each
-// range of idx is moved to start at a run's start, so no run is split
-// and each is sorted by one worker, as the serial pass sorts it.
-func (r *radix) sortRunsPar(ks []keyed, idx []int32, mask [4]uint64, w int) {
-	same := r.sameFunc(mask)
-	n := len(idx)
-	var starts [maxWorkers + 1]int
-	for k := 1; k < w; k++ {
-		lo, _ := rangeOf(k, w, n)
-		lo = max(lo, starts[k-1])
-		for lo > 0 && lo < n && same(idx[lo-1], idx[lo]) {
-			lo++
-		}
-		starts[k] = lo
-	}
-	starts[w] = n
-	forRanges(w, w, func(k, _, _ int) {
-		sortRunsIn(ks, idx[starts[k]:starts[k+1]], same)
-	})
-}
-
-// sameFunc reports whether two keys are equal in every bit of mask.
-func (r *radix) sameFunc(mask [4]uint64) func(a, b int32) bool {
-	var fs [4][]uint64 // the fields sorted by, and their masks
-	var ms [4]uint64
-	nf := 0
-	for f, m := range mask {
-		if m != 0 {
-			fs[nf], ms[nf] = r.field[f], m
-			nf++
-		}
-	}
-	return func(a, b int32) bool {
-		for k := range nf {
-			if (fs[k][a]^fs[k][b])&ms[k] != 0 {
-				return false
-			}
-		}
-		return true
-	}
-}
-
-// sortRunsIn sorts each run of idx that same finds by compareAt.
-func sortRunsIn(ks []keyed, idx []int32, same func(a, b int32) bool) {
-	for lo := 0; lo < len(idx); {
-		hi := lo + 1
-		for hi < len(idx) && same(idx[lo], idx[hi]) {
-			hi++
-		}
-		if hi-lo > 1 {
-			// after full passes a run ascends by index (the passes are
-			// stable), so breaking full ties by index keeps that order
-			slices.SortFunc(idx[lo:hi], func(a, b int32) int { return compareAt(ks, a, b) })
-		}
-		lo = hi
-	}
 }

@@ -22,6 +22,8 @@ type incremental struct {
 	// buffers: prev indexes, rank slots, moved jobs, and two outputs
 	prev, slot, moved []int32
 	out, merged       []int32
+	// news: each worker's new jobs (slotsPar)
+	news [maxWorkers][]int32
 	// full: the last call sorted in full (fair's and churned Gittins'
 	// every call), so this one counts its changes before ranks
 	full bool
@@ -65,6 +67,13 @@ func (sc *scratch) sortMatched(ks []keyed, prev []int32, ok bool) []policy.Ranke
 		sc.remember(ks, idx)
 		return sc.ranked(ks, idx)
 	}
+	if w := workers(len(ks)); w > 1 {
+		moved, out, many := in.slotsPar(ks, prev, w)
+		if many {
+			return sc.sortMatched(ks, nil, false)
+		}
+		return sc.mergeMoved(ks, moved, out)
+	}
 	in.ranks()
 	in.slot = grow(in.slot, len(in.keys))
 	for r := range in.slot {
@@ -103,6 +112,13 @@ func (sc *scratch) sortMatched(ks []keyed, prev []int32, ok bool) []policy.Ranke
 	if manyMoved(len(moved), len(ks)) {
 		return sc.sortMatched(ks, nil, false)
 	}
+	return sc.mergeMoved(ks, moved, out)
+}
+
+// mergeMoved ends sortMatched: the moved jobs (changed, then new) are
+// sorted and merged into out, the others in their last order.
+func (sc *scratch) mergeMoved(ks []keyed, moved, out []int32) []policy.Ranked {
+	in := &sc.inc
 	sortNearly(ks, moved)
 	in.moved, in.out = moved, out
 	if len(moved) > 0 {

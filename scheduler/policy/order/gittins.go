@@ -140,33 +140,57 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 	newMax := o.dist.MaxAddedSince(o.lastVer)
 	fresh := o.Index(0) // most queued jobs have not run yet
 	spans := grow(o.spare, len(ks))
-	index := func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			j, a, idx := ks[i].job, svc[i], fresh
-			if a == 0 {
-				spans[i] = gittinsSpan{a: -1} // covers nothing
-			} else {
-				switch p := prev; {
-				case reuse && p[i] >= 0 && o.lastSvc[p[i]] == a && newMax <= a:
-					idx = -o.sc.inc.keys[p[i]].k[1]
-					spans[i] = o.spans[p[i]]
-				case reuse && p[i] >= 0 && newMax <= a && o.spans[p[i]].covers(a, o.delta):
-					// no sample above a was added since the span was
-					// taken (at every call since, the job's service was
-					// below a)
-					spans[i] = o.spans[p[i]]
-					idx = spans[i].index(a, o.delta)
-				default:
-					spans[i] = o.dist.span(a, o.delta)
-					idx = spans[i].index(a, o.delta)
-				}
-			}
-			ks[i] = keyed{job: j, queue: int32(o.q.queueOf(a)), k: [3]float64{ks[i].k[0], -idx, ks[i].k[2]}, at: ks[i].at}
-		}
-	}
+	x := indexPass{ks: ks, svc: svc, spans: spans, prev: prev, reuse: reuse, newMax: newMax, fresh: fresh}
 	// each job's index is its own: split across workers (parallel.go)
-	forRanges(len(ks), workers(len(ks)), index)
+	if w := workers(len(ks)); w > 1 {
+		o.indexesPar(x, w)
+	} else {
+		o.indexes(&x, 0, len(ks))
+	}
 	o.spans, o.spare = spans, o.spans
 	o.lastSvc, o.lastVer = append(o.lastSvc[:0], svc...), o.dist.Added()
 	return o.sc.sortMatched(ks, prev, matched)
+}
+
+// indexPass is what Order's index loop reads and writes: each job's
+// keys and span, from its service and its match with the last call.
+type indexPass struct {
+	ks            []keyed
+	svc           []policy.Seconds
+	spans         []gittinsSpan
+	prev          []int32
+	reuse         bool
+	newMax, fresh float64
+}
+
+// indexesPar is indexes split across w workers.
+func (o *Gittins) indexesPar(x indexPass, w int) {
+	forRanges(len(x.ks), w, func(_, lo, hi int) { o.indexes(&x, lo, hi) })
+}
+
+// indexes keys x.ks[lo:hi] by queue and Gittins index, reusing the last
+// call's index or span of a job whose service allows it.
+func (o *Gittins) indexes(x *indexPass, lo, hi int) {
+	ks, svc, spans, p := x.ks, x.svc, x.spans, x.prev
+	for i := lo; i < hi; i++ {
+		j, a, idx := ks[i].job, svc[i], x.fresh
+		if a == 0 {
+			spans[i] = gittinsSpan{a: -1} // covers nothing
+		} else {
+			switch {
+			case x.reuse && p[i] >= 0 && o.lastSvc[p[i]] == a && x.newMax <= a:
+				idx = -o.sc.inc.keys[p[i]].k[1]
+				spans[i] = o.spans[p[i]]
+			case x.reuse && p[i] >= 0 && x.newMax <= a && o.spans[p[i]].covers(a, o.delta):
+				// no sample above a was added since the span was taken
+				// (at every call since, the job's service was below a)
+				spans[i] = o.spans[p[i]]
+				idx = spans[i].index(a, o.delta)
+			default:
+				spans[i] = o.dist.span(a, o.delta)
+				idx = spans[i].index(a, o.delta)
+			}
+		}
+		ks[i] = keyed{job: j, queue: int32(o.q.queueOf(a)), k: [3]float64{ks[i].k[0], -idx, ks[i].k[2]}, at: ks[i].at}
+	}
 }

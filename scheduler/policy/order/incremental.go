@@ -135,22 +135,29 @@ func (sc *scratch) mergeMoved(ks []keyed, moved, out []int32) []policy.Ranked {
 // loop there counts the same jobs and stops at the same threshold, but
 // only after deriving every rank. Split across workers (parallel.go).
 func manyChanged(ks, last []keyed, prev []int32) bool {
-	var counts [maxWorkers]int
 	w := workers(len(ks))
-	forRanges(len(ks), w, func(k, lo, hi int) {
-		c := 0
-		for i := lo; i < hi; i++ {
-			if p := prev[i]; p < 0 || !sameKeys(&ks[i], &last[p]) {
-				c++
-			}
-		}
-		counts[k] = c
-	})
+	if w <= 1 {
+		return manyMoved(countChanged(ks, last, prev, 0, len(ks)), len(ks))
+	}
+	var counts [maxWorkers]int
+	forRanges(len(ks), w, func(k, lo, hi int) { counts[k] = countChanged(ks, last, prev, lo, hi) })
 	total := 0
 	for _, c := range counts[:w] {
 		total += c
 	}
 	return manyMoved(total, len(ks))
+}
+
+// countChanged counts the jobs of ks[lo:hi] that are new or changed
+// their keys since last.
+func countChanged(ks, last []keyed, prev []int32, lo, hi int) int {
+	c := 0
+	for i := lo; i < hi; i++ {
+		if p := prev[i]; p < 0 || !sameKeys(&ks[i], &last[p]) {
+			c++
+		}
+	}
+	return c
 }
 
 // match finds, for each job of ks, its index in the last call's list (or

@@ -2,7 +2,6 @@ package order
 
 import (
 	"runtime"
-	"sync"
 	"sync/atomic"
 )
 
@@ -57,32 +56,34 @@ func rangeOf(k, w, n int) (lo, hi int) { return k * n / w, (k + 1) * n / w }
 
 // forRanges calls fn(k, lo, hi) once for each of the w parts of [0, n),
 // on up to procs() goroutines (the caller's included) taking parts in
-// turn, and returns when all are done.
+// turn, and returns when all are done. The caller waits only for parts
+// another goroutine took: a helper the OS has not run yet by the time
+// every part is taken finds none left and ends, unwaited for.
 func forRanges(n, w int, fn func(k, lo, hi int)) {
 	if w <= 1 {
 		fn(0, 0, n)
 		return
 	}
 	var next atomic.Int32
-	run := func() {
+	done := make(chan struct{}, w)
+	run := func(helper bool) (did int) {
 		for {
 			k := int(next.Add(1)) - 1
 			if k >= w {
-				return
+				return did
 			}
 			lo, hi := rangeOf(k, w, n)
 			fn(k, lo, hi)
+			did++
+			if helper {
+				done <- struct{}{}
+			}
 		}
 	}
-	g := min(procs(), w)
-	var wg sync.WaitGroup
-	wg.Add(g - 1)
-	for range g - 1 {
-		go func() {
-			defer wg.Done()
-			run()
-		}()
+	for range min(procs(), w) - 1 {
+		go run(true)
 	}
-	run()
-	wg.Wait()
+	for range w - run(false) {
+		<-done
+	}
 }

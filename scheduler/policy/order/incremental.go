@@ -22,8 +22,6 @@ type incremental struct {
 	// buffers: prev indexes, rank slots, moved jobs, and two outputs
 	prev, slot, moved []int32
 	out, merged       []int32
-	// news: each worker's new jobs (slotsPar)
-	news [maxWorkers][]int32
 	// full: the last call sorted in full (fair's and churned Gittins'
 	// every call), so this one counts its changes before ranks
 	full bool
@@ -66,13 +64,6 @@ func (sc *scratch) sortMatched(ks []keyed, prev []int32, ok bool) []policy.Ranke
 		idx := sc.order(ks)
 		sc.remember(ks, idx)
 		return sc.ranked(ks, idx)
-	}
-	if w := workers(len(ks)); w > 1 {
-		moved, out, many := in.slotsPar(ks, prev, w)
-		if many {
-			return sc.sortMatched(ks, nil, false)
-		}
-		return sc.mergeMoved(ks, moved, out)
 	}
 	in.ranks()
 	in.slot = grow(in.slot, len(in.keys))

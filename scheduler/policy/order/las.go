@@ -36,7 +36,6 @@ func (l *LAS) Queues() int { return l.q.Queues() }
 // Order ranks by queue, then running before queued, then queue-join time.
 func (o *LAS) Order(s *policy.Snapshot) []policy.Ranked {
 	var ks []keyed
-	o.sc.pureKeys = true
 	if o.q.plain() { // service is Attained: one pass over the jobs
 		ks = o.sc.keysOf(s, func(j *policy.Job) keyed {
 			return keyed{job: j, queue: int32(o.q.queueOf(j.Attained)), k: [3]float64{stateTie(j), queuedAt(j)}}

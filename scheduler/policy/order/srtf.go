@@ -24,7 +24,6 @@ func (*SRTFOracle) Preemptive() bool { return true }
 
 // Order ranks jobs by remaining time.
 func (o *SRTFOracle) Order(s *policy.Snapshot) []policy.Ranked {
-	o.sc.pureKeys = true
 	ks := o.sc.keysOf(s, func(j *policy.Job) keyed {
 		rem := math.Inf(1)
 		if j.OracleDuration > 0 {

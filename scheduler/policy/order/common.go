@@ -63,13 +63,15 @@ type scratch struct {
 	// coarseRho, coarseTime)
 	coarse     int
 	coarseBits uint
-	// pureKeys: the key function an ordering passes to trackedKeys reads
-	// only the job (and fixed config), so it may run on several
-	// goroutines at once (see parallel.go); lucid's keeps state. Set by
-	// the orderings that sort in full under churn (fair, 2D-Gittins):
-	// for the others, whose re-rank is incremental and light, the split
-	// keying measured no faster on 2 cores (see BenchmarkOrderSplit)
-	pureKeys bool
+	// split: this ordering's keying and ranking passes run split across
+	// goroutines (parallel.go), which also promises that the key
+	// function it passes to trackedKeys reads only the job (and fixed
+	// config), so it may run on several goroutines at once (lucid's
+	// keeps state). Set by the orderings that sort in full under churn
+	// (fair, 2D-Gittins): for the others, whose re-rank is incremental
+	// and light, splitting measured no faster on 2 cores
+	// (BenchmarkOrderSplit). The radix sort splits for every ordering.
+	split bool
 }
 
 // coarseRho drops 33 low bits (three 11-bit passes of six): the top 31
@@ -279,7 +281,7 @@ func (sc *scratch) ranked(ks []keyed, idx []int32) []policy.Ranked {
 		at = grow(sc.at, len(idx))
 		sc.at = at
 	}
-	if w := workers(len(idx)); w > 1 {
+	if w := workers(len(idx)); w > 1 && sc.split {
 		forRanges(len(idx), w, func(_, lo, hi int) { rankRange(ks, idx, out, at, lo, hi) })
 	} else {
 		rankRange(ks, idx, out, at, 0, len(idx))

@@ -89,7 +89,7 @@ func rhoOf(shared, whole, share float64, n int, gpus float64) float64 {
 func (o *Fair) Order(s *policy.Snapshot) []policy.Ranked {
 	// ρ (k[0]) rarely ties, and every call sorts in full (it moves with Now)
 	o.sc.coarse, o.sc.coarseBits = 1, coarseRho
-	o.sc.pureKeys = true
+	o.sc.split = true
 	gpus := 0.0
 	for _, n := range s.Cluster.Nodes {
 		gpus += float64(len(n.GPUs))

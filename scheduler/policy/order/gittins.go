@@ -128,7 +128,7 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 	// under churn every running job's index moves, so most calls sort in
 	// full; queue-join times (k[2], the last key) rarely share top bits
 	o.sc.coarse, o.sc.coarseBits = 3, coarseTime
-	o.sc.pureKeys = true
+	o.sc.split = true
 	ks, svc := o.keyedJobs(s)
 	// between consecutive events few keys change (running jobs'
 	// indexes, starts, preemptions): re-rank only those, and reuse the

@@ -56,7 +56,7 @@ func (sc *scratch) trackedKeys(s *policy.Snapshot, key func(j *policy.Job) keyed
 		oldN = 0 // nothing of the last call is reusable
 	}
 	kc.pos, kc.gen = growKeep(kc.pos, n), growKeep(kc.gen, n)
-	if w := workers(n); w > 1 && sc.pureKeys {
+	if w := workers(n); w > 1 && sc.split {
 		ks = sc.trackedKeysPar(s, key, oldN, w)
 		kc.valid, kc.fresh, kc.on = true, true, true
 		return ks, true
@@ -104,7 +104,7 @@ const skipped = math.MinInt32
 // active ones, keeping each position's match in prev's slot of the same
 // index; then, from the counts' prefix sums, each writes its range's
 // keys and matches at the same indexes the serial loop appends them to.
-// key must be safe to call concurrently (scratch.pureKeys).
+// key must be safe to call concurrently (scratch.split).
 func (sc *scratch) trackedKeysPar(s *policy.Snapshot, key func(j *policy.Job) keyed, oldN, w int) []keyed {
 	n := len(s.Jobs)
 	pos, gen, stamps, jobs := sc.kc.pos, sc.kc.gen, s.JobGen[:n], s.Jobs

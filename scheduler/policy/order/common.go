@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"strings"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
 )
@@ -62,6 +63,15 @@ type scratch struct {
 	// coarseRho, coarseTime)
 	coarse     int
 	coarseBits uint
+	// split: this ordering's keying and ranking passes run split across
+	// goroutines (parallel.go), which also promises that the key
+	// function it passes to trackedKeys reads only the job (and fixed
+	// config), so it may run on several goroutines at once (lucid's
+	// keeps state). Set by the orderings that sort in full under churn
+	// (fair, 2D-Gittins): for the others, whose re-rank is incremental
+	// and light, splitting measured no faster on 2 cores
+	// (BenchmarkOrderSplit). The radix sort splits for every ordering.
+	split bool
 }
 
 // coarseRho drops 33 low bits (three 11-bit passes of six): the top 31
@@ -158,7 +168,13 @@ func (sc *scratch) order(ks []keyed) []int32 {
 		return idx
 	}
 	r := sc.rad.reset(len(ks))
-	differ := r.fields(ks)
+	w := workers(len(ks))
+	var differ [4]uint64
+	if w > 1 {
+		differ = r.fieldsPar(ks, w)
+	} else {
+		differ = r.fields(ks)
+	}
 	cut := sc.coarse - 1 // the field whose low bits are left to comparisons
 	if cut >= 0 && differ[cut]>>sc.coarseBits == 0 {
 		cut = -1 // they are all it has that varies: sort it in full
@@ -174,11 +190,19 @@ func (sc *scratch) order(ks []keyed) []int32 {
 		if f == cut {
 			mask[f] &^= 1<<sc.coarseBits - 1
 		}
-		if mask[f] != 0 {
+		switch {
+		case mask[f] == 0:
+		case w > 1:
+			idx = r.sortPar(idx, f, mask[f], w)
+		default:
 			idx = r.sort(idx, f, mask[f])
 		}
 	}
-	r.sortRuns(ks, idx, mask)
+	if w > 1 {
+		r.sortRunsPar(ks, idx, mask, w)
+	} else {
+		r.sortRuns(ks, idx, mask)
+	}
 	sc.idx = idx
 	return idx
 }
@@ -189,35 +213,7 @@ func (sc *scratch) order(ks []keyed) []int32 {
 // remain (the FIFO tie-break); after coarse ones, keys that share the
 // bits sorted so far. Runs are found on the fields' integers.
 func (r *radix) sortRuns(ks []keyed, idx []int32, mask [4]uint64) {
-	var fs [4][]uint64 // the fields sorted by, and their masks
-	var ms [4]uint64
-	nf := 0
-	for f, m := range mask {
-		if m != 0 {
-			fs[nf], ms[nf] = r.field[f], m
-			nf++
-		}
-	}
-	same := func(a, b int32) bool {
-		for k := range nf {
-			if (fs[k][a]^fs[k][b])&ms[k] != 0 {
-				return false
-			}
-		}
-		return true
-	}
-	for lo := 0; lo < len(idx); {
-		hi := lo + 1
-		for hi < len(idx) && same(idx[lo], idx[hi]) {
-			hi++
-		}
-		if hi-lo > 1 {
-			// after full passes a run ascends by index (the passes are
-			// stable), so breaking full ties by index keeps that order
-			slices.SortFunc(idx[lo:hi], func(a, b int32) int { return compareAt(ks, a, b) })
-		}
-		lo = hi
-	}
+	r.sortRunsIn(ks, idx, r.sameFunc(mask), &r.recs[0])
 }
 
 // Sorter ranks jobs by a key of the caller's, lowest first, then submit
@@ -277,21 +273,36 @@ func (sc *scratch) listedAll(js []*policy.Job) []policy.Ranked {
 func (sc *scratch) ranked(ks []keyed, idx []int32) []policy.Ranked {
 	out := grow(sc.out, len(ks))
 	sc.out, sc.atValid = out, sc.kc.on
-	if !sc.atValid {
-		for i, x := range idx {
-			out[i] = policy.Ranked{Job: ks[x].job, Queue: int(ks[x].queue)}
-		}
-		return out
+	var at []int32
+	if sc.atValid {
+		// a tracked snapshot: the Framework asks where each job is
+		// listed (RankIndexes), written in the same pass (each ks[x] is
+		// a miss)
+		at = grow(sc.at, len(idx))
+		sc.at = at
 	}
-	// a tracked snapshot: the Framework asks where each job is listed
-	// (RankIndexes), written in the same pass (each ks[x] is a miss)
-	at := grow(sc.at, len(idx))
-	sc.at = at
-	for i, x := range idx {
-		k := &ks[x]
-		out[i], at[i] = policy.Ranked{Job: k.job, Queue: int(k.queue)}, k.at
+	if w := workers(len(idx)); w > 1 && sc.split {
+		forRanges(len(idx), w, func(_, lo, hi int) { rankRange(ks, idx, out, at, lo, hi) })
+	} else {
+		rankRange(ks, idx, out, at, 0, len(idx))
 	}
 	return out
+}
+
+// rankRange writes out[lo:hi] (and at's, unless nil) from ks in the
+// order idx.
+func rankRange(ks []keyed, idx []int32, out []policy.Ranked, at []int32, lo, hi int) {
+	if at == nil {
+		for i := lo; i < hi; i++ {
+			k := &ks[idx[i]]
+			out[i] = policy.Ranked{Job: k.job, Queue: int(k.queue)}
+		}
+		return
+	}
+	for i := lo; i < hi; i++ {
+		k := &ks[idx[i]]
+		out[i], at[i] = policy.Ranked{Job: k.job, Queue: int(k.queue)}, k.at
+	}
 }
 
 // inOrder reports whether ks already is in sortKeyed's order, which one
@@ -348,15 +359,21 @@ func floatKey(v float64) uint64 {
 	return b | 1<<63
 }
 
-// compareSubmit is bySubmit as a three-way comparison.
+// compareSubmit is bySubmit as a three-way comparison (-1 where
+// bySubmit(a, b), 1 where bySubmit(b, a), else 0), comparing the IDs
+// once: NaN submit times compare unequal and neither before the other,
+// as in bySubmit.
 func compareSubmit(a, b *policy.Job) int {
-	switch {
-	case bySubmit(a, b):
-		return -1
-	case bySubmit(b, a):
-		return 1
+	if x, y := a.Submit, b.Submit; x != y {
+		switch {
+		case x < y:
+			return -1
+		case y < x:
+			return 1
+		}
+		return 0
 	}
-	return 0
+	return strings.Compare(a.ID, b.ID)
 }
 
 // radix is a stable least-significant-digit radix sort of indices by
@@ -373,6 +390,10 @@ type radix struct {
 	field       [4][]uint64
 	keys, keys2 []uint64
 	idx2        []int32
+	// cnt: the workers' digit counts of sortPar, made on first use
+	cnt *parCounts
+	// recs: each worker's tie run being sorted (sortRunsIn)
+	recs [maxWorkers][]runRec
 }
 
 // reset sizes r's buffers for n keys, keeping their storage when it suffices.

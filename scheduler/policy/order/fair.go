@@ -89,6 +89,7 @@ func rhoOf(shared, whole, share float64, n int, gpus float64) float64 {
 func (o *Fair) Order(s *policy.Snapshot) []policy.Ranked {
 	// ρ (k[0]) rarely ties, and every call sorts in full (it moves with Now)
 	o.sc.coarse, o.sc.coarseBits = 1, coarseRho
+	o.sc.split = true
 	gpus := 0.0
 	for _, n := range s.Cluster.Nodes {
 		gpus += float64(len(n.GPUs))
@@ -100,11 +101,10 @@ func (o *Fair) Order(s *policy.Snapshot) []policy.Ranked {
 		return keyed{job: j, queue: int32(stateTie(j)), k: [3]float64{j.Submit, j.Executed, gpuShare(j)}}
 	})
 	if tracked {
-		for i := range ks {
-			k := &ks[i]
-			rem := math.Max(k.k[1], o.cfg.MinService) // as rhoParts
-			rho := rhoOf(math.Max(0, s.Now-k.k[0])+rem, k.k[1]+rem, k.k[2], len(ks), gpus)
-			*k = keyed{job: k.job, k: [3]float64{-rho, float64(k.queue)}, at: k.at}
+		if w := workers(len(ks)); w > 1 {
+			o.rhoKeysPar(ks, w, s.Now, gpus)
+		} else {
+			o.rhoKeys(ks, 0, len(ks), s.Now, gpus)
 		}
 		return o.sc.sortFor(ks, s.SubmitOrdered)
 	}
@@ -118,4 +118,21 @@ func (o *Fair) Order(s *policy.Snapshot) []policy.Ranked {
 		*k = keyed{job: k.job, k: [3]float64{-rho, float64(k.queue)}, at: k.at}
 	}
 	return o.sc.sortFor(ks, s.SubmitOrdered)
+}
+
+// rhoKeysPar is rhoKeys over all of ks split across w workers.
+func (o *Fair) rhoKeysPar(ks []keyed, w int, now policy.Seconds, gpus float64) {
+	forRanges(len(ks), w, func(_, lo, hi int) { o.rhoKeys(ks, lo, hi, now, gpus) })
+}
+
+// rhoKeys turns the tracked keys ks[lo:hi] (Submit, Executed and GPU
+// share, the state in queue) into ρ's keys among len(ks) active jobs,
+// bit for bit as rhoParts and rhoOf.
+func (o *Fair) rhoKeys(ks []keyed, lo, hi int, now policy.Seconds, gpus float64) {
+	for i := lo; i < hi; i++ {
+		k := &ks[i]
+		rem := math.Max(k.k[1], o.cfg.MinService) // as rhoParts
+		rho := rhoOf(math.Max(0, now-k.k[0])+rem, k.k[1]+rem, k.k[2], len(ks), gpus)
+		*k = keyed{job: k.job, k: [3]float64{-rho, float64(k.queue)}, at: k.at}
+	}
 }

@@ -42,6 +42,8 @@ type Gittins struct {
 	// added since (the index at a depends only on the samples above a).
 	lastSvc []policy.Seconds
 	lastVer int
+	// nextSvc is the buffer this call's services are written to
+	nextSvc []policy.Seconds
 	// spans[k] is the index terms of job k of the last listed call (and
 	// spare the buffer the next call fills): a running job's service
 	// grows at every event, but its index terms change only when it
@@ -90,7 +92,8 @@ func (g *Gittins) ObserveFinished(j *policy.Job) {
 
 // keyedJobs lists the active jobs with their service (queues.update),
 // each keyed with stateTie in k[0] and queuedAt in k[2], read in the same
-// pass as the list (see activeKeys).
+// pass as the list (see activeKeys). For a tracked snapshot the service
+// is each key's k[1] and the list nil.
 func (o *Gittins) keyedJobs(s *policy.Snapshot) ([]keyed, []policy.Seconds) {
 	tie := func(j *policy.Job) keyed { return keyed{job: j, k: [3]float64{stateTie(j), 0, queuedAt(j)}} }
 	if o.q.plain() {
@@ -100,12 +103,7 @@ func (o *Gittins) keyedJobs(s *policy.Snapshot) ([]keyed, []policy.Seconds) {
 			return keyed{job: j, k: [3]float64{stateTie(j), j.Attained, queuedAt(j)}}
 		})
 		if ok {
-			svc := grow(o.q.svc, len(ks))
-			for i := range ks {
-				svc[i] = ks[i].k[1]
-			}
-			o.q.svc = svc
-			return ks, svc
+			return ks, nil // the service stays in k[1] (see indexes)
 		}
 		svc := o.q.svc[:0]
 		ks = o.sc.activeKeys(s, func(j *policy.Job) keyed {
@@ -130,6 +128,7 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 	// under churn every running job's index moves, so most calls sort in
 	// full; queue-join times (k[2], the last key) rarely share top bits
 	o.sc.coarse, o.sc.coarseBits = 3, coarseTime
+	o.sc.split = true
 	ks, svc := o.keyedJobs(s)
 	// between consecutive events few keys change (running jobs'
 	// indexes, starts, preemptions): re-rank only those, and reuse the
@@ -139,16 +138,55 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 	newMax := o.dist.MaxAddedSince(o.lastVer)
 	fresh := o.Index(0) // most queued jobs have not run yet
 	spans := grow(o.spare, len(ks))
-	for i := range ks {
-		j, a, idx := ks[i].job, svc[i], fresh
+	next := grow(o.nextSvc, len(ks))
+	x := indexPass{ks: ks, svc: svc, next: next, spans: spans, prev: prev, reuse: reuse, newMax: newMax, fresh: fresh}
+	// each job's index is its own: split across workers (parallel.go)
+	if w := workers(len(ks)); w > 1 {
+		o.indexesPar(x, w)
+	} else {
+		o.indexes(&x, 0, len(ks))
+	}
+	o.spans, o.spare = spans, o.spans
+	o.lastSvc, o.nextSvc, o.lastVer = next, o.lastSvc, o.dist.Added()
+	return o.sc.sortMatched(ks, prev, matched)
+}
+
+// indexPass is what Order's index loop reads and writes: each job's
+// keys and span, from its service and its match with the last call.
+type indexPass struct {
+	ks []keyed
+	// svc is each job's service, or nil where it is each key's k[1];
+	// next gets a copy, for the next call's reuse
+	svc, next     []policy.Seconds
+	spans         []gittinsSpan
+	prev          []int32
+	reuse         bool
+	newMax, fresh float64
+}
+
+// indexesPar is indexes split across w workers.
+func (o *Gittins) indexesPar(x indexPass, w int) {
+	forRanges(len(x.ks), w, func(_, lo, hi int) { o.indexes(&x, lo, hi) })
+}
+
+// indexes keys x.ks[lo:hi] by queue and Gittins index, reusing the last
+// call's index or span of a job whose service allows it.
+func (o *Gittins) indexes(x *indexPass, lo, hi int) {
+	ks, svc, spans, p := x.ks, x.svc, x.spans, x.prev
+	for i := lo; i < hi; i++ {
+		j, a, idx := ks[i].job, ks[i].k[1], x.fresh
+		if svc != nil {
+			a = svc[i]
+		}
+		x.next[i] = a
 		if a == 0 {
 			spans[i] = gittinsSpan{a: -1} // covers nothing
 		} else {
-			switch p := prev; {
-			case reuse && p[i] >= 0 && o.lastSvc[p[i]] == a && newMax <= a:
+			switch {
+			case x.reuse && p[i] >= 0 && o.lastSvc[p[i]] == a && x.newMax <= a:
 				idx = -o.sc.inc.keys[p[i]].k[1]
 				spans[i] = o.spans[p[i]]
-			case reuse && p[i] >= 0 && newMax <= a && o.spans[p[i]].covers(a, o.delta):
+			case x.reuse && p[i] >= 0 && x.newMax <= a && o.spans[p[i]].covers(a, o.delta):
 				// no sample above a was added since the span was taken
 				// (at every call since, the job's service was below a)
 				spans[i] = o.spans[p[i]]
@@ -160,7 +198,4 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 		}
 		ks[i] = keyed{job: j, queue: int32(o.q.queueOf(a)), k: [3]float64{ks[i].k[0], -idx, ks[i].k[2]}, at: ks[i].at}
 	}
-	o.spans, o.spare = spans, o.spans
-	o.lastSvc, o.lastVer = append(o.lastSvc[:0], svc...), o.dist.Added()
-	return o.sc.sortMatched(ks, prev, matched)
 }

@@ -22,6 +22,9 @@ type incremental struct {
 	// buffers: prev indexes, rank slots, moved jobs, and two outputs
 	prev, slot, moved []int32
 	out, merged       []int32
+	// full: the last call sorted in full (fair's and churned Gittins'
+	// every call), so this one counts its changes before ranks
+	full bool
 }
 
 // sortIncremental is sortKeyed's order, re-ranking only the jobs whose
@@ -52,6 +55,10 @@ func (in *incremental) matchAny(ks []keyed, listed bool) ([]int32, bool) {
 // that reuses last call's keys, like Gittins' indexes, matches first).
 func (sc *scratch) sortMatched(ks []keyed, prev []int32, ok bool) []policy.Ranked {
 	in := &sc.inc
+	if ok && in.full && manyChanged(ks, in.keys, prev) {
+		ok = false // the loop below would find as much, after ranks
+	}
+	in.full = !ok
 	if !ok {
 		in.keys = in.keys[:0]
 		idx := sc.order(ks)
@@ -96,6 +103,13 @@ func (sc *scratch) sortMatched(ks []keyed, prev []int32, ok bool) []policy.Ranke
 	if manyMoved(len(moved), len(ks)) {
 		return sc.sortMatched(ks, nil, false)
 	}
+	return sc.mergeMoved(ks, moved, out)
+}
+
+// mergeMoved ends sortMatched: the moved jobs (changed, then new) are
+// sorted and merged into out, the others in their last order.
+func (sc *scratch) mergeMoved(ks []keyed, moved, out []int32) []policy.Ranked {
+	in := &sc.inc
 	sortNearly(ks, moved)
 	in.moved, in.out = moved, out
 	if len(moved) > 0 {
@@ -105,6 +119,36 @@ func (sc *scratch) sortMatched(ks []keyed, prev []int32, ok bool) []policy.Ranke
 	r := sc.ranked(ks, out)
 	sc.remember(ks, out)
 	return r
+}
+
+// manyChanged reports whether so many jobs of ks are new or changed
+// their keys since last (by prev) that sortMatched sorts in full: the
+// loop there counts the same jobs and stops at the same threshold, but
+// only after deriving every rank. Split across workers (parallel.go).
+func manyChanged(ks, last []keyed, prev []int32) bool {
+	w := workers(len(ks))
+	if w <= 1 {
+		return manyMoved(countChanged(ks, last, prev, 0, len(ks)), len(ks))
+	}
+	var counts [maxWorkers]int
+	forRanges(len(ks), w, func(k, lo, hi int) { counts[k] = countChanged(ks, last, prev, lo, hi) })
+	total := 0
+	for _, c := range counts[:w] {
+		total += c
+	}
+	return manyMoved(total, len(ks))
+}
+
+// countChanged counts the jobs of ks[lo:hi] that are new or changed
+// their keys since last.
+func countChanged(ks, last []keyed, prev []int32, lo, hi int) int {
+	c := 0
+	for i := lo; i < hi; i++ {
+		if p := prev[i]; p < 0 || !sameKeys(&ks[i], &last[p]) {
+			c++
+		}
+	}
+	return c
 }
 
 // match finds, for each job of ks, its index in the last call's list (or

@@ -77,3 +77,28 @@ func TestSortKeyedMatchesComparator(t *testing.T) {
 		}
 	}
 }
+
+// compareSubmit is bySubmit as a three-way comparison, NaN submit times
+// and equal IDs included.
+func TestCompareSubmitIsBySubmit(t *testing.T) {
+	subs := []float64{0, 1, math.NaN(), math.Inf(1), math.Copysign(0, -1)}
+	idsOf := []string{"", "a", "b", "ab"}
+	for _, sa := range subs {
+		for _, sb := range subs {
+			for _, ia := range idsOf {
+				for _, ib := range idsOf {
+					a, b := &policy.Job{ID: ia, Submit: sa}, &policy.Job{ID: ib, Submit: sb}
+					want := 0
+					if bySubmit(a, b) {
+						want = -1
+					} else if bySubmit(b, a) {
+						want = 1
+					}
+					if got := compareSubmit(a, b); got != want {
+						t.Fatalf("compareSubmit(%v %q, %v %q) = %d, want %d", sa, ia, sb, ib, got, want)
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,6 +1,10 @@
 package order
 
-import "github.com/caravan-dl/caravan/scheduler/policy"
+import (
+	"math"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
 
 // keyCache keeps an ordering's keys of a tracked snapshot's jobs
 // (Snapshot.JobGen) by position, so a job whose stamp did not move is
@@ -20,6 +24,8 @@ type keyCache struct {
 	// on: this call's keys came from trackedKeys (so ranked records
 	// each job's snapshot index for RankIndexes)
 	on bool
+	// at: trackedKeysPar's matches by position
+	at []int32
 }
 
 // posKey is what keyCache keeps of the job at one position: its key,
@@ -50,6 +56,11 @@ func (sc *scratch) trackedKeys(s *policy.Snapshot, key func(j *policy.Job) keyed
 		oldN = 0 // nothing of the last call is reusable
 	}
 	kc.pos, kc.gen = growKeep(kc.pos, n), growKeep(kc.gen, n)
+	if w := workers(n); w > 1 && sc.split {
+		ks = sc.trackedKeysPar(s, key, oldN, w)
+		kc.valid, kc.fresh, kc.on = true, true, true
+		return ks, true
+	}
 	pos, gen, stamps := kc.pos, kc.gen, s.JobGen[:n]
 	last := sc.inc.keys
 	ks = sc.keys(n)[:0]
@@ -81,6 +92,80 @@ func (sc *scratch) trackedKeys(s *policy.Snapshot, key func(j *policy.Job) keyed
 	sc.ks, sc.inc.prev = ks, prev
 	kc.valid, kc.fresh, kc.on = true, true, true
 	return ks, true
+}
+
+// skipped marks, in trackedKeysPar's first phase, a position that lists
+// no active job (its prev is written in the second).
+const skipped = math.MinInt32
+
+// trackedKeysPar is trackedKeys' loop split across w workers over fixed
+// ranges of positions, in two phases: each worker first keys its range's
+// changed jobs and matches them (as the serial loop) and counts its
+// active ones, keeping each position's match in prev's slot of the same
+// index; then, from the counts' prefix sums, each writes its range's
+// keys and matches at the same indexes the serial loop appends them to.
+// key must be safe to call concurrently (scratch.split).
+func (sc *scratch) trackedKeysPar(s *policy.Snapshot, key func(j *policy.Job) keyed, oldN, w int) []keyed {
+	n := len(s.Jobs)
+	pos, gen, stamps, jobs := sc.kc.pos, sc.kc.gen, s.JobGen[:n], s.Jobs
+	last := sc.inc.keys
+	ks := sc.keys(n)
+	// each position's match (or skipped), for the second phase
+	at := grow(sc.kc.at, n)
+	sc.kc.at = at
+	var counts [maxWorkers]int
+	forRanges(n, w, func(k, lo, hi int) {
+		c := 0
+		for i := lo; i < hi; i++ {
+			e, j := &pos[i], jobs[i]
+			p := int32(-1)
+			if i < oldN {
+				p = e.ksAt
+			}
+			if g := stamps[i]; i >= oldN || g == 0 || gen[i] != g {
+				gen[i] = g
+				if !isActive(j) {
+					at[i] = skipped
+					continue
+				}
+				kj := key(j)
+				e.k, e.queue = kj.k, kj.queue
+				if p >= 0 && (int(p) >= len(last) || !sameJob(last[p].job, j)) {
+					p = -1
+				}
+			} else if p < 0 {
+				at[i] = skipped
+				continue
+			}
+			at[i] = p
+			c++
+		}
+		counts[k] = c
+	})
+	total := 0
+	var starts [maxWorkers]int
+	for k := range w {
+		starts[k], total = total, total+counts[k]
+	}
+	prev := grow(sc.inc.prev, total)
+	forRanges(n, w, func(k, lo, hi int) {
+		o := starts[k]
+		for i := lo; i < hi; i++ {
+			e := &pos[i]
+			p := at[i]
+			if p == skipped {
+				e.ksAt = -1
+				continue
+			}
+			e.ksAt = int32(o)
+			ks[o] = keyed{job: jobs[i], queue: e.queue, at: int32(i + 1), k: e.k}
+			prev[o] = p
+			o++
+		}
+	})
+	ks = ks[:total]
+	sc.ks, sc.inc.prev = ks, prev
+	return ks
 }
 
 // forget drops what was kept: the next tracked call keys every job.

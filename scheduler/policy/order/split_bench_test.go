@@ -1,0 +1,78 @@
+package order
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+	pt "github.com/caravan-dl/caravan/scheduler/policy/policytest"
+)
+
+// BenchmarkOrderSplit times the orderings alone on a churning tracked
+// snapshot of 10,000 nodes and ~121,000 jobs (the scale benchmark's),
+// serial and split across GOMAXPROCS workers, side by side: two
+// instances rank the same snapshot each round, in alternating order, and
+// the wall time of each is reported (min and p50 over the rounds). The
+// rounds apply no decision: running jobs advance, ~80 finish and as many
+// arrive, so keys churn as under the scheduler.
+//
+//	go test -run '^$' -bench OrderSplit -benchtime 20x ./scheduler/policy/order/
+func BenchmarkOrderSplit(b *testing.B) {
+	prior := []float64{100, 900, 3000, 20000, 80000}
+	sp := pt.RandomSpec{
+		Cluster: pt.ClusterSpec{Racks: 250, NodesPerRack: 40, GPUsPerNode: 8},
+		Running: 40000, Queued: 100000, Busy: 0.9, FracShare: 0.2, ElasticShare: 0.2,
+	}
+	base := pt.Random(42, sp)
+	mk := map[string]func() policy.Orderer{
+		"tiresias-gittins": func() policy.Orderer {
+			o, _ := NewGittins(GittinsConfig{QueueConfig: DefaultQueueConfig(), Prior: prior})
+			return o
+		},
+		"fair":         func() policy.Orderer { o, _ := NewFair(FairConfig{}); return o },
+		"tiresias-las": func() policy.Orderer { o, _ := NewLAS(DefaultQueueConfig()); return o },
+		"srtf-oracle":  func() policy.Orderer { return NewSRTFOracle() },
+		"fifo":         func() policy.Orderer { return NewFIFO(FIFOConfig{}) },
+	}
+	for _, name := range []string{"tiresias-gittins", "fair", "tiresias-las", "srtf-oracle", "fifo"} {
+		b.Run(name, func(b *testing.B) {
+			s := pt.Clone(base)
+			c := pt.NewChurn(7, s, pt.ChurnSpec{Interval: 10, Finish: 10.0 / 5000, Arrive: 80, Jobs: sp})
+			serial, split := mk[name](), mk[name]()
+			var ts, tp []time.Duration
+			timed := func(o policy.Orderer, w int) time.Duration {
+				pw := parWorkers
+				defer func() { parWorkers = pw }()
+				parWorkers = w
+				t0 := time.Now()
+				o.Order(s)
+				return time.Since(t0)
+			}
+			for range 2 { // the first calls sort in full
+				timed(serial, 1)
+				timed(split, 0)
+				c.Step(policy.Decision{})
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				if i%2 == 0 {
+					ts = append(ts, timed(serial, 1))
+					tp = append(tp, timed(split, 0))
+				} else {
+					tp = append(tp, timed(split, 0))
+					ts = append(ts, timed(serial, 1))
+				}
+				b.StopTimer()
+				c.Step(policy.Decision{})
+				b.StartTimer()
+			}
+			slices.Sort(ts)
+			slices.Sort(tp)
+			b.ReportMetric(float64(ts[0].Microseconds())/1e3, "serial-min-ms")
+			b.ReportMetric(float64(ts[len(ts)/2].Microseconds())/1e3, "serial-p50-ms")
+			b.ReportMetric(float64(tp[0].Microseconds())/1e3, "split-min-ms")
+			b.ReportMetric(float64(tp[len(tp)/2].Microseconds())/1e3, "split-p50-ms")
+		})
+	}
+}

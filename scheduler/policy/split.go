@@ -2,8 +2,8 @@ package policy
 
 import (
 	"runtime"
-	"sync"
-	"sync/atomic"
+
+	parts "github.com/caravan-dl/caravan/internal/split"
 )
 
 // splitMin is the fewest items a part of a split pass gets: below a few
@@ -38,33 +38,5 @@ func splitPartsOf(n, least int) int {
 // scratch), so the result is the serial pass's whatever k is and
 // whichever goroutine ran which part.
 func split(n, k int, fn func(part, lo, hi int)) {
-	if k <= 1 {
-		fn(0, 0, n)
-		return
-	}
-	// a helper that starts after the last part was claimed does nothing
-	// and is not waited for: the parts are, not the goroutines
-	st := &splitState{}
-	st.done.Add(k)
-	run := func() {
-		for {
-			i := int(st.next.Add(1)) - 1
-			if i >= k {
-				return
-			}
-			fn(i, i*n/k, (i+1)*n/k)
-			st.done.Done()
-		}
-	}
-	for range min(runtime.GOMAXPROCS(0), k) - 1 {
-		go run()
-	}
-	run()
-	st.done.Wait()
-}
-
-// splitState is one split pass's part counter and completion.
-type splitState struct {
-	next atomic.Int64
-	done sync.WaitGroup
+	parts.Run(n, k, runtime.GOMAXPROCS(0), fn)
 }

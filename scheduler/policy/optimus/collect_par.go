@@ -3,9 +3,9 @@ package optimus
 import (
 	"math"
 	"runtime"
-	"sync"
 	"sync/atomic"
 
+	parts "github.com/caravan-dl/caravan/internal/split"
 	"github.com/caravan-dl/caravan/scheduler/policy"
 )
 
@@ -16,18 +16,9 @@ var parMin = 8192
 // parWorkers is how many workers collect uses (a variable for tests).
 var parWorkers = func() int { return runtime.GOMAXPROCS(0) }
 
-// split runs f over w fixed ranges of [0, n), one goroutine each (the
-// first on the caller's), and waits for them all.
-func split(n, w int, f func(r, lo, hi int)) {
-	var wg sync.WaitGroup
-	step := (n + w - 1) / w
-	for r := 1; r < w; r++ {
-		lo, hi := min(r*step, n), min((r+1)*step, n)
-		wg.Go(func() { f(r, lo, hi) })
-	}
-	f(0, 0, min(step, n))
-	wg.Wait()
-}
+// split runs f over w fixed ranges of [0, n) on w goroutines (the
+// caller's included) and waits for them all.
+func split(n, w int, f func(r, lo, hi int)) { parts.Run(n, w, w, f) }
 
 // fitStep is what a position's entry still needs from collect's serial
 // pass once entryPre filled it.

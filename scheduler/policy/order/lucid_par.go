@@ -2,7 +2,8 @@ package order
 
 import (
 	"runtime"
-	"sync"
+
+	"github.com/caravan-dl/caravan/internal/split"
 )
 
 // lucidParMin is the fewest keys modelKeys splits over workers: below a
@@ -36,18 +37,9 @@ func (l *Lucid) retarget(sl *lucidSlot, p *lucidPred) {
 	}
 }
 
-// lucidSplit runs f over w fixed ranges of [0, n), one goroutine each
-// (the first on the caller's), and waits for them all.
-func lucidSplit(n, w int, f func(r, lo, hi int)) {
-	var wg sync.WaitGroup
-	step := (n + w - 1) / w
-	for r := 1; r < w; r++ {
-		lo, hi := min(r*step, n), min((r+1)*step, n)
-		wg.Go(func() { f(r, lo, hi) })
-	}
-	f(0, 0, min(step, n))
-	wg.Wait()
-}
+// lucidSplit runs f over w fixed ranges of [0, n) on w goroutines (the
+// caller's included) and waits for them all.
+func lucidSplit(n, w int, f func(r, lo, hi int)) { split.Run(n, w, w, f) }
 
 // modelKeysPar is modelKeys on w workers over fixed ranges of ks, with
 // the same result bit for bit. The serial loop does, per key in list

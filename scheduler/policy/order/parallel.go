@@ -2,7 +2,8 @@ package order
 
 import (
 	"runtime"
-	"sync/atomic"
+
+	"github.com/caravan-dl/caravan/internal/split"
 )
 
 // The orderings' per-job passes (keying, the radix sort's gathers and
@@ -52,38 +53,9 @@ func workers(n int) int {
 }
 
 // rangeOf is the k-th of w contiguous ranges of [0, n).
-func rangeOf(k, w, n int) (lo, hi int) { return k * n / w, (k + 1) * n / w }
+func rangeOf(k, w, n int) (lo, hi int) { return split.Range(k, w, n) }
 
 // forRanges calls fn(k, lo, hi) once for each of the w parts of [0, n),
 // on up to procs() goroutines (the caller's included) taking parts in
-// turn, and returns when all are done. The caller waits only for parts
-// another goroutine took: a helper the OS has not run yet by the time
-// every part is taken finds none left and ends, unwaited for.
-func forRanges(n, w int, fn func(k, lo, hi int)) {
-	if w <= 1 {
-		fn(0, 0, n)
-		return
-	}
-	var next atomic.Int32
-	done := make(chan struct{}, w)
-	run := func(helper bool) (did int) {
-		for {
-			k := int(next.Add(1)) - 1
-			if k >= w {
-				return did
-			}
-			lo, hi := rangeOf(k, w, n)
-			fn(k, lo, hi)
-			did++
-			if helper {
-				done <- struct{}{}
-			}
-		}
-	}
-	for range min(procs(), w) - 1 {
-		go run(true)
-	}
-	for range w - run(false) {
-		<-done
-	}
-}
+// turn (internal/split), and returns when all are done.
+func forRanges(n, w int, fn func(k, lo, hi int)) { split.Run(n, w, procs(), fn) }

@@ -44,7 +44,7 @@ type Config struct {
 	PlaceTimeout time.Duration
 	// MaxUnplaced bounds the admitted jobs Nomad has not placed yet: while
 	// that many wait in its broker, a round admits nothing more
-	// (throttle.go). Zero takes the default; negative: no bound.
+	// (throttle.go). Zero takes the default (no bound); negative: no bound.
 	MaxUnplaced int
 	// ParkAfter is how long a job waits in the queue pool before it is
 	// parked in its real pool behind a constraint no node meets, so that

@@ -20,6 +20,8 @@ func (s *Scheduler) applyEvent(m *mirror, ev *api.Event) (bool, error) {
 		return applyAlloc(m, ev, s.cfg.Namespace)
 	case api.TopicNode:
 		return s.applyNode(m, ev)
+	case api.TopicEvaluation:
+		return applyEval(m, ev, s.cfg.Namespace)
 	}
 	return false, nil
 }

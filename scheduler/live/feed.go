@@ -41,14 +41,15 @@ func (f *feed) drain() ([]api.Event, bool) {
 	return evs, broke
 }
 
-// streamTopics are what the mirror follows; Deployment only wakes the loop.
+// streamTopics are what the mirror follows; Deployment only wakes the loop,
+// Evaluation keeps the pending evaluations (evals.go).
 // NodePool is left out on purpose: Nomad streams that topic to management
 // tokens only (it cannot filter pools by ACL), so with the least-privilege
 // policy (acl-policy.hcl) asking for it makes Nomad refuse the whole
 // stream. Pools are read in full instead (see observePools).
 var streamTopics = map[api.Topic][]string{
 	api.TopicJob: {"*"}, api.TopicAllocation: {"*"}, api.TopicNode: {"*"},
-	api.TopicDeployment: {"*"},
+	api.TopicDeployment: {"*"}, api.TopicEvaluation: {"*"},
 }
 
 // refusedAfter is how many streams in a row that close before carrying a

@@ -16,6 +16,9 @@ type mirror struct {
 	allocs map[string]*api.AllocationListStub
 	nodes  map[string]*nodeInfo // usable caravan GPU nodes
 	pools  map[string]bool
+	// pending is, per job, the evaluations Nomad has not run yet and the
+	// job version each evaluates (evals.go).
+	pending map[string]map[string]uint64
 	// seen is the newest index of every object kind, usable or not, and
 	// gone the tombstones: the index at which an object was deleted.
 	seen map[objKey]uint64
@@ -52,7 +55,8 @@ type objKey struct {
 func newMirror() *mirror {
 	return &mirror{jobs: map[string]*jobStub{}, allocs: map[string]*api.AllocationListStub{},
 		nodes: map[string]*nodeInfo{}, pools: map[string]bool{allPool: true},
-		seen: map[objKey]uint64{}, gone: map[objKey]uint64{}, listed: map[api.Topic]uint64{},
+		pending: map[string]map[string]uint64{},
+		seen:    map[objKey]uint64{}, gone: map[objKey]uint64{}, listed: map[api.Topic]uint64{},
 		nodeAt: map[string]uint64{}}
 }
 

@@ -19,11 +19,12 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// fakeNomad serves the four lists a full reconcile reads, at index 100.
+// fakeNomad serves the lists a full reconcile reads, at index 100.
 type fakeNomad struct {
 	mu        sync.Mutex
 	jobs      []*jobStub
 	nodes     []*api.Node
+	evals     []*evalStub // pending
 	requests  atomic.Int64
 	nodeReads atomic.Int64
 	gate      chan struct{} // when set, the job list waits for it to close
@@ -43,6 +44,8 @@ func (f *fakeNomad) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.URL.Path == "/v1/jobs":
 		body = f.jobs
+	case r.URL.Path == "/v1/evaluations" && r.URL.Query().Get("status") == "pending":
+		body = f.evals
 	case r.URL.Path == "/v1/nodes":
 		var stubs []*api.NodeListStub
 		for _, n := range f.nodes {

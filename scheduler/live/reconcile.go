@@ -8,8 +8,8 @@ import (
 )
 
 // reconcile reads the world afresh into a new mirror: every job of the
-// namespace (with meta), every allocation, the node pools and each ready
-// node's fingerprint. It is the safety net under the event stream: run
+// namespace (with meta), every allocation, the pending evaluations, the
+// node pools and each ready node's fingerprint. It is the safety net under the event stream: run
 // when leading starts, after the stream broke, when events lag behind the
 // scheduler's own writes, and every Config.ReconcileEvery.
 func (s *Scheduler) reconcile() (*mirror, error) {
@@ -28,10 +28,11 @@ type lists struct {
 	allocs []*api.AllocationListStub
 	pools  []*api.NodePool
 	nodes  []*api.NodeListStub
+	evals  []*evalStub // pending only
 	at     map[api.Topic]uint64
 }
 
-// readLists reads the four lists (safe beside a round: it touches only
+// readLists reads the five lists (safe beside a round: it touches only
 // the API client and the write index).
 func (s *Scheduler) readLists() (*lists, error) {
 	s.writeMu.Lock()
@@ -50,6 +51,9 @@ func (s *Scheduler) readLists() (*lists, error) {
 		return nil, fmt.Errorf("list allocations: %w", err)
 	}
 	l.at[api.TopicAllocation] = qm.LastIndex
+	if l.evals, l.at[api.TopicEvaluation], err = s.readPendingEvals(q); err != nil {
+		return nil, err
+	}
 	if l.pools, l.at[api.TopicNodePool], err = s.readPools(); err != nil {
 		return nil, err
 	}
@@ -77,6 +81,7 @@ func (s *Scheduler) buildMirror(l *lists) (*mirror, error) {
 		m.allocs[a.ID] = a
 		m.seen[objKey{api.TopicAllocation, a.ID}] = a.ModifyIndex
 	}
+	m.setEvals(l.evals, l.at[api.TopicEvaluation])
 	m.setPools(l.pools, l.at[api.TopicNodePool])
 	if err := s.setNodes(m, l.nodes, l.at[api.TopicNode]); err != nil {
 		return nil, err

@@ -17,12 +17,14 @@ import (
 // a storm.
 
 // unplaced reports whether e was admitted at least PlaceTimeout ago and
-// Nomad has not placed any of it (nor is still to evaluate it: see
-// placeRecheck).
+// Nomad has not placed any of it, nor is still to evaluate it: the mirror
+// follows pending evaluations (evals.go), and a read that found one
+// pending the mirror did not know of sets placeRecheck.
 func (s *Scheduler) unplaced(e *entry, now float64) bool {
 	waiting := e.phase == phaseRunning && e.stub.Status == "pending" && e.rec.LastStart > 0 &&
 		now-e.rec.LastStart >= s.cfg.PlaceTimeout.Seconds() &&
-		e.allocs.running+e.allocs.starting+e.allocs.draining == 0
+		e.allocs.running+e.allocs.starting+e.allocs.draining == 0 &&
+		(s.mirror == nil || !s.mirror.evalPending(e.stub.ID, e.stub.JobModifyIndex))
 	if at, ok := s.placeRecheck[e.stub.ID]; ok {
 		if !waiting || now >= at {
 			delete(s.placeRecheck, e.stub.ID)

@@ -53,3 +53,65 @@ func TestUnplacedAdmissionIsNoticedAndBacksOff(t *testing.T) {
 		t.Fatalf("placement failure %q, want %q", got, want)
 	}
 }
+
+// The mirror knows which evaluations Nomad has still to run, from the
+// reconcile's list and then the Evaluation events, so an admitted job
+// waiting in Nomad's broker is not taken for unplaceable and costs no read.
+func TestPendingEvaluationsAreFollowed(t *testing.T) {
+	s, f := observeScheduler(t)
+	f.evals = []*evalStub{{ID: "e1", Namespace: "default", JobID: "a", Status: "pending", JobModifyIndex: 5, ModifyIndex: 95}}
+	if _, err := s.observe(); err != nil {
+		t.Fatal(err)
+	}
+	if !s.mirror.evalPending("a", 5) || s.mirror.evalPending("a", 6) {
+		t.Fatalf("listed pending evaluation not kept: %v", s.mirror.pending)
+	}
+	eval := func(id, status string, jmi, index uint64) api.Event {
+		return event(t, api.TopicEvaluation, "EvaluationUpdated", index, map[string]any{"Evaluation": &evalStub{
+			ID: id, Namespace: "default", JobID: "a", Status: status, JobModifyIndex: jmi, ModifyIndex: index}})
+	}
+	step := func(evs ...api.Event) {
+		t.Helper()
+		s.feed.push(evs, false)
+		if _, err := s.observe(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The admission's evaluation arrives; the listed one completes; an
+	// old event replayed (a resumed stream) changes nothing.
+	step(eval("e2", "pending", 7, 130), eval("e1", "complete", 5, 131))
+	if !s.mirror.evalPending("a", 7) || s.mirror.evalPending("a", 8) || len(s.mirror.pending["a"]) != 1 {
+		t.Fatalf("after the events: %v", s.mirror.pending)
+	}
+	e := &entry{stub: &jobStub{ID: "a", Status: "pending", JobModifyIndex: 7}, phase: phaseRunning, rec: &record{LastStart: 100}}
+	late := 100 + s.cfg.PlaceTimeout.Seconds()
+	if s.unplaced(e, late) {
+		t.Fatal("a job whose evaluation Nomad has still to run counts as unplaced")
+	}
+	step(eval("e2", "blocked", 7, 132), eval("e2", "pending", 7, 130))
+	if s.mirror.evalPending("a", 7) || len(s.mirror.pending) != 0 {
+		t.Fatalf("a blocked evaluation is still pending: %v", s.mirror.pending)
+	}
+	if !s.unplaced(e, late) {
+		t.Fatal("a job Nomad evaluated without placing it is not noticed")
+	}
+	// A full reconcile starts again from Nomad's list.
+	f.evals = []*evalStub{{ID: "e3", Namespace: "default", JobID: "a", Status: "pending", JobModifyIndex: 9, ModifyIndex: 99}}
+	s.needFull = true
+	if _, err := s.observe(); err != nil {
+		t.Fatal(err)
+	}
+	if !s.mirror.evalPending("a", 9) || len(s.mirror.pending["a"]) != 1 {
+		t.Fatalf("after a reconcile: %v", s.mirror.pending)
+	}
+	// An unreadable evaluation event forces a full read.
+	bad := event(t, api.TopicEvaluation, "EvaluationUpdated", 140, map[string]any{"Evaluation": "x"})
+	s.feed.push([]api.Event{bad}, false)
+	before := f.requests.Load()
+	if _, err := s.observe(); err != nil {
+		t.Fatal(err)
+	}
+	if f.requests.Load() == before {
+		t.Fatal("an unreadable evaluation event did not make the round read Nomad afresh")
+	}
+}

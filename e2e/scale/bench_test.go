@@ -198,6 +198,9 @@ func runMode(b *testing.B, nodes int, gangs []gang, queued bool) result {
 	// The row as soon as it is known (a large run's shutdown takes a while).
 	fmt.Printf("%s\n%s\n  rounds: %s\n", header, r.row(fmt.Sprintf("queued=%v", queued)), r.rounds)
 	fmt.Printf("per-job steps (queued=%v):\n%s", queued, jobTimeline(c, gangs, submitted, started, queued))
+	if sched != nil {
+		fmt.Print(slowRounds(filepath.Join(c.Dir, "scheduler.log"), 20))
+	}
 	r.backlog = backlogChurn(c)
 	return r
 }

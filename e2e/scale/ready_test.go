@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -28,6 +29,25 @@ func waitFirstRound(addr string, since time.Time, within time.Duration) error {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// slowRounds is the scheduler log's "slow round" lines (rounds over 1 s,
+// each with its stages), the first max of them and how many in all.
+func slowRounds(logPath string, max int) string {
+	raw, err := os.ReadFile(logPath)
+	if err != nil {
+		return fmt.Sprintf("slow rounds: reading the scheduler log: %v\n", err)
+	}
+	var lines []string
+	n := 0
+	for _, l := range strings.Split(string(raw), "\n") {
+		if strings.Contains(l, "slow round") {
+			if n++; n <= max {
+				lines = append(lines, "  "+l)
+			}
+		}
+	}
+	return fmt.Sprintf("slow rounds (over 1 s): %d\n%s", n, strings.Join(append(lines, ""), "\n"))
 }
 
 // keepLog copies the scheduler's log into dir (CARAVAN_SCALE_PPROF) as

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,8 +25,19 @@ type roundStats struct {
 
 func (r roundStats) String() string {
 	var st []string
-	for _, k := range []string{"observe", "classify", "decide", "apply", "save"} {
-		st = append(st, fmt.Sprintf("%s %.1f s", k, r.stages[k]))
+	order := []string{"observe", "classify", "unplaced", "snapshot", "decide", "apply", "park", "view", "save"}
+	var more []string
+	for k := range r.stages {
+		if !slices.Contains(order, k) {
+			more = append(more, k)
+		}
+	}
+	sort.Strings(more)
+	order = append(order, more...)
+	for _, k := range order {
+		if v, ok := r.stages[k]; ok {
+			st = append(st, fmt.Sprintf("%s %.1f s", k, v))
+		}
 	}
 	var calls []string
 	for k, v := range r.calls {

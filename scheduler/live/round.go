@@ -3,9 +3,12 @@ package live
 import (
 	"fmt"
 	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // saveEvery bounds how long accrued service may stay unsaved.
@@ -29,7 +32,8 @@ func (s *Scheduler) round() (uint64, error) {
 	start := s.now()
 	s.calls.Store(0)
 	defer func() { observe(s.metrics.roundCalls, float64(s.calls.Load())) }()
-	st := s.stages()
+	clk := s.clock()
+	st := clk.mark
 	w, err := s.observeMirror()
 	if err != nil {
 		return 0, err
@@ -43,8 +47,10 @@ func (s *Scheduler) round() (uint64, error) {
 	} else {
 		es = s.classifyIncr(unix(now))
 	}
+	st("classify")
 	s.requeueUnplaced(es, now)
 	s.countUnplaced(es)
+	st("unplaced")
 	if full {
 		s.progressTargets(es, w.allocs)
 	} else {
@@ -67,6 +73,7 @@ func (s *Scheduler) round() (uint64, error) {
 		} else {
 			snap = s.snapshotIncr(b, c, unix(now))
 		}
+		st("snapshot")
 		dec := s.decide(snap)
 		st("decide")
 		if ws := s.apply(w, c.entries, b, dec, now); len(waiting) == 0 {
@@ -84,28 +91,68 @@ func (s *Scheduler) round() (uint64, error) {
 		}
 	}
 	s.park(w, es, now)
+	st("park")
 	if s.viewDue(full, ranking, now) {
 		v := buildView(s.pol.Name(), es, ranking, waiting, now)
 		s.showProgress(v)
 		s.view.Store(v)
 	}
-	st("classify")
+	st("view")
 	err = s.save(now)
 	st("save")
 	s.metrics.rounds.Inc()
-	observe(s.metrics.roundSeconds, s.now().Sub(start).Seconds())
+	took := s.now().Sub(start)
+	observe(s.metrics.roundSeconds, took.Seconds())
+	if took >= slowRound {
+		s.log.Info("slow round", "took", took.Round(time.Millisecond), "full", full, "stages", clk,
+			"nomad_calls", s.calls.Load(), "admitted", s.admitting, "jobs", len(es))
+	}
 	return w.index, err
 }
 
-// stages returns a clock that adds the time since its last call to a
-// stage's total (caravan_scheduler_round_stage_seconds_total).
-func (s *Scheduler) stages() func(stage string) {
-	last := time.Now()
-	return func(stage string) {
-		now := time.Now()
-		s.metrics.stageSeconds.WithLabelValues(stage).Add(now.Sub(last).Seconds())
-		last = now
+// slowRound is the round duration past which a round logs its stages:
+// the scale goal is a round p99 under 1 s, and the histogram alone does
+// not say which stage a slow round spent its time in.
+const slowRound = time.Second
+
+// roundClock times one round's stages: each mark adds the time since the
+// last mark to the stage's total (caravan_scheduler_round_stage_seconds_total)
+// and to this round's own, which a slow round logs.
+type roundClock struct {
+	total *prometheus.CounterVec
+	last  time.Time
+	names []string
+	took  []time.Duration
+}
+
+func (s *Scheduler) clock() *roundClock {
+	return &roundClock{total: s.metrics.stageSeconds, last: time.Now()}
+}
+
+// mark ends the current stage.
+func (c *roundClock) mark(stage string) {
+	now := time.Now()
+	d := now.Sub(c.last)
+	c.last = now
+	c.total.WithLabelValues(stage).Add(d.Seconds())
+	if i := slices.Index(c.names, stage); i >= 0 {
+		c.took[i] += d
+		return
 	}
+	c.names = append(c.names, stage)
+	c.took = append(c.took, d)
+}
+
+// String is the round's stages in the order they first ran.
+func (c *roundClock) String() string {
+	var b strings.Builder
+	for i, n := range c.names {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s=%s", n, c.took[i].Round(time.Millisecond))
+	}
+	return b.String()
 }
 
 // decide asks the policy once. Its Decision carries the ranking the queue

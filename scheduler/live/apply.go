@@ -107,7 +107,12 @@ const admitParallel = 8
 // write touches only its own job; the round's bookkeeping happens after,
 // in order (admitted).
 func (s *Scheduler) writeAdmissions(ads []*admission, nodes map[string]*nodeInfo, now time.Time) {
+	began := time.Now()
 	inParallel(len(ads), admitParallel, func(i int) error {
+		if i >= admitParallel && time.Since(began) >= admitWriteTime {
+			ads[i].err = errAdmitDeferred
+			return nil
+		}
 		ads[i].err = s.writeAdmission(ads[i].e, ads[i].ts, nodes, now)
 		return nil
 	})
@@ -134,6 +139,12 @@ func (s *Scheduler) writeAdmission(e *entry, ts []target, nodes map[string]*node
 // admitted records one admission's outcome; "" means the job was admitted.
 func (s *Scheduler) admitted(ad *admission, now time.Time) string {
 	e := ad.e
+	if errors.Is(ad.err, errAdmitDeferred) {
+		s.awaiting--
+		s.admitting--
+		s.poke() // the next round decides it again
+		return fmt.Sprintf("admitting for at most %s a round; next round", admitWriteTime)
+	}
 	if ad.err != nil {
 		s.fail(e, "admit", ad.err, now)
 		if errors.Is(ad.err, errConflict) {

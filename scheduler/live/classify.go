@@ -47,6 +47,7 @@ type entry struct {
 func (s *Scheduler) classify(w *world, now float64) []*entry {
 	var es []*entry
 	seen := map[string]bool{}
+	s.readJobs(w.jobs)
 	for _, j := range w.jobs {
 		seen[j.ID] = true
 		es = append(es, s.classifyJob(j, w.allocs[j.ID], now))

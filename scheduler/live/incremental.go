@@ -134,6 +134,7 @@ func (s *Scheduler) classifyIncr(now float64) []*entry {
 			changed[e.stub.ID] = true
 		}
 	}
+	s.readJobs(m.stubsOf(changed))
 	for id := range changed {
 		s.refresh(id, now)
 	}

@@ -98,3 +98,14 @@ func (m *mirror) regroup() {
 		sort.Slice(as, func(i, j int) bool { return allocBefore(as[i], as[j]) })
 	}
 }
+
+// stubsOf is the stubs of the given jobs the mirror holds.
+func (m *mirror) stubsOf(ids map[string]bool) []*jobStub {
+	out := make([]*jobStub, 0, len(ids))
+	for id := range ids {
+		if j := m.jobs[id]; j != nil {
+			out = append(out, j)
+		}
+	}
+	return out
+}

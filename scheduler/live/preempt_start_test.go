@@ -2,12 +2,9 @@ package live
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/hashicorp/nomad/api"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
 )
@@ -17,7 +14,7 @@ import (
 func TestPreemptionWaitsForStartingTasks(t *testing.T) {
 	var mu sync.Mutex
 	var calls []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s := schedulerOn(t, func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		calls = append(calls, r.Method+" "+r.URL.Path)
 		mu.Unlock()
@@ -27,16 +24,7 @@ func TestPreemptionWaitsForStartingTasks(t *testing.T) {
 		default:
 			_, _ = w.Write([]byte(`[]`)) // the job's allocations
 		}
-	}))
-	t.Cleanup(srv.Close)
-	c, err := api.NewClient(&api.Config{Address: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Config{Token: "t"}, c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	now := time.Unix(1000, 0)
 	cases := []struct {
 		name      string

@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/nomad/api"
 )
 
 // A round over slowRound logs where its time went, stage by stage; a
@@ -61,40 +59,30 @@ func TestRoundClockSumsStagesInOrder(t *testing.T) {
 // not arrived) are read jobReaders at once, each once; cached ones and
 // stopped ones are not read.
 func TestMissingFullJobsAreReadTogether(t *testing.T) {
-	var reads, inFlight, most atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var reads atomic.Int64
+	var p peak
+	s := schedulerOn(t, func(w http.ResponseWriter, r *http.Request) {
 		id, ok := strings.CutPrefix(r.URL.Path, "/v1/job/")
 		if !ok {
 			http.Error(w, "unexpected "+r.URL.Path, http.StatusBadRequest)
 			return
 		}
 		reads.Add(1)
-		n := inFlight.Add(1)
-		defer inFlight.Add(-1)
-		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
-		}
+		p.enter()
+		defer p.leave()
 		time.Sleep(20 * time.Millisecond)
 		job := testJob(id, map[string]any{"command": "x", "gpus": 1})
 		job.JobModifyIndex = ptr(uint64(7))
 		_ = json.NewEncoder(w).Encode(job)
-	}))
-	t.Cleanup(srv.Close)
-	c, err := api.NewClient(&api.Config{Address: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Config{Token: "t"}, c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	var stubs []*jobStub
 	for i := range 3 * jobReaders {
 		stubs = append(stubs, &jobStub{ID: fmt.Sprintf("j%d", i), Type: "batch", NodePool: "caravan-queue", JobModifyIndex: 7})
 	}
 	stubs = append(stubs, &jobStub{ID: "stopped", Type: "batch", NodePool: "caravan-queue", JobModifyIndex: 7, Stop: true})
 	s.readJobs(stubs)
-	if reads.Load() != 3*jobReaders || most.Load() < 2 || most.Load() > jobReaders {
-		t.Fatalf("%d reads, at most %d at once", reads.Load(), most.Load())
+	if reads.Load() != 3*jobReaders || p.most.Load() < 2 || p.most.Load() > jobReaders {
+		t.Fatalf("%d reads, at most %d at once", reads.Load(), p.most.Load())
 	}
 	for _, j := range stubs[:3*jobReaders] {
 		if c := s.fullJob(j); c.err != nil || c.job == nil {

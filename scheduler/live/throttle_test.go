@@ -3,13 +3,10 @@ package live
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/hashicorp/nomad/api"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
 )
@@ -20,18 +17,13 @@ import (
 // admitsPerRound jobs.
 func TestAdmissionsWaitWhileNomadHasTooManyToPlace(t *testing.T) {
 	var registers atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	c := clientOn(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPut || r.URL.Path != "/v1/jobs" {
 			http.Error(w, "unexpected "+r.Method+" "+r.URL.Path, http.StatusBadRequest)
 			return
 		}
 		_, _ = fmt.Fprintf(w, `{"JobModifyIndex": %d}`, 100+registers.Add(1))
 	}))
-	t.Cleanup(srv.Close)
-	c, err := api.NewClient(&api.Config{Address: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
 	now := time.Unix(1000, 0)
 	for _, tc := range []struct {
 		max, placing, starts, admitted int
@@ -78,19 +70,10 @@ func TestAdmissionsWaitWhileNomadHasTooManyToPlace(t *testing.T) {
 // say why, and are not counted as awaiting placement.
 func TestAdmissionsStopWhenTheRoundsWriteTimeIsSpent(t *testing.T) {
 	var registers atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s := schedulerOn(t, func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(admitWriteTime / 2) // a busy server: each register takes half the budget
 		_, _ = fmt.Fprintf(w, `{"JobModifyIndex": %d}`, 100+registers.Add(1))
-	}))
-	t.Cleanup(srv.Close)
-	c, err := api.NewClient(&api.Config{Address: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Config{Token: "t"}, c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	now := time.Unix(1000, 0)
 	const starts = 4 * admitParallel // 2 budgets' worth at admitParallel at once
 	es, dec, nodes := queuedStarts(t, starts)

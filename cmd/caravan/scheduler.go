@@ -84,6 +84,7 @@ func parseSchedulerFlags(args []string, out io.Writer) (live.Config, string, err
 	fs.DurationVar(&cfg.PlaceTimeout, "place-timeout", cfg.PlaceTimeout, "requeue an admitted job Nomad has not placed after this long (and wait as long before retrying)")
 	fs.DurationVar(&cfg.ParkAfter, "park-after", cfg.ParkAfter, "park a job queued this long in its real pool behind a constraint no node meets, so Nomad stops re-running it on every ended allocation (negative: never)")
 	fs.IntVar(&cfg.MaxUnplaced, "max-unplaced", cfg.MaxUnplaced, "admit no more jobs while this many admitted jobs wait for Nomad to place them (its broker queue; negative: no bound, the default)")
+	fs.BoolVar(&cfg.NoGCPacing, "no-gc-pacing", cfg.NoGCPacing, "leave garbage collection to the Go runtime (by default the loop collects between rounds when the next round would probably start a collection)")
 	fs.DurationVar(&cfg.ProgressInterval, "progress-interval", cfg.ProgressInterval, "how often to read running jobs' progress files")
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "address of the HTTP API")
 	fs.StringVar(&cfg.Token, "token", "", "bearer token of the HTTP API (default $CARAVAN_SCHEDULER_TOKEN)")

@@ -51,6 +51,11 @@ type Config struct {
 	// Nomad stops re-running its evaluation on every ended allocation
 	// (park.go); negative: never park.
 	ParkAfter time.Duration
+	// NoGCPacing leaves garbage collection to the Go runtime, whose cycles
+	// then start wherever the heap crosses its trigger, rounds included.
+	// By default the loop collects between rounds when the next round
+	// would probably cross it (internal/gcpace).
+	NoGCPacing bool
 	// StatePath and LockPath are Nomad Variable paths.
 	StatePath string
 	LockPath  string

@@ -16,7 +16,7 @@ type metrics struct {
 	admitAttempts, conflicts, errors           prometheus.Counter
 	progressPoints, progressBad, badPlacements prometheus.Counter
 	eventsApplied, eventsIgnored, reconciles   prometheus.Counter
-	parks                                      prometheus.Counter
+	parks, pacedGCs, pacedGCSeconds            prometheus.Counter
 	awaitingPlacement                          prometheus.Gauge
 	apiCalls                                   *prometheus.CounterVec // by call
 	roundSeconds, waitSeconds, roundCalls      prometheus.Histogram
@@ -56,6 +56,8 @@ func newMetrics(view func() *QueueView, leader func() bool) *metrics {
 		eventsIgnored:  counter("caravan_scheduler_events_ignored_total", "Nomad events ignored: duplicated, older than the mirror, or of no concern."),
 		reconciles:     counter("caravan_scheduler_full_reconciles_total", "Full reads of jobs, allocations, pools and nodes (start, broken stream, lag, period)."),
 		parks:          counter("caravan_scheduler_parks_total", "Queued jobs parked in their real pool behind the park constraint (park.go)."),
+		pacedGCs:       counter("caravan_scheduler_paced_gc_total", "Garbage collections run between rounds, before the next round would start one (internal/gcpace)."),
+		pacedGCSeconds: counter("caravan_scheduler_paced_gc_seconds_total", "Wall time of the collections run between rounds."),
 		roundCalls: histogram("caravan_scheduler_round_api_calls", "Nomad API calls made by one scheduling round.",
 			[]float64{0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096}),
 		roundSeconds: histogram("caravan_scheduler_round_seconds", "Duration of a scheduling round.", roundBuckets),

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/caravan-dl/caravan/internal/gcpace"
 	"github.com/caravan-dl/caravan/scheduler/policy"
 	"github.com/caravan-dl/caravan/scheduler/policy/registry"
 	"github.com/hashicorp/go-hclog"
@@ -22,6 +23,7 @@ type Scheduler struct {
 	st      *state
 	jobs    map[string]*cachedJob
 	metrics *metrics
+	gc      *gcpace.Pacer
 	view    atomic.Pointer[QueueView]
 	leader  atomic.Bool
 	wake    chan struct{}
@@ -121,6 +123,7 @@ func New(cfg Config, client *api.Client, log hclog.Logger) (*Scheduler, error) {
 		feed:         newFeed(),
 		now:          time.Now,
 		fullEvery:    fullEvery,
+		gc:           gcpace.New(gcpace.Config{Off: cfg.NoGCPacing}),
 	}
 	s.metrics = newMetrics(s.view.Load, s.leader.Load)
 	s.view.Store(&QueueView{Policy: pol.Name()})

@@ -4,6 +4,7 @@ package scalebench
 
 import (
 	"os"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,15 +64,25 @@ type side struct {
 	p    policy.Policy
 	lat  []time.Duration
 	cpu  time.Duration
+	heap uint64 // bytes allocated by its decisions
 	last policy.Decision
 }
 
 func (sd *side) decide(s *policy.Snapshot, gen []uint64) {
 	s.JobGen = gen
-	c0, t0 := cpuTime(), time.Now()
+	a0, c0, t0 := heapAllocs(), cpuTime(), time.Now()
 	sd.last = sd.p.Decide(s)
 	sd.lat = append(sd.lat, time.Since(t0))
 	sd.cpu += cpuTime() - c0
+	sd.heap += heapAllocs() - a0
+}
+
+// heapAllocs is the bytes this process has allocated on the heap so far
+// (runtime/metrics: no stop-the-world, unlike ReadMemStats).
+func heapAllocs() uint64 {
+	m := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(m)
+	return m[0].Value.Uint64()
 }
 
 func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string) {
@@ -91,6 +102,8 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 	for _, sd := range sides { // the cold decision, then one of churn
 		sd.decide(s, gen[:len(s.Jobs)])
 	}
+	gc := pacer()
+	gc.Idle()
 	c.Step(copyDecision(sides[0].last))
 	// warm up: a random snapshot is no policy's steady state (LAS first
 	// preempts thousands), so churn a few rounds before timing
@@ -100,11 +113,13 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 			sd.decide(s, map[bool][]uint64{true: nil, false: g}[sd.name == "unt"])
 			s.JobGen = g
 		}
+		gc.Idle()
 		c.Step(copyDecision(sides[0].last))
 	}
 	for _, sd := range sides {
-		sd.lat, sd.cpu = sd.lat[:0], 0
+		sd.lat, sd.cpu, sd.heap = sd.lat[:0], 0, 0
 	}
+	gc.Collections, gc.Spent = 0, 0
 	logEach := os.Getenv("CARAVAN_SCALE_CHURN_LOG") != "" // each decision's wall time and size
 	stop := steadyProfile(b, "churn-"+name)
 	defer stop()
@@ -129,6 +144,7 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 			sd := sides[0]
 			b.Logf("decision %d: %v, %d starts, %d preempts", i, sd.lat[len(sd.lat)-1], len(sd.last.Starts), len(sd.last.Preempts))
 		}
+		gc.Idle() // where the live scheduler waits for its next round
 		c.Step(copyDecision(sides[0].last))
 	}
 	b.StopTimer()
@@ -137,7 +153,9 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 		b.ReportMetric(float64(sd.cpu.Nanoseconds())/float64(b.N), sd.name+"-cpu-ns")
 		b.ReportMetric(float64(quantile(sd.lat, 50).Nanoseconds()), sd.name+"-p50-ns")
 		b.ReportMetric(float64(quantile(sd.lat, 99).Nanoseconds()), sd.name+"-p99-ns")
+		b.ReportMetric(float64(sd.heap)/float64(b.N), sd.name+"-alloc-B")
 	}
+	b.ReportMetric(float64(gc.Spent.Nanoseconds())/float64(b.N), "paced-gc-ns")
 	b.ReportMetric(float64(c.Changed), "stamps")
 	b.ReportMetric(float64(starts)/float64(b.N), "starts")
 	b.ReportMetric(float64(preempts)/float64(b.N), "preempts")

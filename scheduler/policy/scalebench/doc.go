@@ -14,6 +14,11 @@
 // with a tracked (Snapshot.JobGen) and an untracked instance side by
 // side; CARAVAN_SCALE_CHURN=tracked or untracked runs one side,
 // CARAVAN_SCALE_CHURN_WARMUP sets the untimed churned decisions (5).
+// Between decisions the benchmarks pace the garbage collector as the
+// live scheduler's loop does (internal/gcpace: collect at the idle point
+// when the next decision would probably start a cycle; paced-gc-ns is
+// that wall time per decision); CARAVAN_SCALE_GC=runtime leaves every
+// cycle to the runtime, so some land inside decisions.
 // Figures before and after the issue #20 work, and what is still over
 // the 10 ms p99 goal at 10k × 100k and why, are in scheduler/policy/README.md
 // ("At scale").

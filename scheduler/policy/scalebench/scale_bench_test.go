@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caravan-dl/caravan/internal/gcpace"
 	"github.com/caravan-dl/caravan/scheduler/policy"
 	pt "github.com/caravan-dl/caravan/scheduler/policy/policytest"
 	"github.com/caravan-dl/caravan/scheduler/policy/registry"
@@ -62,9 +63,11 @@ func benchDecide(b *testing.B, base *policy.Snapshot, name string) {
 	lat := make([]time.Duration, 0, b.N)
 	stop := steadyProfile(b, name)
 	defer stop()
+	gc := pacer()
 	cpu0 := cpuTime()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		gc.Idle()
 		t0 := time.Now()
 		d := p.Decide(s)
 		lat = append(lat, time.Since(t0))
@@ -140,6 +143,13 @@ func quantile(lat []time.Duration, q int) time.Duration {
 }
 
 // cpuTime is the CPU time this process has used.
+// pacer is the live scheduler's collector pacing between rounds
+// (gcpace): CARAVAN_SCALE_GC=runtime leaves every collection to the
+// runtime, so cycles land inside decisions.
+func pacer() *gcpace.Pacer {
+	return gcpace.New(gcpace.Config{Off: os.Getenv("CARAVAN_SCALE_GC") == "runtime"})
+}
+
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {

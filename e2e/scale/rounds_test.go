@@ -21,6 +21,7 @@ type roundStats struct {
 	callsPerRound float64
 	stages        map[string]float64 // seconds per round stage, in all
 	calls         map[string]float64 // API calls by what they were for, in all
+	gcs, gcSecs   float64            // collections run between rounds (gcpace) and their time
 }
 
 func (r roundStats) String() string {
@@ -44,8 +45,8 @@ func (r roundStats) String() string {
 		calls = append(calls, fmt.Sprintf("%s %.0f", k, v))
 	}
 	sort.Strings(calls)
-	return fmt.Sprintf("%.0f rounds, round p50 ≤ %s, p99 ≤ %s, %.1f API calls per round; time in rounds: %s; calls: %s", r.rounds,
-		secs(r.p50), secs(r.p99), r.callsPerRound, strings.Join(st, ", "), strings.Join(calls, ", "))
+	return fmt.Sprintf("%.0f rounds, round p50 ≤ %s, p99 ≤ %s, %.1f API calls per round; time in rounds: %s; calls: %s; between rounds: %.0f paced collections, %.1f s", r.rounds,
+		secs(r.p50), secs(r.p99), r.callsPerRound, strings.Join(st, ", "), strings.Join(calls, ", "), r.gcs, r.gcSecs)
 }
 
 func secs(s float64) string { return time.Duration(s * float64(time.Second)).String() }
@@ -77,7 +78,7 @@ func scrapeRoundsOnce(addr, token string) (roundStats, error) {
 		return roundStats{}, fmt.Errorf("GET /metrics: %s", resp.Status)
 	}
 	var buckets []bucket
-	var calls, callRounds float64
+	var calls, callRounds, gcs, gcSecs float64
 	stages, byCall := map[string]float64{}, map[string]float64{}
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
@@ -97,13 +98,17 @@ func scrapeRoundsOnce(addr, token string) (roundStats, error) {
 			calls = v
 		case name == "caravan_scheduler_round_api_calls_count":
 			callRounds = v
+		case name == "caravan_scheduler_paced_gc_total":
+			gcs = v
+		case name == "caravan_scheduler_paced_gc_seconds_total":
+			gcSecs = v
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return roundStats{}, err
 	}
 	r := summariseBuckets(buckets, calls, callRounds)
-	r.stages, r.calls = stages, byCall
+	r.stages, r.calls, r.gcs, r.gcSecs = stages, byCall, gcs, gcSecs
 	return r, nil
 }
 

@@ -16,6 +16,7 @@ package gcpace
 import (
 	"runtime"
 	"runtime/metrics"
+	"sync/atomic"
 	"time"
 )
 
@@ -37,10 +38,18 @@ type Config struct {
 	Margin float64
 	// Off leaves every collection to the runtime: Idle does nothing.
 	Off bool
+	// Background runs each collection on a goroutine of its own, so Idle
+	// returns at once and a round that starts before the collection ends
+	// overlaps it, as it would a cycle the runtime started; at most one
+	// runs at a time. Without it Idle returns when the collection is done.
+	Background bool
+	// Collected, if set, is called after each collection with its wall
+	// time, on the goroutine that collected.
+	Collected func(time.Duration)
 }
 
-// Pacer decides at idle points whether to collect. Not safe for
-// concurrent use: one loop owns it.
+// Pacer decides at idle points whether to collect. Idle is not safe for
+// concurrent use (one loop owns it); Collections and Spent are.
 type Pacer struct {
 	cfg       Config
 	samples   []metrics.Sample
@@ -48,11 +57,19 @@ type Pacer struct {
 	started   bool
 	recent    [window]uint64
 	next      int
-	// Collections and Spent count the collections Idle ran and their
-	// wall time.
-	Collections int
-	Spent       time.Duration
+	running   atomic.Bool
+	count     atomic.Int64
+	spent     atomic.Int64 // ns
 }
+
+// Collections is how many collections Idle has run (finished ones).
+func (p *Pacer) Collections() int { return int(p.count.Load()) }
+
+// Spent is the wall time of those collections.
+func (p *Pacer) Spent() time.Duration { return time.Duration(p.spent.Load()) }
+
+// Reset forgets the collections counted so far.
+func (p *Pacer) Reset() { p.count.Store(0); p.spent.Store(0) }
 
 // New returns a Pacer; call Idle at every idle point of the loop.
 func New(cfg Config) *Pacer {
@@ -95,15 +112,30 @@ func (p *Pacer) Idle() bool {
 	}
 	p.started = true
 	p.lastAlloc = h.allocs
-	if !due(h, p.expected(), p.cfg.Margin) {
+	if p.running.Load() || !due(h, p.expected(), p.cfg.Margin) {
 		return false
 	}
-	t0 := time.Now()
-	runtime.GC()
-	p.Spent += time.Since(t0)
-	p.Collections++
+	p.running.Store(true)
+	if p.cfg.Background {
+		go p.collect()
+		return true
+	}
+	p.collect()
 	p.lastAlloc = p.read().allocs // the collection's own allocation is not the loop's
 	return true
+}
+
+// collect runs one collection and counts it.
+func (p *Pacer) collect() {
+	t0 := time.Now()
+	runtime.GC()
+	d := time.Since(t0)
+	p.spent.Add(int64(d))
+	p.count.Add(1)
+	if p.cfg.Collected != nil {
+		p.cfg.Collected(d)
+	}
+	p.running.Store(false)
 }
 
 // expected is the most bytes allocated between two idle points in the

@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"testing"
+	"time"
 )
 
 func TestDueAtTheEarliestTrigger(t *testing.T) {
@@ -71,8 +72,8 @@ func TestIdleCollectsOnlyNearTheTrigger(t *testing.T) {
 	if !p.Idle() {
 		t.Fatal("did not collect before a round that would cross the trigger")
 	}
-	if cycles() <= c0 || p.Collections != 1 || p.Spent <= 0 {
-		t.Fatalf("collections %d, spent %v, cycles %d → %d", p.Collections, p.Spent, c0, cycles())
+	if cycles() <= c0 || p.Collections() != 1 || p.Spent() <= 0 {
+		t.Fatalf("collections %d, spent %v, cycles %d → %d", p.Collections(), p.Spent(), c0, cycles())
 	}
 	runtime.KeepAlive(live)
 }
@@ -80,7 +81,34 @@ func TestIdleCollectsOnlyNearTheTrigger(t *testing.T) {
 func TestOffNeverCollects(t *testing.T) {
 	p := New(Config{Off: true})
 	churn(8 << 20)
-	if p.Idle() || p.Collections != 0 {
+	if p.Idle() || p.Collections() != 0 {
 		t.Fatal("an Off pacer collected")
 	}
+}
+
+// TestBackgroundCollectsWithoutWaiting: Idle returns at once, and the
+// collection finishes on its own goroutine and is reported.
+func TestBackgroundCollectsWithoutWaiting(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	live := make([][]byte, 64)
+	for i := range live {
+		live[i] = make([]byte, 1<<20)
+	}
+	runtime.GC()
+	done := make(chan time.Duration, 4)
+	p := New(Config{Background: true, Collected: func(d time.Duration) { done <- d }})
+	p.Idle()
+	churn(20 << 20)
+	if !p.Idle() {
+		t.Fatal("did not start a collection before a round that would cross the trigger")
+	}
+	select {
+	case d := <-done:
+		if d <= 0 || p.Collections() != 1 || p.Spent() != d {
+			t.Fatalf("collected in %v; counted %d, %v", d, p.Collections(), p.Spent())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the background collection never finished")
+	}
+	runtime.KeepAlive(live)
 }

@@ -4,13 +4,15 @@ import (
 	"runtime"
 	"runtime/debug"
 	"testing"
+	"time"
 )
 
 var garbage []byte
 
 // TestCollectionsRunBetweenRounds: after a round that allocated enough
-// that the next one would probably start a collection, the loop collects
-// and counts it; with NoGCPacing it leaves that to the runtime.
+// that the next one would probably start a collection, the loop starts
+// one on its own goroutine and counts it when done; with NoGCPacing it
+// leaves that to the runtime.
 func TestCollectionsRunBetweenRounds(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	live := make([][]byte, 64) // 64 MiB live: the trigger is ≥ 45 MiB away
@@ -31,6 +33,9 @@ func TestCollectionsRunBetweenRounds(t *testing.T) {
 		}
 		garbage = nil
 		s.collectBetweenRounds()
+		for i := 0; i < 3000 && !off && counterValue(s.metrics.pacedGCs) == 0; i++ {
+			time.Sleep(10 * time.Millisecond) // the collection runs on its own goroutine
+		}
 		got := counterValue(s.metrics.pacedGCs)
 		if want := map[bool]float64{false: 1, true: 0}[off]; got != want {
 			t.Errorf("NoGCPacing=%v: %v paced collections, want %v", off, got, want)

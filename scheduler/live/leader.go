@@ -138,15 +138,11 @@ func (s *Scheduler) loop(ctx context.Context) error {
 	}
 }
 
-// collectBetweenRounds runs the garbage collection the next round would
-// probably start, now, while nothing waits for the scheduler.
-func (s *Scheduler) collectBetweenRounds() {
-	before := s.gc.Spent
-	if s.gc.Idle() {
-		s.metrics.pacedGCs.Inc()
-		s.metrics.pacedGCSeconds.Add((s.gc.Spent - before).Seconds())
-	}
-}
+// collectBetweenRounds starts the garbage collection the next round
+// would probably start, now, on a goroutine of its own: it runs while
+// the loop waits (the debounce, the quantum), and a round that comes
+// sooner overlaps it as it would a cycle the runtime started.
+func (s *Scheduler) collectBetweenRounds() { s.gc.Idle() }
 
 func sleep(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)

@@ -123,9 +123,12 @@ func New(cfg Config, client *api.Client, log hclog.Logger) (*Scheduler, error) {
 		feed:         newFeed(),
 		now:          time.Now,
 		fullEvery:    fullEvery,
-		gc:           gcpace.New(gcpace.Config{Off: cfg.NoGCPacing}),
 	}
 	s.metrics = newMetrics(s.view.Load, s.leader.Load)
+	s.gc = gcpace.New(gcpace.Config{Off: cfg.NoGCPacing, Background: true, Collected: func(d time.Duration) {
+		s.metrics.pacedGCs.Inc()
+		s.metrics.pacedGCSeconds.Add(d.Seconds())
+	}})
 	s.view.Store(&QueueView{Policy: pol.Name()})
 	return s, nil
 }

@@ -119,7 +119,7 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 	for _, sd := range sides {
 		sd.lat, sd.cpu, sd.heap = sd.lat[:0], 0, 0
 	}
-	gc.Collections, gc.Spent = 0, 0
+	gc.Reset()
 	logEach := os.Getenv("CARAVAN_SCALE_CHURN_LOG") != "" // each decision's wall time and size
 	stop := steadyProfile(b, "churn-"+name)
 	defer stop()
@@ -155,7 +155,7 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 		b.ReportMetric(float64(quantile(sd.lat, 99).Nanoseconds()), sd.name+"-p99-ns")
 		b.ReportMetric(float64(sd.heap)/float64(b.N), sd.name+"-alloc-B")
 	}
-	b.ReportMetric(float64(gc.Spent.Nanoseconds())/float64(b.N), "paced-gc-ns")
+	b.ReportMetric(float64(gc.Spent().Nanoseconds())/float64(b.N), "paced-gc-ns")
 	b.ReportMetric(float64(c.Changed), "stamps")
 	b.ReportMetric(float64(starts)/float64(b.N), "starts")
 	b.ReportMetric(float64(preempts)/float64(b.N), "preempts")

@@ -108,6 +108,7 @@ func (o *Optimus) Decide(s *policy.Snapshot) policy.Decision {
 	}
 	o.fitted = 0
 	o.free = o.free.Reset(&s.Cluster)
+	o.free.LogChanges() // only Commit/Release change it: placers may keep fit memos across placements
 	c := o.free
 	jobs := o.collect(s, c.Limits(&s.Cluster), c.TotalGPUs(), &dec)
 	queue := o.admissionOrder(o.tracked) // allocation and placement admit in the same order

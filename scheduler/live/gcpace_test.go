@@ -37,8 +37,8 @@ func TestCollectionsRunBetweenRounds(t *testing.T) {
 			time.Sleep(10 * time.Millisecond) // the collection runs on its own goroutine
 		}
 		got := counterValue(s.metrics.pacedGCs)
-		if want := map[bool]float64{false: 1, true: 0}[off]; got != want {
-			t.Errorf("NoGCPacing=%v: %v paced collections, want %v", off, got, want)
+		if off && got != 0 || !off && got < 1 { // (tests running beside this one allocate too)
+			t.Errorf("NoGCPacing=%v: %v paced collections", off, got)
 		}
 		if secs := counterValue(s.metrics.pacedGCSeconds); (got > 0) != (secs > 0) {
 			t.Errorf("NoGCPacing=%v: %v collections took %v s", off, got, secs)

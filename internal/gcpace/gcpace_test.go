@@ -46,17 +46,24 @@ func cycles() uint64 {
 	return s[0].Value.Uint64()
 }
 
-// TestIdleCollectsOnlyNearTheTrigger holds 64 MiB live, so the trigger
-// is at least ~45 MiB of allocation away after a collection: small
-// rounds are left to the runtime, and a round that would cross the
-// trigger next time is collected at the idle point.
-func TestIdleCollectsOnlyNearTheTrigger(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(100))
+// ballast holds 64 MiB live under GOGC=100 and collects, so the trigger
+// is at least ~45 MiB of allocation away; keep the result alive.
+func ballast(t *testing.T) [][]byte {
+	prev := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(prev) })
 	live := make([][]byte, 64)
 	for i := range live {
 		live[i] = make([]byte, 1<<20)
 	}
 	runtime.GC()
+	return live
+}
+
+// TestIdleCollectsOnlyNearTheTrigger: small rounds are left to the
+// runtime, and a round that would cross the trigger next time is
+// collected at the idle point.
+func TestIdleCollectsOnlyNearTheTrigger(t *testing.T) {
+	live := ballast(t)
 	p := New(Config{})
 	if p.Idle() {
 		t.Fatal("collected right after a collection")
@@ -89,12 +96,7 @@ func TestOffNeverCollects(t *testing.T) {
 // TestBackgroundCollectsWithoutWaiting: Idle returns at once, and the
 // collection finishes on its own goroutine and is reported.
 func TestBackgroundCollectsWithoutWaiting(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	live := make([][]byte, 64)
-	for i := range live {
-		live[i] = make([]byte, 1<<20)
-	}
-	runtime.GC()
+	live := ballast(t)
 	done := make(chan time.Duration, 4)
 	p := New(Config{Background: true, Collected: func(d time.Duration) { done <- d }})
 	p.Idle()

@@ -100,7 +100,7 @@ func (p *Pacer) read() heap {
 
 // Idle records the allocation since the last call and collects now when
 // the heap plus the expected allocation would reach the trigger. It
-// reports whether it collected.
+// reports whether it collected (with Background: started a collection).
 func (p *Pacer) Idle() bool {
 	if p.cfg.Off {
 		return false

@@ -17,8 +17,9 @@ type round struct {
 	// ranks have fewer victims, so they fail too.
 	shapes map[shapeBits]*shapeMemo
 	// recent caches shapes in front of the map: a queue has few distinct
-	// shapes, and comparing a key beats hashing it.
-	recent [64]recentShape
+	// shapes, and comparing a key beats hashing it (recentSlots, probed
+	// from slot on).
+	recent [recentSlots]recentShape
 	// queued is whether Waiting texts carry a "queue N: " prefix.
 	queued     bool
 	preemptive bool
@@ -184,10 +185,22 @@ type recentShape struct {
 	m   *shapeMemo
 }
 
-// slot picks b's entry in recent by a cheap mix of its fields.
+// recentSlots is the size of round.recent, and recentProbes how many
+// slots from a shape's own one it may take: tens of shapes fit, and a
+// shape that finds them all taken is looked up in the map.
+const (
+	recentBits   = 7
+	recentSlots  = 1 << recentBits
+	recentProbes = 4
+)
+
+// slot picks b's first entry in recent. The fields are mixed, then
+// multiplied so that every bit reaches the top ones: a fraction's bits
+// differ below the top, and without the multiply 0.25, 0.5 and 0.75 of
+// one memory shared a slot and evicted each other job after job.
 func (b shapeBits) slot() int {
 	h := uint64(b.workers)*0x9e3779b97f4a7c15 ^ b.frac ^ b.extra>>7 ^ uint64(b.mem)*0xff51afd7ed558ccd
-	return int(h>>58) & 63
+	return int((h * 0xbf58476d1ce4e5b9) >> (64 - recentBits))
 }
 
 // memo is the memo entry of a shape, created on first use.
@@ -196,16 +209,25 @@ func (r *round) memo(key ShapeKey) *shapeMemo {
 	if !ok {
 		return &shapeMemo{} // a fresh entry: nothing is shared
 	}
-	c := &r.recent[b.slot()]
-	if c.m != nil && c.key == b {
-		return c.m
+	var free *recentShape
+	for i, s := 0, b.slot(); i < recentProbes; i++ {
+		c := &r.recent[(s+i)%recentSlots]
+		if c.m == nil {
+			free = c
+			break
+		}
+		if c.key == b {
+			return c.m
+		}
 	}
 	m := r.shapes[b]
 	if m == nil {
 		m = &shapeMemo{}
 		r.shapes[b] = m
 	}
-	c.key, c.m = b, m
+	if free != nil { // entries are never evicted: a round's shapes are few
+		free.key, free.m = b, m
+	}
 	return m
 }
 

@@ -61,29 +61,19 @@ func (sc *scratch) trackedKeys(s *policy.Snapshot, key func(j *policy.Job) keyed
 		kc.valid, kc.fresh, kc.on = true, true, true
 		return ks, true
 	}
-	pos, gen, stamps := kc.pos, kc.gen, s.JobGen[:n]
+	pos, stamps := kc.pos, s.JobGen[:n]
 	last := sc.inc.keys
 	ks = sc.keys(n)[:0]
 	prev := grow(sc.inc.prev, n)[:0]
 	for i, j := range s.Jobs {
 		e := &pos[i]
-		p := int32(-1)
-		if i < oldN {
-			p = e.ksAt
+		p, listed := e.ksAt, e.ksAt >= 0
+		if !kc.unchanged(i, oldN, stamps[i]) {
+			p, listed = kc.rekey(i, oldN, j, stamps[i], last, key)
 		}
-		if g := stamps[i]; i >= oldN || g == 0 || gen[i] != g {
-			gen[i] = g
-			if !isActive(j) {
-				e.ksAt = -1
-				continue
-			}
-			k := key(j)
-			e.k, e.queue = k.k, k.queue
-			if p >= 0 && (int(p) >= len(last) || !sameJob(last[p].job, j)) {
-				p = -1
-			}
-		} else if p < 0 {
-			continue // unchanged, and not active
+		if !listed {
+			e.ksAt = -1
+			continue
 		}
 		e.ksAt = int32(len(ks))
 		ks = append(ks, keyed{job: j, queue: e.queue, at: int32(i + 1), k: e.k})
@@ -92,6 +82,35 @@ func (sc *scratch) trackedKeys(s *policy.Snapshot, key func(j *policy.Job) keyed
 	sc.ks, sc.inc.prev = ks, prev
 	kc.valid, kc.fresh, kc.on = true, true, true
 	return ks, true
+}
+
+// unchanged reports that the job at position i keeps its key and match
+// (oldN: how many positions the last call kept, g: the job's stamp).
+func (kc *keyCache) unchanged(i, oldN int, g uint64) bool {
+	return i < oldN && g != 0 && kc.gen[i] == g
+}
+
+// rekey is trackedKeys' step for a job whose stamp moved: keyed into
+// pos[i] if active, its last match kept only if it is the same job. It
+// returns the match (the job's index in the last call's keys, -1: none)
+// and whether the position lists an active job, and writes only position
+// i (trackedKeysPar's workers own their ranges).
+func (kc *keyCache) rekey(i, oldN int, j *policy.Job, g uint64, last []keyed, key func(j *policy.Job) keyed) (int32, bool) {
+	kc.gen[i] = g
+	if !isActive(j) {
+		return -1, false
+	}
+	e := &kc.pos[i]
+	k := key(j)
+	e.k, e.queue = k.k, k.queue
+	p := int32(-1)
+	if i < oldN {
+		p = e.ksAt
+	}
+	if p >= 0 && (int(p) >= len(last) || !sameJob(last[p].job, j)) {
+		p = -1
+	}
+	return p, true
 }
 
 // skipped marks, in trackedKeysPar's first phase, a position that lists
@@ -107,7 +126,8 @@ const skipped = math.MinInt32
 // key must be safe to call concurrently (scratch.split).
 func (sc *scratch) trackedKeysPar(s *policy.Snapshot, key func(j *policy.Job) keyed, oldN, w int) []keyed {
 	n := len(s.Jobs)
-	pos, gen, stamps, jobs := sc.kc.pos, sc.kc.gen, s.JobGen[:n], s.Jobs
+	kc := &sc.kc
+	pos, stamps, jobs := kc.pos, s.JobGen[:n], s.Jobs
 	last := sc.inc.keys
 	ks := sc.keys(n)
 	// each position's match (or skipped), for the second phase
@@ -117,23 +137,11 @@ func (sc *scratch) trackedKeysPar(s *policy.Snapshot, key func(j *policy.Job) ke
 	forRanges(n, w, func(k, lo, hi int) {
 		c := 0
 		for i := lo; i < hi; i++ {
-			e, j := &pos[i], jobs[i]
-			p := int32(-1)
-			if i < oldN {
-				p = e.ksAt
+			p, listed := pos[i].ksAt, pos[i].ksAt >= 0
+			if !kc.unchanged(i, oldN, stamps[i]) {
+				p, listed = kc.rekey(i, oldN, jobs[i], stamps[i], last, key)
 			}
-			if g := stamps[i]; i >= oldN || g == 0 || gen[i] != g {
-				gen[i] = g
-				if !isActive(j) {
-					at[i] = skipped
-					continue
-				}
-				kj := key(j)
-				e.k, e.queue = kj.k, kj.queue
-				if p >= 0 && (int(p) >= len(last) || !sameJob(last[p].job, j)) {
-					p = -1
-				}
-			} else if p < 0 {
+			if !listed {
 				at[i] = skipped
 				continue
 			}

@@ -17,6 +17,22 @@ type GittinsConfig struct {
 	Delta float64
 }
 
+// queues validates cfg, fills Delta's default and builds its queues (both
+// 2D-Gittins orderings take the same config).
+func (cfg GittinsConfig) queues() (*queues, GittinsConfig, error) {
+	q, err := newQueues(cfg.QueueConfig)
+	if err != nil {
+		return nil, cfg, err
+	}
+	if cfg.Delta < 0 {
+		return nil, cfg, fmt.Errorf("gittins delta must be positive, got %g", cfg.Delta)
+	}
+	if cfg.Delta == 0 {
+		cfg.Delta = 3250
+	}
+	return q, cfg, nil
+}
+
 // Gittins is Tiresias' 2D-Gittins: the same discretised queues as 2D-LAS,
 // but inside a queue jobs are ranked by their Gittins index (highest
 // first) over a service distribution that learns every finished job's
@@ -53,15 +69,9 @@ type Gittins struct {
 
 // NewGittins builds 2D-Gittins.
 func NewGittins(cfg GittinsConfig) (*Gittins, error) {
-	q, err := newQueues(cfg.QueueConfig)
+	q, cfg, err := cfg.queues()
 	if err != nil {
 		return nil, err
-	}
-	if cfg.Delta < 0 {
-		return nil, fmt.Errorf("gittins delta must be positive, got %g", cfg.Delta)
-	}
-	if cfg.Delta == 0 {
-		cfg.Delta = 3250
 	}
 	return &Gittins{q: q, dist: NewServiceDist(cfg.Prior), delta: cfg.Delta}, nil
 }

@@ -29,15 +29,9 @@ type GittinsRef struct {
 
 // NewGittinsRef builds the reference's 2D-Gittins; it needs a prior.
 func NewGittinsRef(cfg GittinsConfig) (*GittinsRef, error) {
-	q, err := newQueues(cfg.QueueConfig)
+	q, cfg, err := cfg.queues()
 	if err != nil {
 		return nil, err
-	}
-	if cfg.Delta < 0 {
-		return nil, fmt.Errorf("gittins delta must be positive, got %g", cfg.Delta)
-	}
-	if cfg.Delta == 0 {
-		cfg.Delta = 3250
 	}
 	var data []float64
 	for _, v := range cfg.Prior {

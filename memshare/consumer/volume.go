@@ -196,19 +196,7 @@ func (v *Volume) WriteAt(p []byte, off uint64, _ bool) error {
 			}
 			copy(buf[head:], part)
 		}
-		for _, sg := range segs {
-			data := buf[sg.boff : sg.boff+(sg.r1-sg.r0)*BlockSize]
-			var err error
-			if v.whole {
-				err = v.writeWhole(st, sg.slot, sg.r0, sg.r1, data)
-			} else {
-				err = v.writeBlocks(st, sg.r0, sg.r1, data)
-			}
-			if err != nil {
-				return err
-			}
-		}
-		return nil
+		return v.writeSegs(st, segs, buf)
 	})
 }
 
@@ -236,14 +224,28 @@ func (v *Volume) segments(b0, b1 uint64) []seg {
 	return out
 }
 
+// readSegs reads the segments into their parts of buf.
 func (v *Volume) readSegs(st *stripe, segs []seg, buf []byte) error {
+	return v.eachSeg(segs, buf, v.readWhole, v.readBlocks, st)
+}
+
+// writeSegs writes the segments from their parts of buf.
+func (v *Volume) writeSegs(st *stripe, segs []seg, buf []byte) error {
+	return v.eachSeg(segs, buf, v.writeWhole, v.writeBlocks, st)
+}
+
+// eachSeg runs whole (whole layout) or split (split layout) on each
+// segment with its part of buf, stopping at the first error.
+func (v *Volume) eachSeg(segs []seg, buf []byte,
+	whole func(st *stripe, slot int, r0, r1 uint64, b []byte) error,
+	split func(st *stripe, r0, r1 uint64, b []byte) error, st *stripe) error {
 	for _, sg := range segs {
-		out := buf[sg.boff : sg.boff+(sg.r1-sg.r0)*BlockSize]
+		b := buf[sg.boff : sg.boff+(sg.r1-sg.r0)*BlockSize]
 		var err error
 		if v.whole {
-			err = v.readWhole(st, sg.slot, sg.r0, sg.r1, out)
+			err = whole(st, sg.slot, sg.r0, sg.r1, b)
 		} else {
-			err = v.readBlocks(st, sg.r0, sg.r1, out)
+			err = split(st, sg.r0, sg.r1, b)
 		}
 		if err != nil {
 			return err

@@ -42,7 +42,7 @@ func TestShapeMemoSharesOneEntryPerShape(t *testing.T) {
 		t.Fatal("-0 and +0 extra got different memos")
 	}
 	nan := ShapeKey{Workers: 1, Fraction: math.NaN()}
-	if r.memo(nan) == r.memo(nan) {
+	if a, b := r.memo(nan), r.memo(nan); a == b {
 		t.Fatal("a NaN shape shared its memo")
 	}
 }

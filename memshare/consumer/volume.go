@@ -226,19 +226,19 @@ func (v *Volume) segments(b0, b1 uint64) []seg {
 
 // readSegs reads the segments into their parts of buf.
 func (v *Volume) readSegs(st *stripe, segs []seg, buf []byte) error {
-	return v.eachSeg(segs, buf, v.readWhole, v.readBlocks, st)
+	return v.eachSeg(st, segs, buf, v.readWhole, v.readBlocks)
 }
 
 // writeSegs writes the segments from their parts of buf.
 func (v *Volume) writeSegs(st *stripe, segs []seg, buf []byte) error {
-	return v.eachSeg(segs, buf, v.writeWhole, v.writeBlocks, st)
+	return v.eachSeg(st, segs, buf, v.writeWhole, v.writeBlocks)
 }
 
 // eachSeg runs whole (whole layout) or split (split layout) on each
 // segment with its part of buf, stopping at the first error.
-func (v *Volume) eachSeg(segs []seg, buf []byte,
+func (v *Volume) eachSeg(st *stripe, segs []seg, buf []byte,
 	whole func(st *stripe, slot int, r0, r1 uint64, b []byte) error,
-	split func(st *stripe, r0, r1 uint64, b []byte) error, st *stripe) error {
+	split func(st *stripe, r0, r1 uint64, b []byte) error) error {
 	for _, sg := range segs {
 		b := buf[sg.boff : sg.boff+(sg.r1-sg.r0)*BlockSize]
 		var err error

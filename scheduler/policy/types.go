@@ -104,6 +104,11 @@ type Job struct {
 	Attained Seconds
 	// Executed is the wall time the job has run.
 	Executed Seconds
+	// Accrual, when On, says Attained and Executed are as of its Since
+	// and grow on their own while the job runs (read them through
+	// ServiceAt): a caller need not rewrite, nor re-stamp (JobGen), a
+	// running job every round only because time passed.
+	Accrual Accrual
 	// LastStart is when the job last (re)started; QueuedSince when it last queued.
 	LastStart, QueuedSince Seconds
 	Preemptions            int
@@ -133,6 +138,35 @@ type Job struct {
 	// right-sizing never goes below them.
 	HardMinFraction float64
 	HardMinMemMiB   int64
+}
+
+// Accrual is how a running job's service grows without the job being
+// rewritten: from Since on, 1 s of Executed and GPUs GPU-seconds of
+// Attained per second (GPUs: the gang's share, the sum of its slots'
+// fractions). Since may lie ahead of Now (service that begins once the
+// tasks run): nothing accrues before it.
+type Accrual struct {
+	On    bool
+	Since Seconds
+	GPUs  float64
+}
+
+// ServiceAt is j's attained service (GPU-seconds) and executed time at
+// now: its Attained and Executed, advanced by its Accrual if it runs.
+// Policies read service only through it.
+func (j *Job) ServiceAt(now Seconds) (attained, executed Seconds) {
+	if !j.Accrual.On || j.State != Running {
+		return j.Attained, j.Executed
+	}
+	return j.Accrual.At(now, j.Attained, j.Executed)
+}
+
+// At advances service (attained, executed), as of a.Since, to now.
+func (a Accrual) At(now, attained, executed Seconds) (Seconds, Seconds) {
+	if dt := now - a.Since; dt > 0 {
+		return attained + a.GPUs*dt, executed + dt
+	}
+	return attained, executed
 }
 
 // SpeedProfile predicts a job's seconds per training step on a placement
@@ -167,7 +201,9 @@ type Snapshot struct {
 	// and nothing a policy may read of it has changed since: no field of
 	// the Job, nothing it points to (Placement.Slots, Progress,
 	// StepTimes, what Speed answers) — Attained, Executed and State
-	// included, which advance on every round a job runs. The *Job pointer
+	// included, which advance on every round a job runs, unless the job
+	// accrues (Job.Accrual): then its service at this Now is what
+	// ServiceAt says, with no new stamp. The *Job pointer
 	// itself may differ (a caller may build fresh Jobs each round). 0 =
 	// this job is untracked: read it every time. The simplest way to keep
 	// the promise is one counter per caller: on adding a job and on every

@@ -29,7 +29,10 @@ type entry struct {
 	id  string
 	mem int64
 	run bool
-	pos int // index in the snapshot's Jobs
+	// accrues: a running job whose service grows without a new stamp
+	// (policy.Accrual), so its estimate is recomputed every decision
+	accrues bool
+	pos     int // index in the snapshot's Jobs
 	// text is the Waiting text kept from the last decision (keptText)
 	text string
 	// kind says whether the job is under allocation (active), cannot be
@@ -68,6 +71,7 @@ func (o *Optimus) collect(s *policy.Snapshot, lim policy.ClusterLimits, gpus int
 		e := &slab[pos]
 		if tracked && o.track.Same(pos) {
 			e.job, e.target = j, 0 // the pointer may differ (Snapshot.JobGen)
+			e.hasEst = e.hasEst && !e.accrues
 			if e.fit != nil {
 				o.fitted++
 			}

@@ -85,6 +85,7 @@ func (o *Optimus) collectPar(s *policy.Snapshot, lim policy.ClusterLimits, gpus 
 			j, e := s.Jobs[pos], &slab[pos]
 			if tracked && o.track.Same(pos) {
 				e.job, e.target = j, 0
+				e.hasEst = e.hasEst && !e.accrues
 				if e.fit != nil {
 					p.fitted++
 				}
@@ -259,6 +260,7 @@ func (o *Optimus) entryPre(lim policy.ClusterLimits, pos int, j *policy.Job, e *
 	}
 	*e = entry{kind: active, job: j, fit: prevFit, lo: lo, hi: hi, cur: len(j.Placement.Slots),
 		frac: d.Fraction, id: j.ID, mem: d.MemMiB, run: j.State == policy.Running, pos: pos, speed: prevSpeed}
+	e.accrues = e.run && j.Accrual.On
 	switch {
 	case j.TargetLoss <= 0 || len(j.Progress) == 0:
 		return fitNone

@@ -76,10 +76,11 @@ func (o *Optimus) estimateSpeed(c *curveCache, j *policy.Job, sp Speed) estimate
 	if base <= 0 {
 		base = 1
 	}
-	left := math.Max(j.Executed, o.cfg.MinRemaining)
+	_, ex := j.ServiceAt(o.now)
+	left := math.Max(ex, o.cfg.MinRemaining)
 	how := "remaining ≈ executed"
 	if j.OracleDuration > 0 {
-		left, how = math.Max(0, j.OracleDuration-j.Executed), "step budget"
+		left, how = math.Max(0, j.OracleDuration-ex), "step budget"
 	}
 	return estimate{steps: left / sp.StepTime(base), speed: sp, how: how}
 }

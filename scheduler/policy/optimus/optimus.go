@@ -68,6 +68,8 @@ type Optimus struct {
 	run   runs
 	// epoch counts collectPar's parallel estimates (curveCache.claim)
 	epoch uint64
+	// now is the current decision's Snapshot.Now (service is read at it)
+	now policy.Seconds
 }
 
 // New builds Optimus placing gangs with p.
@@ -96,6 +98,7 @@ func (o *Optimus) Decide(s *policy.Snapshot) policy.Decision {
 		return policy.Decision{}
 	}
 	dec := policy.Decision{}
+	o.now = s.Now
 	if o.skipReasons = s.SkipReasons; !o.skipReasons {
 		if s.JobsTracked() { // Waiting is ours until the next Decide (Snapshot.JobGen)
 			dec.Waiting = slices.Grow(o.waits[:0], len(s.Jobs))

@@ -47,7 +47,10 @@ func NewFair(cfg FairConfig) (*Fair, error) {
 	if cfg.Lease == 0 {
 		cfg.Lease = 600
 	}
-	return &Fair{cfg: cfg}, nil
+	f := &Fair{cfg: cfg}
+	// ρ's tracked key keeps Executed in k[1] (Order)
+	f.sc.kc.mv = mover{move: func(e *posKey, _, _, executed float64) { e.k[1] = executed }}
+	return f, nil
 }
 
 // Name is "fair".
@@ -72,8 +75,9 @@ func (f *Fair) Rho(j *policy.Job, now policy.Seconds, n int, gpus float64) float
 // (waited plus the remaining estimate) and its run time alone (executed
 // plus the estimate).
 func (f *Fair) rhoParts(j *policy.Job, now policy.Seconds) (shared, whole float64) {
-	rem := math.Max(j.Executed, f.cfg.MinService)
-	return math.Max(0, now-j.Submit) + rem, j.Executed + rem
+	_, ex := j.ServiceAt(now)
+	rem := math.Max(ex, f.cfg.MinService)
+	return math.Max(0, now-j.Submit) + rem, ex + rem
 }
 
 // rhoOf combines rhoParts into ρ for a job of GPU share among n jobs.
@@ -98,7 +102,8 @@ func (o *Fair) Order(s *policy.Snapshot) []policy.Ranked {
 	// activeKeys) keeps ρ's parts, which a pass over the keys combines;
 	// a tracked snapshot keeps what ρ takes of each job (not Now)
 	ks, tracked := o.sc.trackedKeys(s, func(j *policy.Job) keyed {
-		return keyed{job: j, queue: int32(stateTie(j)), k: [3]float64{j.Submit, j.Executed, gpuShare(j)}}
+		_, ex := j.ServiceAt(s.Now)
+		return keyed{job: j, queue: int32(stateTie(j)), k: [3]float64{j.Submit, ex, gpuShare(j)}}
 	})
 	if tracked {
 		if w := workers(len(ks)); w > 1 {

@@ -73,7 +73,10 @@ func NewGittins(cfg GittinsConfig) (*Gittins, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Gittins{q: q, dist: NewServiceDist(cfg.Prior), delta: cfg.Delta}, nil
+	g := &Gittins{q: q, dist: NewServiceDist(cfg.Prior), delta: cfg.Delta}
+	// the tracked key carries the service in k[1] (keyedJobs)
+	g.sc.kc.mv = mover{move: func(e *posKey, _, attained, _ float64) { e.k[1] = attained }}
+	return g, nil
 }
 
 // Name is "tiresias-gittins".
@@ -110,14 +113,16 @@ func (o *Gittins) keyedJobs(s *policy.Snapshot) ([]keyed, []policy.Seconds) {
 		// a tracked snapshot's unchanged jobs are keyed without reading
 		// them: the key carries the service until Order replaces it
 		ks, ok := o.sc.trackedKeys(s, func(j *policy.Job) keyed {
-			return keyed{job: j, k: [3]float64{stateTie(j), j.Attained, queuedAt(j)}}
+			a, _ := j.ServiceAt(s.Now)
+			return keyed{job: j, k: [3]float64{stateTie(j), a, queuedAt(j)}}
 		})
 		if ok {
 			return ks, nil // the service stays in k[1] (see indexes)
 		}
 		svc := o.q.svc[:0]
 		ks = o.sc.activeKeys(s, func(j *policy.Job) keyed {
-			svc = append(svc, j.Attained)
+			a, _ := j.ServiceAt(s.Now)
+			svc = append(svc, a)
 			return tie(j)
 		})
 		o.q.svc = svc

@@ -21,7 +21,9 @@ func NewLAS(cfg QueueConfig) (*LAS, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &LAS{q: q}, nil
+	l := &LAS{q: q}
+	l.sc.kc.mv = mover{move: func(e *posKey, _, attained, _ float64) { e.queue = int32(q.queueOf(attained)) }}
+	return l, nil
 }
 
 // Name is "tiresias-las".
@@ -38,7 +40,8 @@ func (o *LAS) Order(s *policy.Snapshot) []policy.Ranked {
 	var ks []keyed
 	if o.q.plain() { // service is Attained: one pass over the jobs
 		ks = o.sc.keysOf(s, func(j *policy.Job) keyed {
-			return keyed{job: j, queue: int32(o.q.queueOf(j.Attained)), k: [3]float64{stateTie(j), queuedAt(j)}}
+			a, _ := j.ServiceAt(s.Now)
+			return keyed{job: j, queue: int32(o.q.queueOf(a)), k: [3]float64{stateTie(j), queuedAt(j)}}
 		})
 	} else {
 		js := o.sc.active(s)

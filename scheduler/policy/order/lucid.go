@@ -87,7 +87,9 @@ type Lucid struct {
 	pred  map[string]*lucidPred
 	errs  errorLog
 	calls int
-	sc    scratch
+	// now is the current Order call's Snapshot.Now (service is read at it)
+	now policy.Seconds
+	sc  scratch
 	// slots and feats are what a tracked snapshot's keying read of the
 	// job at each position (lucid_keys.go): its unchanged jobs are keyed
 	// from them without being read, and without the ID and level maps
@@ -172,28 +174,30 @@ func (l *Lucid) profiles(j *policy.Job) bool {
 	return l.cfg.ProfileTime > 0 && j.Workers <= l.cfg.ProfileGPUs
 }
 
-func (l *Lucid) phase(j *policy.Job) lucidPhase {
+// phase is j's phase at now.
+func (l *Lucid) phase(j *policy.Job, now policy.Seconds) lucidPhase {
 	if !l.profiles(j) || j.Preemptions > 0 {
 		return mainPhase
 	}
+	_, ex := j.ServiceAt(now)
 	if j.State == policy.Queued {
-		if j.Executed <= 0 {
+		if ex <= 0 {
 			return profiling
 		}
 		return mainPhase
 	}
 	switch {
-	case j.Executed < l.cfg.ProfileTime:
+	case ex < l.cfg.ProfileTime:
 		return profiling
-	case j.Executed < l.cfg.ProfileTime+l.cfg.ProfileGrace:
+	case ex < l.cfg.ProfileTime+l.cfg.ProfileGrace:
 		return profiled
 	}
 	return mainPhase
 }
 
 // CanPreempt allows preempting only a job whose profiling run just ended.
-func (l *Lucid) CanPreempt(j *policy.Job, _ policy.Seconds) bool {
-	return j.State == policy.Running && l.phase(j) == profiled
+func (l *Lucid) CanPreempt(j *policy.Job, now policy.Seconds) bool {
+	return j.State == policy.Running && l.phase(j, now) == profiled
 }
 
 // ObserveFinished scores the job's estimate and learns its run time.
@@ -237,7 +241,8 @@ func (l *Lucid) Size(j *policy.Job) float64 { return l.sizeFrom(l.entry(j), j) }
 
 // sizeFrom is Size of j through p, its entry.
 func (l *Lucid) sizeFrom(p *lucidPred, j *policy.Job) float64 {
-	in := [3]float64{l.predictFrom(p, j), l.est.Sigma(), j.Executed}
+	_, ex := j.ServiceAt(l.now)
+	in := [3]float64{l.predictFrom(p, j), l.est.Sigma(), ex}
 	if p.remIn != in || p.rem == 0 { // bits differ only for NaN, which recomputes
 		p.remIn, p.rem = in, remainingFrom(in[0], in[1], in[2])
 	}
@@ -257,7 +262,7 @@ func (l *Lucid) sizeFrom(p *lucidPred, j *policy.Job) float64 {
 // Framework's kept entries in a reshuffled rank order cost more than
 // reading the jobs (churned 10k × 100k: 3–6 ms CPU more per decision).
 func (l *Lucid) Order(s *policy.Snapshot) []policy.Ranked {
-	l.calls++
+	l.calls, l.now = l.calls+1, s.Now
 	l.beginKeys(s)
 	ks, tracked := l.sc.trackedKeys(s, l.partKey)
 	if tracked {

@@ -119,7 +119,7 @@ func (l *Lucid) fill(i int, j *policy.Job) *lucidSlot {
 	if g := gpuShare(j); math.Float64bits(g) != math.Float64bits(sl.share) {
 		sl.share = g // written only when it moved: a clean line is not written back
 	}
-	if e := j.Executed; math.Float64bits(e) != math.Float64bits(sl.e) {
+	if _, e := j.ServiceAt(l.now); math.Float64bits(e) != math.Float64bits(sl.e) {
 		sl.e, sl.remVer = e, -1
 	}
 	p.seen = l.calls
@@ -187,7 +187,7 @@ func (l *Lucid) fullKey(j *policy.Job) keyed {
 			l.byPos[i] = p
 		}
 	}
-	if l.phase(j) != profiling {
+	if l.phase(j, l.now) != profiling {
 		return keyed{job: j, k: [3]float64{2, l.sizeFrom(p, j), stateTie(j)}}
 	}
 	l.predictFrom(p, j) // record the estimate made at submission
@@ -214,7 +214,7 @@ func (l *Lucid) partKey(j *policy.Job) keyed {
 
 // phaseKey is j's key but for a main-phase job's size (k[1], 0 here).
 func (l *Lucid) phaseKey(j *policy.Job) keyed {
-	if l.phase(j) != profiling {
+	if l.phase(j, l.now) != profiling {
 		return keyed{job: j, k: [3]float64{2, 0, stateTie(j)}}
 	}
 	if j.State == policy.Running {

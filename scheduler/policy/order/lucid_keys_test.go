@@ -120,12 +120,12 @@ func (c *lucidChurn) step(observe func(*policy.Job)) {
 // predictFrom), then fully sorted. It is the reference both of Order's
 // paths are held to.
 func lucidReference(l *Lucid, s *policy.Snapshot) []policy.Ranked {
-	l.calls++
+	l.calls, l.now = l.calls+1, s.Now
 	var ks []keyed
 	for i, j := range s.Jobs {
 		if isActive(j) {
 			var k keyed
-			if l.phase(j) != profiling {
+			if l.phase(j, s.Now) != profiling {
 				k = keyed{job: j, k: [3]float64{2, l.Size(j), stateTie(j)}}
 			} else {
 				l.predictFrom(l.entry(j), j) // record the estimate made at submission

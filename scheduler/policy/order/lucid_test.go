@@ -57,11 +57,11 @@ func TestLucidProfilingFirst(t *testing.T) {
 	if want := []string{"new1", "new2", "small", "big"}; !equal(got, want) {
 		t.Fatalf("order %v, want %v", got, want)
 	}
-	if l.phase(new1) != profiling || l.phase(small) != mainPhase || l.phase(big) != mainPhase {
-		t.Errorf("phases %v %v %v", l.phase(new1), l.phase(small), l.phase(big))
+	if l.phase(new1, 0) != profiling || l.phase(small, 0) != mainPhase || l.phase(big, 0) != mainPhase {
+		t.Errorf("phases %v %v %v", l.phase(new1, 0), l.phase(small, 0), l.phase(big, 0))
 	}
 	off := newLucid(t, LucidConfig{ProfileTime: -1})
-	if off.phase(new1) != mainPhase {
+	if off.phase(new1, 0) != mainPhase {
 		t.Errorf("ProfileTime < 0 must disable profiling")
 	}
 }

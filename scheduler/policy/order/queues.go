@@ -103,21 +103,22 @@ func (q *queues) update(now policy.Seconds, js []*policy.Job) []policy.Seconds {
 	q.svc = svc
 	if q.plain() {
 		for i, j := range js {
-			svc[i] = j.Attained
+			svc[i], _ = j.ServiceAt(now)
 		}
 		return svc
 	}
 	based := 0 // jobs of js that have a baseline after this update
 	for i, j := range js {
 		b, ok := q.base[j.ID]
+		a, ex := j.ServiceAt(now)
 		if q.starved(now, j, b) {
-			b, ok = baseline{attained: j.Attained, executed: j.Executed}, true
+			b, ok = baseline{attained: a, executed: ex}, true
 			q.base[j.ID] = b
 		}
 		if ok {
 			based++
 		}
-		svc[i] = j.Attained - b.attained
+		svc[i] = a - b.attained
 	}
 	if based < len(q.base) { // job IDs are unique, so some baseline is stale
 		q.forget(js)
@@ -148,8 +149,9 @@ func (q *queues) starved(now policy.Seconds, j *policy.Job, b baseline) bool {
 	if q.cfg.PromoteKnob <= 0 || j.State != policy.Queued {
 		return false
 	}
-	ran := j.Executed - b.executed
-	if ran <= 0 || q.queueOf(j.Attained-b.attained) == 0 {
+	a, ex := j.ServiceAt(now)
+	ran := ex - b.executed
+	if ran <= 0 || q.queueOf(a-b.attained) == 0 {
 		return false
 	}
 	return now-queuedAt(j) >= q.cfg.PromoteKnob*ran

@@ -14,7 +14,14 @@ import (
 type SRTFOracle struct{ sc scratch }
 
 // NewSRTFOracle returns the SRTF oracle ordering.
-func NewSRTFOracle() *SRTFOracle { return &SRTFOracle{} }
+func NewSRTFOracle() *SRTFOracle {
+	o := &SRTFOracle{}
+	o.sc.kc.mv = mover{
+		aux:  func(j *policy.Job) float64 { return j.OracleDuration },
+		move: func(e *posKey, oracle, _, executed float64) { e.k[0] = remaining(oracle, executed) },
+	}
+	return o
+}
 
 // Name is "srtf-oracle".
 func (*SRTFOracle) Name() string { return "srtf-oracle" }
@@ -25,15 +32,21 @@ func (*SRTFOracle) Preemptive() bool { return true }
 // Order ranks jobs by remaining time.
 func (o *SRTFOracle) Order(s *policy.Snapshot) []policy.Ranked {
 	ks := o.sc.keysOf(s, func(j *policy.Job) keyed {
-		rem := math.Inf(1)
-		if j.OracleDuration > 0 {
-			rem = math.Max(0, j.OracleDuration-j.Executed)
-		}
+		_, ex := j.ServiceAt(s.Now)
 		// running first on ties, so equal jobs never swap places
-		return keyed{job: j, k: [3]float64{rem, stateTie(j), queuedAt(j)}}
+		return keyed{job: j, k: [3]float64{remaining(j.OracleDuration, ex), stateTie(j), queuedAt(j)}}
 	})
 	// only running jobs' remaining time moves between events
 	return o.sc.sortFor(ks, s.SubmitOrdered)
+}
+
+// remaining is a job's remaining time: its oracle duration less the time
+// it executed, +Inf without one.
+func remaining(oracle, executed policy.Seconds) policy.Seconds {
+	if oracle > 0 {
+		return math.Max(0, oracle-executed)
+	}
+	return math.Inf(1)
 }
 
 // stateTie ranks running jobs ahead of queued ones with the same key.

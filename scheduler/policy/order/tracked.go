@@ -26,6 +26,34 @@ type keyCache struct {
 	on bool
 	// at: trackedKeysPar's matches by position
 	at []int32
+	// accr marks the positions whose job accrues (policy.Accrual): its
+	// key moves with Now under an unchanged stamp; acc keeps, by
+	// position, what move needs to re-key it without reading it
+	accr []bool
+	acc  []accKey
+	// mv is the ordering's mover; without one an accruing job is re-read
+	// every call
+	mv mover
+	// now is this call's Snapshot.Now
+	now policy.Seconds
+}
+
+// accKey is what keyCache keeps of an accruing job: its accrual, its
+// service as of the accrual's Since and the ordering's aux.
+type accKey struct {
+	acc                policy.Accrual
+	attained, executed float64
+	aux                float64
+}
+
+// mover re-keys an unchanged accruing job from what keyCache kept of it:
+// move sets the key's service-dependent fields for service (attained,
+// executed) bit for bit as the ordering's key function does from the
+// job, given aux, what aux took of the job when it was last read (nil:
+// nothing). Both must be safe to call concurrently.
+type mover struct {
+	aux  func(j *policy.Job) float64
+	move func(e *posKey, aux, attained, executed float64)
 }
 
 // posKey is what keyCache keeps of the job at one position: its key,
@@ -56,6 +84,8 @@ func (sc *scratch) trackedKeys(s *policy.Snapshot, key func(j *policy.Job) keyed
 		oldN = 0 // nothing of the last call is reusable
 	}
 	kc.pos, kc.gen = growKeep(kc.pos, n), growKeep(kc.gen, n)
+	kc.accr, kc.acc = growKeep(kc.accr, n), growKeep(kc.acc, n)
+	kc.now = s.Now
 	if w := workers(n); w > 1 && sc.split {
 		ks = sc.trackedKeysPar(s, key, oldN, w)
 		kc.valid, kc.fresh, kc.on = true, true, true
@@ -70,6 +100,8 @@ func (sc *scratch) trackedKeys(s *policy.Snapshot, key func(j *policy.Job) keyed
 		p, listed := e.ksAt, e.ksAt >= 0
 		if !kc.unchanged(i, oldN, stamps[i]) {
 			p, listed = kc.rekey(i, oldN, j, stamps[i], last, key)
+		} else if kc.accr[i] {
+			p, listed = kc.accrue(i, oldN, j, last, key)
 		}
 		if !listed {
 			e.ksAt = -1
@@ -97,12 +129,21 @@ func (kc *keyCache) unchanged(i, oldN int, g uint64) bool {
 // i (trackedKeysPar's workers own their ranges).
 func (kc *keyCache) rekey(i, oldN int, j *policy.Job, g uint64, last []keyed, key func(j *policy.Job) keyed) (int32, bool) {
 	kc.gen[i] = g
+	kc.accr[i] = false
 	if !isActive(j) {
 		return -1, false
 	}
 	e := &kc.pos[i]
 	k := key(j)
 	e.k, e.queue = k.k, k.queue
+	if j.State == policy.Running && j.Accrual.On {
+		kc.accr[i] = true
+		a := accKey{acc: j.Accrual, attained: j.Attained, executed: j.Executed}
+		if kc.mv.aux != nil {
+			a.aux = kc.mv.aux(j)
+		}
+		kc.acc[i] = a
+	}
 	p := int32(-1)
 	if i < oldN {
 		p = e.ksAt
@@ -111,6 +152,21 @@ func (kc *keyCache) rekey(i, oldN int, j *policy.Job, g uint64, last []keyed, ke
 		p = -1
 	}
 	return p, true
+}
+
+// accrue is trackedKeys' step for an unchanged job that accrues: its key
+// moved with Now. The ordering's mover re-keys it from what rekey kept;
+// without one it is read and keyed again (as a changed job, keeping its
+// stamp).
+func (kc *keyCache) accrue(i, oldN int, j *policy.Job, last []keyed, key func(j *policy.Job) keyed) (int32, bool) {
+	e := &kc.pos[i]
+	if kc.mv.move == nil {
+		return kc.rekey(i, oldN, j, kc.gen[i], last, key)
+	}
+	a := &kc.acc[i]
+	at, ex := a.acc.At(kc.now, a.attained, a.executed)
+	kc.mv.move(e, a.aux, at, ex)
+	return e.ksAt, true
 }
 
 // skipped marks, in trackedKeysPar's first phase, a position that lists
@@ -140,6 +196,8 @@ func (sc *scratch) trackedKeysPar(s *policy.Snapshot, key func(j *policy.Job) ke
 			p, listed := pos[i].ksAt, pos[i].ksAt >= 0
 			if !kc.unchanged(i, oldN, stamps[i]) {
 				p, listed = kc.rekey(i, oldN, jobs[i], stamps[i], last, key)
+			} else if kc.accr[i] {
+				p, listed = kc.accrue(i, oldN, jobs[i], last, key)
 			}
 			if !listed {
 				at[i] = skipped

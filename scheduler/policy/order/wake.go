@@ -34,20 +34,30 @@ func (q *queues) nextChange(now policy.Seconds, js []*policy.Job) policy.Seconds
 		if len(q.base) > 0 {
 			b = q.base[j.ID]
 		}
-		svc := j.Attained - b.attained
+		a, ex := j.ServiceAt(now)
+		svc := a - b.attained
 		k := q.queueOf(svc)
 		switch {
 		case j.State == policy.Running && k < last:
 			if rate := heldShare(j); rate > 0 {
-				t = min(t, now+(q.cfg.Limits[k]-svc)/rate)
+				t = min(t, accruesFrom(j, now)+(q.cfg.Limits[k]-svc)/rate)
 			}
 		case j.State == policy.Queued && k > 0:
-			if ran := j.Executed - b.executed; ran > 0 {
+			if ran := ex - b.executed; ran > 0 {
 				t = min(t, queuedAt(j)+q.cfg.PromoteKnob*ran)
 			}
 		}
 	}
 	return t
+}
+
+// accruesFrom is when a running job's service next grows from what it
+// is at now: now, unless its Accrual begins later.
+func accruesFrom(j *policy.Job, now policy.Seconds) policy.Seconds {
+	if j.Accrual.On && j.Accrual.Since > now {
+		return j.Accrual.Since
+	}
+	return now
 }
 
 // heldShare is the GPU share a running job holds: what its service grows by

@@ -20,6 +20,10 @@ type ChurnSpec struct {
 	Arrive int
 	// Jobs shapes the arrivals (FracShare, ElasticShare).
 	Jobs RandomSpec
+	// Accrue makes running jobs accrue service (policy.Accrual) instead
+	// of having it added, and stamped, every round: a running job is then
+	// stamped only when something else of it changes.
+	Accrue bool
 }
 
 // Churn is a snapshot evolving in place between decisions, with
@@ -54,6 +58,13 @@ func NewChurn(seed uint64, s *policy.Snapshot, spec ChurnSpec) *Churn {
 		s.JobGen[i] = c.next()
 		c.byID[j.ID] = i
 	}
+	if spec.Accrue {
+		for _, j := range s.Jobs {
+			if j.State == policy.Running {
+				j.Accrual = policy.Accrual{On: true, Since: s.Now, GPUs: held(j)}
+			}
+		}
+	}
 	s.Cluster.Gen = make([]uint64, len(s.Cluster.Nodes))
 	for i, n := range s.Cluster.Nodes {
 		s.Cluster.Gen[i] = c.next()
@@ -75,6 +86,7 @@ func (c *Churn) Step(d policy.Decision) {
 		i, ok := c.byID[id]
 		if j := s.Jobs[i]; ok && j.State == policy.Running {
 			c.hold(j, -1)
+			settle(j, s.Now)
 			j.Placement = policy.Placement{}
 			j.State, j.QueuedSince, j.Preemptions = policy.Queued, s.Now, j.Preemptions+1
 			c.touch(i)
@@ -88,9 +100,13 @@ func (c *Churn) Step(d policy.Decision) {
 		j := s.Jobs[i]
 		if j.State == policy.Running {
 			c.hold(j, -1)
+			settle(j, s.Now)
 		}
 		j.State, j.LastStart = policy.Running, s.Now
 		j.Placement = policy.Placement{Slots: append([]policy.Slot(nil), st.Placement.Slots...)}
+		if c.spec.Accrue {
+			j.Accrual = policy.Accrual{On: true, Since: s.Now, GPUs: held(j)}
+		}
 		c.hold(j, +1)
 		c.touch(i)
 	}
@@ -107,23 +123,28 @@ func (c *Churn) advance() {
 		if j.State != policy.Running {
 			continue
 		}
-		gpus := 0.0
-		for _, sl := range j.Placement.Slots {
-			gpus += sl.Fraction
+		moved := !c.spec.Accrue
+		if moved {
+			gpus := held(j)
+			j.Executed += c.spec.Interval
+			j.Attained += gpus * c.spec.Interval
 		}
-		j.Executed += c.spec.Interval
-		j.Attained += gpus * c.spec.Interval
 		if n := len(j.Progress); n > 0 {
 			last := j.Progress[n-1]
 			st := last.Step + 100
 			j.Progress = append(j.Progress[:n:n], policy.ProgressPoint{Step: st, Loss: 1/(0.001*st+0.5) + 0.3})
+			moved = true
 		}
 		if c.rng.Float64() < c.spec.Finish {
 			c.hold(j, -1)
+			settle(j, s.Now)
 			j.State = policy.Finished
 			c.vacant = append(c.vacant, vacancy{pos: i, round: c.round})
+			moved = true
 		}
-		c.touch(i)
+		if moved {
+			c.touch(i)
+		}
 	}
 }
 
@@ -151,6 +172,23 @@ func (c *Churn) arrive() {
 		c.byID[j.ID] = len(s.Jobs) - 1
 		c.touch(len(s.Jobs) - 1)
 	}
+}
+
+// held is the GPU share j's slots hold: what its service grows by per
+// second.
+func held(j *policy.Job) float64 {
+	gpus := 0.0
+	for _, sl := range j.Placement.Slots {
+		gpus += sl.Fraction
+	}
+	return gpus
+}
+
+// settle folds an accruing running job's service into its fields and
+// ends the accrual: it stops running at now.
+func settle(j *policy.Job, now policy.Seconds) {
+	j.Attained, j.Executed = j.ServiceAt(now)
+	j.Accrual = policy.Accrual{}
 }
 
 // hold charges (sign +1) or releases (-1) j's slots on their GPUs,

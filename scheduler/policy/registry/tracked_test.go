@@ -21,7 +21,8 @@ func trackedSpec(seed uint64) (pt.RandomSpec, pt.ChurnSpec) {
 // Snapshot.JobGen: every policy decides a churning tracked snapshot
 // exactly as the same snapshot untracked (Starts, Preempts, and the
 // Waiting and Ranking a reader sees), reasons asked for or skipped,
-// Tiresias' promotion on or off.
+// Tiresias' promotion on or off, running jobs' service added and
+// stamped every round or accruing (policy.Accrual) unstamped.
 func TestJobGenSameDecisions(t *testing.T) {
 	bare := map[string]bool{}
 	for _, o := range Orderings() {
@@ -34,7 +35,9 @@ func TestJobGenSameDecisions(t *testing.T) {
 				seeds = 3
 			}
 			for seed := uint64(1); seed <= seeds; seed++ {
-				sameTracked(t, name, seed+uint64(promote), promote, seed%2 == 0)
+				for _, accrue := range []bool{false, true} {
+					sameTracked(t, name, seed+uint64(promote), promote, seed%2 == 0, accrue)
+				}
 			}
 		}
 	}
@@ -53,9 +56,10 @@ func newWith(t *testing.T, name string, promote float64) policy.Policy {
 
 // sameTracked runs one churning sequence through a tracked and an
 // untracked instance of name and requires identical decisions.
-func sameTracked(t *testing.T, name string, seed uint64, promote float64, skip bool) {
+func sameTracked(t *testing.T, name string, seed uint64, promote float64, skip, accrue bool) {
 	t.Helper()
 	sp, cs := trackedSpec(seed)
+	cs.Accrue = accrue
 	s := pt.Random(seed, sp)
 	s.SkipReasons = skip
 	c := pt.NewChurn(seed, s, cs)
@@ -67,12 +71,12 @@ func sameTracked(t *testing.T, name string, seed uint64, promote float64, skip b
 		s.JobGen = gen
 		got := tracked.Decide(s)
 		if !reflect.DeepEqual(want.Starts, got.Starts) || !reflect.DeepEqual(want.Preempts, got.Preempts) {
-			t.Fatalf("%s seed=%d promote=%g skip=%v round %d: tracked started %v preempted %v, untracked %v %v",
-				name, seed, promote, skip, round, got.Starts, got.Preempts, want.Starts, want.Preempts)
+			t.Fatalf("%s seed=%d promote=%g skip=%v accrue=%v round %d: tracked started %v preempted %v, untracked %v %v",
+				name, seed, promote, skip, accrue, round, got.Starts, got.Preempts, want.Starts, want.Preempts)
 		}
 		if !sameList(want.Waiting, got.Waiting) || !sameList(want.Ranking, got.Ranking) {
-			t.Fatalf("%s seed=%d promote=%g skip=%v round %d: tracked Waiting/Ranking differ:\n%v\n%v\nvs\n%v\n%v",
-				name, seed, promote, skip, round, got.Waiting, got.Ranking, want.Waiting, want.Ranking)
+			t.Fatalf("%s seed=%d promote=%g skip=%v accrue=%v round %d: tracked Waiting/Ranking differ:\n%v\n%v\nvs\n%v\n%v",
+				name, seed, promote, skip, accrue, round, got.Waiting, got.Ranking, want.Waiting, want.Ranking)
 		}
 		for i := range got.Ranking { // a careless reader: the next round must not care
 			got.Ranking[i] = policy.Rank{JobID: "scribbled"}

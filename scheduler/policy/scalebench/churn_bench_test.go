@@ -26,7 +26,8 @@ const churnInterval = 10
 func (z size) churnSpec() pt.ChurnSpec {
 	sp := z.spec()
 	finish := churnInterval / 5000.0
-	return pt.ChurnSpec{Interval: churnInterval, Finish: finish, Arrive: int(float64(sp.Running) * finish), Jobs: sp}
+	return pt.ChurnSpec{Interval: churnInterval, Finish: finish, Arrive: int(float64(sp.Running) * finish), Jobs: sp,
+		Accrue: os.Getenv("CARAVAN_SCALE_ACCRUE") != "0"}
 }
 
 // BenchmarkScaleChurn decides a snapshot that changes between decisions

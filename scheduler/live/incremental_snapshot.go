@@ -119,7 +119,9 @@ func (s *Scheduler) classNodes(l *gpuBook, c *class) {
 
 // keptJob is e's policy view, built when it changed, otherwise with a
 // running job's service and slots brought up to now; its stamp (kept.gen)
-// moves with any change, as Snapshot.JobGen's contract asks.
+// moves with any change, as Snapshot.JobGen's contract asks. A job whose
+// service accrues carries it as a policy.Accrual from when it was last
+// stamped, so time passing alone changes nothing the policy must re-read.
 func (s *Scheduler) keptJob(l *gpuBook, e *entry) *policy.Job {
 	k := &e.kept
 	fresh := !k.pjOK
@@ -133,10 +135,10 @@ func (s *Scheduler) keptJob(l *gpuBook, e *entry) *policy.Job {
 	}
 	r := e.rec
 	was := *j
-	j.Submit, j.Attained, j.Executed, j.LastStart = r.Submit, r.Attained, r.Executed, r.LastStart
+	j.Submit, j.LastStart = r.Submit, r.LastStart
 	j.QueuedSince, j.Preemptions = r.QueuedSince, r.Preemptions
-	moved := j.Submit != was.Submit || j.Attained != was.Attained || j.Executed != was.Executed ||
-		j.LastStart != was.LastStart || j.QueuedSince != was.QueuedSince || j.Preemptions != was.Preemptions
+	moved := j.Submit != was.Submit || j.LastStart != was.LastStart || j.QueuedSince != was.QueuedSince ||
+		j.Preemptions != was.Preemptions || rebase(j, r, share(e.held))
 	// Whole-GPU slots hold all memory, as the GPU book counted them; that
 	// changes only with the view or the nodes.
 	for i := range j.Placement.Slots {
@@ -150,4 +152,20 @@ func (s *Scheduler) keptJob(l *gpuBook, e *entry) *policy.Job {
 		k.gen = s.inc.stampNext()
 	}
 	return j
+}
+
+// rebase brings j's service to r's: kept as it is while it accrues at
+// gpus from the same accrual (its ServiceAt then agrees with r's accrued
+// sums up to rounding), else set from r, accruing from r.Accounted while
+// the job's tasks run. It reports whether j changed.
+func rebase(j *policy.Job, r *record, gpus float64) bool {
+	acc := policy.Accrual{On: r.Accounted > 0, Since: r.Accounted, GPUs: gpus}
+	if j.Accrual.On && acc.On && j.Accrual.GPUs == gpus && j.Accrual.Since <= r.Accounted {
+		return false
+	}
+	if j.Accrual == acc && j.Attained == r.Attained && j.Executed == r.Executed {
+		return false
+	}
+	j.Attained, j.Executed, j.Accrual = r.Attained, r.Executed, acc
+	return true
 }

@@ -43,7 +43,8 @@ type recorder struct {
 }
 
 // snapCopy is a snapshot as it was when decided (kept views change
-// later); Gen and Links are left out: only the incremental side tracks.
+// later); Gen and Links are left out: only the incremental side tracks,
+// and jobs' service is folded in (Job.ServiceAt).
 type snapCopy struct {
 	Now   float64
 	Nodes []policy.Node
@@ -58,6 +59,10 @@ func (r *recorder) Decide(s *policy.Snapshot) policy.Decision {
 	}
 	for _, j := range s.Jobs {
 		cj := *j
+		// service as the policy reads it: the incremental side's accrues
+		// from when it was stamped, the full side's is summed each round
+		cj.Attained, cj.Executed = j.ServiceAt(s.Now)
+		cj.Accrual = policy.Accrual{}
 		cj.Placement.Slots = slices.Clone(j.Placement.Slots)
 		cj.Progress = slices.Clone(j.Progress)
 		c.Jobs = append(c.Jobs, cj)

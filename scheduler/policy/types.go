@@ -144,7 +144,9 @@ type Job struct {
 // rewritten: from Since on, 1 s of Executed and GPUs GPU-seconds of
 // Attained per second (GPUs: the gang's share, the sum of its slots'
 // fractions). Since may lie ahead of Now (service that begins once the
-// tasks run): nothing accrues before it.
+// tasks run): nothing accrues before it. Only a Running job accrues: a
+// caller stopping one (preempted, finished) folds ServiceAt into its
+// fields and turns the accrual off, a change like any other.
 type Accrual struct {
 	On    bool
 	Since Seconds

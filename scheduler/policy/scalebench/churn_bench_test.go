@@ -22,7 +22,9 @@ const churnInterval = 10
 // churnSpec is a round's churn at size z: every running job advances by
 // the interval, a running job finishes with probability interval/5000 s
 // (its mean remaining time: ~80 of 40,000 at 10k nodes), and as many jobs
-// arrive, so the queue stays as long.
+// arrive, so the queue stays as long. Running jobs' service accrues
+// (policy.Accrual) unless CARAVAN_SCALE_ACCRUE=0, which adds it and
+// re-stamps every running job every round, as before the accrual.
 func (z size) churnSpec() pt.ChurnSpec {
 	sp := z.spec()
 	finish := churnInterval / 5000.0

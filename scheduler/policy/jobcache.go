@@ -214,7 +214,7 @@ func readChanged(ranked []Ranked, rs []int32, ranking []Rank, ids []string, info
 		info[r] = rankInfo{state: j.State, workers: j.Workers, frac: j.Fraction, mem: j.MemMiB}
 		ranking[r] = Rank{JobID: j.ID, Queue: x.Queue}
 		if preemptive && j.State == Running {
-			info[r].held = placementGPUs(j.Placement)
+			info[r].held = j.Placement.GPUs()
 		}
 	}
 }

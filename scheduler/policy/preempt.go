@@ -131,7 +131,7 @@ func (r *round) preempt(k int, j *Job) {
 	rank := r.running[k]
 	v := r.ranked[rank].Job
 	r.preempted[rank] = true
-	r.held.add(rank, -placementGPUs(v.Placement))
+	r.held.add(rank, -v.Placement.GPUs())
 	r.dec.Preempts = append(r.dec.Preempts, v.ID)
 	r.wait(v, "preempted for higher-priority job "+j.ID)
 }

@@ -282,7 +282,7 @@ func readRanked(ranked []Ranked, lo, hi int, ranking []Rank, info []rankInfo, pr
 		ranking[i] = Rank{JobID: j.ID, Queue: x.Queue}
 		info[i] = rankInfo{state: j.State, workers: j.Workers, frac: j.Fraction, mem: j.MemMiB}
 		if j.State == Running && preemptive { // only victims' shares are read
-			info[i].held = placementGPUs(j.Placement)
+			info[i].held = j.Placement.GPUs()
 		}
 	}
 }
@@ -310,7 +310,7 @@ func (r *round) holds(i int) float64 {
 	if r.info != nil {
 		return r.info[i].held
 	}
-	return placementGPUs(r.ranked[i].Job.Placement)
+	return r.ranked[i].Job.Placement.GPUs()
 }
 
 // demand is DemandOf the job at rank i.
@@ -516,12 +516,4 @@ func (r *round) wait(j *Job, why string) {
 		return
 	}
 	r.dec.Waiting = append(r.dec.Waiting, Wait{JobID: j.ID, Reason: why})
-}
-
-func placementGPUs(p Placement) float64 {
-	s := 0.0
-	for _, sl := range p.Slots {
-		s += sl.Fraction
-	}
-	return s
 }

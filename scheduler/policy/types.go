@@ -68,6 +68,15 @@ type Placement struct {
 	Slots []Slot
 }
 
+// GPUs is the GPU share the slots hold: the sum of their fractions.
+func (p Placement) GPUs() float64 {
+	s := 0.0
+	for _, sl := range p.Slots {
+		s += sl.Fraction
+	}
+	return s
+}
+
 // ProgressPoint is one line a task appended to $CARAVAN_PROGRESS_FILE.
 type ProgressPoint struct {
 	Step    float64
@@ -157,11 +166,15 @@ type Accrual struct {
 // now: its Attained and Executed, advanced by its Accrual if it runs.
 // Policies read service only through it.
 func (j *Job) ServiceAt(now Seconds) (attained, executed Seconds) {
-	if !j.Accrual.On || j.State != Running {
+	if !j.Accrues() {
 		return j.Attained, j.Executed
 	}
 	return j.Accrual.At(now, j.Attained, j.Executed)
 }
+
+// Accrues reports whether j's service grows on its own: it runs with
+// its Accrual on.
+func (j *Job) Accrues() bool { return j.Accrual.On && j.State == Running }
 
 // At advances service (attained, executed), as of a.Since, to now.
 func (a Accrual) At(now, attained, executed Seconds) (Seconds, Seconds) {

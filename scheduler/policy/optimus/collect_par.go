@@ -260,7 +260,7 @@ func (o *Optimus) entryPre(lim policy.ClusterLimits, pos int, j *policy.Job, e *
 	}
 	*e = entry{kind: active, job: j, fit: prevFit, lo: lo, hi: hi, cur: len(j.Placement.Slots),
 		frac: d.Fraction, id: j.ID, mem: d.MemMiB, run: j.State == policy.Running, pos: pos, speed: prevSpeed}
-	e.accrues = e.run && j.Accrual.On
+	e.accrues = j.Accrues()
 	switch {
 	case j.TargetLoss <= 0 || len(j.Progress) == 0:
 		return fitNone

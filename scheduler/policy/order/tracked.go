@@ -136,7 +136,7 @@ func (kc *keyCache) rekey(i, oldN int, j *policy.Job, g uint64, last []keyed, ke
 	e := &kc.pos[i]
 	k := key(j)
 	e.k, e.queue = k.k, k.queue
-	if j.State == policy.Running && j.Accrual.On {
+	if j.Accrues() {
 		kc.accr[i] = true
 		a := accKey{acc: j.Accrual, attained: j.Attained, executed: j.Executed}
 		if kc.mv.aux != nil {

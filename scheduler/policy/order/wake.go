@@ -63,10 +63,7 @@ func accruesFrom(j *policy.Job, now policy.Seconds) policy.Seconds {
 // heldShare is the GPU share a running job holds: what its service grows by
 // per second.
 func heldShare(j *policy.Job) float64 {
-	s := 0.0
-	for _, sl := range j.Placement.Slots {
-		s += sl.Fraction
-	}
+	s := j.Placement.GPUs()
 	if s == 0 {
 		return gpuShare(j)
 	}

@@ -61,7 +61,7 @@ func NewChurn(seed uint64, s *policy.Snapshot, spec ChurnSpec) *Churn {
 	if spec.Accrue {
 		for _, j := range s.Jobs {
 			if j.State == policy.Running {
-				j.Accrual = policy.Accrual{On: true, Since: s.Now, GPUs: held(j)}
+				j.Accrual = policy.Accrual{On: true, Since: s.Now, GPUs: j.Placement.GPUs()}
 			}
 		}
 	}
@@ -105,7 +105,7 @@ func (c *Churn) Step(d policy.Decision) {
 		j.State, j.LastStart = policy.Running, s.Now
 		j.Placement = policy.Placement{Slots: append([]policy.Slot(nil), st.Placement.Slots...)}
 		if c.spec.Accrue {
-			j.Accrual = policy.Accrual{On: true, Since: s.Now, GPUs: held(j)}
+			j.Accrual = policy.Accrual{On: true, Since: s.Now, GPUs: j.Placement.GPUs()}
 		}
 		c.hold(j, +1)
 		c.touch(i)
@@ -125,9 +125,8 @@ func (c *Churn) advance() {
 		}
 		moved := !c.spec.Accrue
 		if moved {
-			gpus := held(j)
 			j.Executed += c.spec.Interval
-			j.Attained += gpus * c.spec.Interval
+			j.Attained += j.Placement.GPUs() * c.spec.Interval
 		}
 		if n := len(j.Progress); n > 0 {
 			last := j.Progress[n-1]
@@ -172,16 +171,6 @@ func (c *Churn) arrive() {
 		c.byID[j.ID] = len(s.Jobs) - 1
 		c.touch(len(s.Jobs) - 1)
 	}
-}
-
-// held is the GPU share j's slots hold: what its service grows by per
-// second.
-func held(j *policy.Job) float64 {
-	gpus := 0.0
-	for _, sl := range j.Placement.Slots {
-		gpus += sl.Fraction
-	}
-	return gpus
 }
 
 // settle folds an accruing running job's service into its fields and

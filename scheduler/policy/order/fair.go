@@ -49,7 +49,7 @@ func NewFair(cfg FairConfig) (*Fair, error) {
 	}
 	f := &Fair{cfg: cfg}
 	// ρ's tracked key keeps Executed in k[1] (Order)
-	f.sc.kc.mv = mover{move: func(e *posKey, _, _, executed float64) { e.k[1] = executed }}
+	f.sc.kc.mv = mover{move: func(_ int, e *posKey, _, _, executed float64) bool { e.k[1] = executed; return true }}
 	return f, nil
 }
 

@@ -75,7 +75,7 @@ func NewGittins(cfg GittinsConfig) (*Gittins, error) {
 	}
 	g := &Gittins{q: q, dist: NewServiceDist(cfg.Prior), delta: cfg.Delta}
 	// the tracked key carries the service in k[1] (keyedJobs)
-	g.sc.kc.mv = mover{move: func(e *posKey, _, attained, _ float64) { e.k[1] = attained }}
+	g.sc.kc.mv = mover{move: func(_ int, e *posKey, _, attained, _ float64) bool { e.k[1] = attained; return true }}
 	return g, nil
 }
 

@@ -22,7 +22,10 @@ func NewLAS(cfg QueueConfig) (*LAS, error) {
 		return nil, err
 	}
 	l := &LAS{q: q}
-	l.sc.kc.mv = mover{move: func(e *posKey, _, attained, _ float64) { e.queue = int32(q.queueOf(attained)) }}
+	l.sc.kc.mv = mover{move: func(_ int, e *posKey, _, attained, _ float64) bool {
+		e.queue = int32(q.queueOf(attained))
+		return true
+	}}
 	return l, nil
 }
 

@@ -143,7 +143,9 @@ func NewLucid(cfg LucidConfig) (*Lucid, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Lucid{cfg: cfg, est: est, pred: map[string]*lucidPred{}}, nil
+	l := &Lucid{cfg: cfg, est: est, pred: map[string]*lucidPred{}}
+	l.sc.kc.mv = mover{aux: l.profileEnd, move: l.move}
+	return l, nil
 }
 
 // Name is "lucid".

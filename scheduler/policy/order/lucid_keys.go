@@ -212,6 +212,30 @@ func (l *Lucid) partKey(j *policy.Job) keyed {
 	return k
 }
 
+// profileEnd is the Executed below which j, running, is in its profiling
+// run (−∞: it has none), as phase says: the mover's aux.
+func (l *Lucid) profileEnd(j *policy.Job) float64 {
+	if !l.profiles(j) || j.Preemptions > 0 {
+		return math.Inf(-1)
+	}
+	return l.cfg.ProfileTime
+}
+
+// move is Lucid's mover: an unchanged running job's partKey moves with
+// its service only when its profiling run ends (key 0 → 2), and then
+// it is read again; else the key stays and the slot at i takes the
+// service, which modelKeys sizes it from. A key whose slot is another
+// place's (partKey's queue) is read too.
+func (l *Lucid) move(i int, e *posKey, profileEnd, _, executed float64) bool {
+	if int(e.queue) != i || (executed < profileEnd) != (e.k[0] == 0) {
+		return false
+	}
+	if sl := &l.slots[i]; math.Float64bits(executed) != math.Float64bits(sl.e) {
+		sl.e, sl.remVer = executed, -1
+	}
+	return true
+}
+
 // phaseKey is j's key but for a main-phase job's size (k[1], 0 here).
 func (l *Lucid) phaseKey(j *policy.Job) keyed {
 	if l.phase(j, l.now) != profiling {

@@ -17,8 +17,11 @@ type SRTFOracle struct{ sc scratch }
 func NewSRTFOracle() *SRTFOracle {
 	o := &SRTFOracle{}
 	o.sc.kc.mv = mover{
-		aux:  func(j *policy.Job) float64 { return j.OracleDuration },
-		move: func(e *posKey, oracle, _, executed float64) { e.k[0] = remaining(oracle, executed) },
+		aux: func(j *policy.Job) float64 { return j.OracleDuration },
+		move: func(_ int, e *posKey, oracle, _, executed float64) bool {
+			e.k[0] = remaining(oracle, executed)
+			return true
+		},
 	}
 	return o
 }

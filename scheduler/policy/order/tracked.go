@@ -47,13 +47,15 @@ type accKey struct {
 }
 
 // mover re-keys an unchanged accruing job from what keyCache kept of it:
-// move sets the key's service-dependent fields for service (attained,
-// executed) bit for bit as the ordering's key function does from the
-// job, given aux, what aux took of the job when it was last read (nil:
-// nothing). Both must be safe to call concurrently.
+// move sets the key's service-dependent fields of the job at position i
+// for service (attained, executed) bit for bit as the ordering's key
+// function does from the job, given aux, what aux took of the job when
+// it was last read (nil: nothing). It returns false, having changed
+// nothing, where it cannot: the job is then read. Both must be safe to
+// call concurrently (for distinct positions).
 type mover struct {
 	aux  func(j *policy.Job) float64
-	move func(e *posKey, aux, attained, executed float64)
+	move func(i int, e *posKey, aux, attained, executed float64) bool
 }
 
 // posKey is what keyCache keeps of the job at one position: its key,
@@ -156,8 +158,8 @@ func (kc *keyCache) rekey(i, oldN int, j *policy.Job, g uint64, last []keyed, ke
 
 // accrue is trackedKeys' step for an unchanged job that accrues: its key
 // moved with Now. The ordering's mover re-keys it from what rekey kept;
-// without one it is read and keyed again (as a changed job, keeping its
-// stamp).
+// without one, or where it cannot, the job is read and keyed again (as a
+// changed job, keeping its stamp).
 func (kc *keyCache) accrue(i, oldN int, j *policy.Job, last []keyed, key func(j *policy.Job) keyed) (int32, bool) {
 	e := &kc.pos[i]
 	if kc.mv.move == nil {
@@ -165,7 +167,9 @@ func (kc *keyCache) accrue(i, oldN int, j *policy.Job, last []keyed, key func(j 
 	}
 	a := &kc.acc[i]
 	at, ex := a.acc.At(kc.now, a.attained, a.executed)
-	kc.mv.move(e, a.aux, at, ex)
+	if !kc.mv.move(i, e, a.aux, at, ex) {
+		return kc.rekey(i, oldN, j, kc.gen[i], last, key)
+	}
 	return e.ksAt, true
 }
 

@@ -40,6 +40,7 @@ func (o *FIFO) Order(s *policy.Snapshot) []policy.Ranked {
 		o.sc.kc.forget() // it did not see this snapshot's stamps
 		return o.sc.listedAll(s.Jobs)
 	}
+	// the key ignores service: no mover, so accruing jobs are not re-keyed
 	key := func(j *policy.Job) keyed { return keyed{job: j, k: [3]float64{j.Submit}} }
 	if ks, ok := o.sc.trackedKeys(s, key); ok { // unchanged jobs are not read
 		return o.sc.sortFor(ks, false)

@@ -26,13 +26,14 @@ type keyCache struct {
 	on bool
 	// at: trackedKeysPar's matches by position
 	at []int32
-	// accr marks the positions whose job accrues (policy.Accrual): its
-	// key moves with Now under an unchanged stamp; acc keeps, by
-	// position, what move needs to re-key it without reading it
+	// accr marks the positions whose job accrues (policy.Accrual) and
+	// whose key therefore moves with Now under an unchanged stamp; acc
+	// keeps, by position, what mv needs to re-key it without reading it
 	accr []bool
 	acc  []accKey
-	// mv is the ordering's mover; without one an accruing job is re-read
-	// every call
+	// mv is the ordering's mover. An ordering whose key depends on
+	// service must set one; without one (fifo) the key ignores service
+	// and an accruing job is keyed only when its stamp moves
 	mv mover
 	// now is this call's Snapshot.Now
 	now policy.Seconds
@@ -138,7 +139,7 @@ func (kc *keyCache) rekey(i, oldN int, j *policy.Job, g uint64, last []keyed, ke
 	e := &kc.pos[i]
 	k := key(j)
 	e.k, e.queue = k.k, k.queue
-	if j.Accrues() {
+	if j.Accrues() && kc.mv.move != nil {
 		kc.accr[i] = true
 		a := accKey{acc: j.Accrual, attained: j.Attained, executed: j.Executed}
 		if kc.mv.aux != nil {
@@ -158,19 +159,15 @@ func (kc *keyCache) rekey(i, oldN int, j *policy.Job, g uint64, last []keyed, ke
 
 // accrue is trackedKeys' step for an unchanged job that accrues: its key
 // moved with Now. The ordering's mover re-keys it from what rekey kept;
-// without one, or where it cannot, the job is read and keyed again (as a
-// changed job, keeping its stamp).
+// where it cannot, the job is read and keyed again (as a changed job,
+// keeping its stamp).
 func (kc *keyCache) accrue(i, oldN int, j *policy.Job, last []keyed, key func(j *policy.Job) keyed) (int32, bool) {
-	e := &kc.pos[i]
-	if kc.mv.move == nil {
-		return kc.rekey(i, oldN, j, kc.gen[i], last, key)
-	}
-	a := &kc.acc[i]
+	e, a := &kc.pos[i], &kc.acc[i]
 	at, ex := a.acc.At(kc.now, a.attained, a.executed)
-	if !kc.mv.move(i, e, a.aux, at, ex) {
-		return kc.rekey(i, oldN, j, kc.gen[i], last, key)
+	if kc.mv.move(i, e, a.aux, at, ex) {
+		return e.ksAt, true
 	}
-	return e.ksAt, true
+	return kc.rekey(i, oldN, j, kc.gen[i], last, key)
 }
 
 // skipped marks, in trackedKeysPar's first phase, a position that lists

@@ -176,9 +176,13 @@ func (l *Lucid) profiles(j *policy.Job) bool {
 	return l.cfg.ProfileTime > 0 && j.Workers <= l.cfg.ProfileGPUs
 }
 
+// profilesNow reports whether j is still owed, or in, its profiling
+// run: it gets one and was never preempted.
+func (l *Lucid) profilesNow(j *policy.Job) bool { return l.profiles(j) && j.Preemptions == 0 }
+
 // phase is j's phase at now.
 func (l *Lucid) phase(j *policy.Job, now policy.Seconds) lucidPhase {
-	if !l.profiles(j) || j.Preemptions > 0 {
+	if !l.profilesNow(j) {
 		return mainPhase
 	}
 	_, ex := j.ServiceAt(now)

@@ -215,7 +215,7 @@ func (l *Lucid) partKey(j *policy.Job) keyed {
 // profileEnd is the Executed below which j, running, is in its profiling
 // run (−∞: it has none), as phase says: the mover's aux.
 func (l *Lucid) profileEnd(j *policy.Job) float64 {
-	if !l.profiles(j) || j.Preemptions > 0 {
+	if !l.profilesNow(j) {
 		return math.Inf(-1)
 	}
 	return l.cfg.ProfileTime

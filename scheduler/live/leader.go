@@ -63,7 +63,9 @@ func (s *Scheduler) campaign(ctx context.Context, leaser *api.LockLeaser) error 
 		defer cancel()
 		stop := context.AfterFunc(ctx, cancel)
 		defer stop()
-		return s.lead(lctx)
+		// a clean stop: the process is ending while the lock is held
+		stopping := func() bool { return ctx.Err() != nil && fctx.Err() == nil }
+		return s.lead(lctx, stopping)
 	})
 }
 
@@ -83,8 +85,11 @@ func (s *Scheduler) ensurePool() error {
 }
 
 // lead runs the scheduler while this instance holds the lock: load state,
-// then rounds on every event burst and every quantum until ctx ends.
-func (s *Scheduler) lead(ctx context.Context) error {
+// then rounds on every event burst and every quantum until ctx ends. If
+// it ends because the process stops (stopping), the state the save gap
+// deferred is written before the lock is released; not after the lock
+// was lost, where the write could only fail or race the next leader.
+func (s *Scheduler) lead(ctx context.Context, stopping func() bool) error {
 	if err := s.ensurePool(); err != nil {
 		return err
 	}
@@ -105,7 +110,13 @@ func (s *Scheduler) lead(ctx context.Context) error {
 	}
 	go s.watch(ctx, s.feed, s.mirror.streamFrom())
 	go s.pollProgress(ctx)
-	return s.loop(ctx)
+	err = s.loop(ctx)
+	if err == nil && stopping() {
+		if ferr := s.flush(); ferr != nil {
+			s.log.Warn("could not write the state before releasing the lock", "error", ferr)
+		}
+	}
+	return err
 }
 
 func (s *Scheduler) loop(ctx context.Context) error {

@@ -116,3 +116,99 @@ func TestDirtyStateWaitsForTheSaveGap(t *testing.T) {
 		t.Fatalf("the deferred state was not written at the gap's end (dirty %v)", s.dirty)
 	}
 }
+
+// The least gap between two writes grows with the encoded state (one
+// 48 KiB part a second), so a big queue's saves do not fill Nomad's Raft
+// log; a small state keeps saveGap.
+func TestSaveGapGrowsWithTheState(t *testing.T) {
+	if g := saveGapFor(0); g != saveGap {
+		t.Fatalf("empty state: gap %s, want %s", g, saveGap)
+	}
+	if g := saveGapFor(chunkSize / 2); g != saveGap {
+		t.Fatalf("half a part: gap %s, want %s", g, saveGap)
+	}
+	if g := saveGapFor(9 * chunkSize); g != 9*time.Second {
+		t.Fatalf("nine parts: gap %s, want 9s", g)
+	}
+	f, c := newFakeVars(t)
+	var puts atomic.Int64
+	f.before = func(method, path string) error {
+		if method == http.MethodPut {
+			puts.Add(1)
+		}
+		return nil
+	}
+	s, err := New(Config{Token: "t"}, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	s.dirty = true
+	if err := s.save(now); err != nil {
+		t.Fatal(err)
+	}
+	s.saver.wait()
+	s.savedBytes = 5 * chunkSize // as if the state had grown to five parts
+	written := puts.Load()
+	for _, after := range []time.Duration{saveEvery, 4 * time.Second} {
+		s.dirty = true
+		if err := s.save(now.Add(after)); err != nil {
+			t.Fatal(err)
+		}
+		s.saver.wait()
+		if puts.Load() != written {
+			t.Fatalf("a five-part state was written again %s after the last write (gap %s)", after, saveGapFor(s.savedBytes))
+		}
+	}
+	if err := s.save(now.Add(5 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	s.saver.wait()
+	if puts.Load() == written || s.dirty {
+		t.Fatalf("the deferred state was not written at the gap's end (dirty %v)", s.dirty)
+	}
+	if s.savedBytes >= chunkSize {
+		t.Fatalf("savedBytes %d: not the last write's size", s.savedBytes)
+	}
+}
+
+// flush writes a dirty state at once, whatever the gap, after the write
+// in flight; a clean stop calls it before the lock is released.
+func TestFlushWritesWhatTheGapDeferred(t *testing.T) {
+	_, c := newFakeVars(t)
+	s, err := New(Config{Token: "t"}, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.st, err = s.store.load(); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	s.st.job("a", 100, 7).Attained = 1
+	s.dirty = true
+	if err := s.save(now); err != nil {
+		t.Fatal(err)
+	}
+	s.savedBytes = 20 * chunkSize
+	s.st.Jobs["a"].Attained = 42 // service accrued since: deferred by the gap
+	s.dirty = true
+	if err := s.save(now.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if s.dirty {
+		t.Fatal("still dirty after flush")
+	}
+	st, err := newStore(c, s.cfg.StatePath, s.cfg.Namespace, nil).load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := st.Jobs["a"]; r == nil || r.Attained != 42 {
+		t.Fatalf("stored record %+v, want attained 42", r)
+	}
+	if err := s.flush(); err != nil { // nothing dirty: no write
+		t.Fatal(err)
+	}
+}

@@ -32,7 +32,9 @@ type Scheduler struct {
 	// written now (an admission, preemption or finish happened).
 	savedAt time.Time
 	dirty   bool
-	// savePoked says a round is due at the end of saveGap to write a
+	// savedBytes is the last write's encoded size (saveGapFor)
+	savedBytes int
+	// savePoked says a round is due at the end of the save gap to write a
 	// dirty state.
 	savePoked bool
 	saver     saver // writes state in the background (saver.go)

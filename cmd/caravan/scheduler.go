@@ -88,6 +88,7 @@ func parseSchedulerFlags(args []string, out io.Writer) (live.Config, string, err
 	fs.DurationVar(&cfg.ProgressInterval, "progress-interval", cfg.ProgressInterval, "how often to read running jobs' progress files")
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "address of the HTTP API")
 	fs.StringVar(&cfg.Token, "token", "", "bearer token of the HTTP API (default $CARAVAN_SCHEDULER_TOKEN)")
+	fs.BoolVar(&cfg.Pprof, "pprof", false, "serve Go's CPU and heap profiles under /debug/pprof/ on the HTTP API (behind its token)")
 	fs.StringVar(&cfg.RendezvousAddr, "rendezvous-addr", cfg.RendezvousAddr, "MASTER_ADDR of a gang: a node ${attr.*}/${meta.*} of rank 0's node, or a literal address")
 	fs.StringVar(&cfg.TLSCertFile, "tls-cert", "", "PEM certificate: serve the API over HTTPS (with -tls-key)")
 	fs.StringVar(&cfg.TLSKeyFile, "tls-key", "", "PEM private key of -tls-cert")

@@ -159,6 +159,9 @@ func runMode(b *testing.B, nodes int, gangs []gang, queued bool) result {
 	}
 	if dir := os.Getenv("CARAVAN_SCALE_PPROF"); dir != "" {
 		go serverProfile(c, dir, queued)
+		if sched != nil {
+			go schedulerProfile(schedAddr, dir)
+		}
 	}
 	t0, self0 := time.Now(), procCPU(os.Getpid())
 	var submitted map[string]time.Time
@@ -246,6 +249,9 @@ func startScheduler(b *testing.B, c *harness.Cluster, nomadAddr string) (*exec.C
 	args := []string{"scheduler", "-policy", "fifo", "-quantum", "2s", "-debounce", "100ms",
 		"-listen", addr, "-token", "scale", "-log-level", "info"}
 	// CARAVAN_SCALE_SCHED_ARGS adds flags, e.g. "-progress-interval 10m".
+	if os.Getenv("CARAVAN_SCALE_PPROF") != "" {
+		args = append(args, "-pprof") // schedulerProfile
+	}
 	args = append(args, strings.Fields(os.Getenv("CARAVAN_SCALE_SCHED_ARGS"))...)
 	args = append(args, strings.Fields(variantArgs)...)
 	cmd := exec.Command(bin, args...)

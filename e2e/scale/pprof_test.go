@@ -36,3 +36,48 @@ func serverProfile(c *harness.Cluster, dir string, queued bool) {
 		fmt.Fprintf(os.Stderr, "nomad pprof: %v\n", err)
 	}
 }
+
+// schedulerProfile saves, beside the server's, a 30 s CPU profile of the
+// scheduler and then its allocations since it started, taken while the
+// jobs are being placed, from 5 s after the submission began (or
+// CARAVAN_SCALE_PPROF_AFTER, a duration): <dir>/scheduler-cpu.pprof and
+// <dir>/scheduler-allocs.pprof (the scheduler runs with -pprof).
+func schedulerProfile(addr, dir string) {
+	after, err := time.ParseDuration(os.Getenv("CARAVAN_SCALE_PPROF_AFTER"))
+	if err != nil {
+		after = 5 * time.Second
+	}
+	time.Sleep(after)
+	for _, p := range []struct{ path, file string }{
+		{"/debug/pprof/profile?seconds=30", "scheduler-cpu.pprof"},
+		{"/debug/pprof/allocs", "scheduler-allocs.pprof"},
+	} {
+		if err := fetchProfile("http://"+addr+p.path, filepath.Join(dir, p.file)); err != nil {
+			fmt.Fprintf(os.Stderr, "scheduler pprof: %v\n", err)
+		}
+	}
+}
+
+// fetchProfile saves one profile of the scheduler's API (token "scale").
+func fetchProfile(url, file string) error {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer scale")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = f.Close() }()
+	_, err = io.Copy(f, resp.Body)
+	return err
+}

@@ -69,6 +69,10 @@ type Config struct {
 	Listen string
 	// Token is the bearer token the HTTP API requires.
 	Token string
+	// Pprof serves Go's profiles under /debug/pprof/ on the HTTP API
+	// (behind the token, as every endpoint): for an operator asking where
+	// the scheduler's CPU and memory go. Off by default.
+	Pprof bool
 	// TLSCertFile and TLSKeyFile (PEM) make the HTTP API serve HTTPS;
 	// both or neither.
 	TLSCertFile, TLSKeyFile string

@@ -4,18 +4,25 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"net/http"
+	"net/http/pprof"
 	"strings"
 )
 
 // Handler serves the scheduler's HTTP API. Every endpoint requires
 // "Authorization: Bearer <token>".
 //
-//	GET /v1/queue  the queue: running and queued jobs, priority, service, reasons
-//	GET /metrics   Prometheus text format
+//	GET /v1/queue        the queue: running and queued jobs, priority, service, reasons
+//	GET /metrics         Prometheus text format
+//	GET /debug/pprof/... Go's profiles (only with Config.Pprof)
 func (s *Scheduler) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/queue", s.handleQueue)
 	mux.HandleFunc("/metrics", s.handleMetrics)
+	if s.cfg.Pprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index) // heap, allocs, goroutine, ...
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	return authenticate(s.cfg.Token, mux)
 }
 

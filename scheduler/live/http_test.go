@@ -39,6 +39,32 @@ func TestAPIRequiresTheBearerToken(t *testing.T) {
 	}
 }
 
+// Profiles are served only when asked for (-pprof), and then behind the
+// token like every other endpoint.
+func TestPprofIsOptInAndAuthenticated(t *testing.T) {
+	get := func(h http.Handler, auth string) int {
+		req := httptest.NewRequest(http.MethodGet, "/debug/pprof/heap?debug=1", nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	s := testScheduler(t)
+	if c := get(s.Handler(), "Bearer secret"); c != http.StatusNotFound {
+		t.Fatalf("without -pprof: %d, want 404", c)
+	}
+	s.cfg.Pprof = true
+	h := s.Handler()
+	if c := get(h, "Bearer wrong"); c != http.StatusUnauthorized {
+		t.Fatalf("wrong token: %d, want 401", c)
+	}
+	if c := get(h, "Bearer secret"); c != http.StatusOK {
+		t.Fatalf("with -pprof and the token: %d, want 200", c)
+	}
+}
+
 func TestQueueAndMetricsServeTheLatestRound(t *testing.T) {
 	s := testScheduler(t)
 	now := time.Unix(1000, 0)

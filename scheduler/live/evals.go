@@ -51,7 +51,7 @@ func (m *mirror) evalPending(job string, index uint64) bool {
 }
 
 // applyEval folds an Evaluation event into the mirror.
-func applyEval(m *mirror, ev *api.Event, namespace string) (bool, error) {
+func applyEval(m *mirror, ev *event, namespace string) (bool, error) {
 	var e *evalStub
 	err := decode(ev, "Evaluation", &e)
 	if err != nil || e == nil || e.ID == "" || e.JobID == "" {

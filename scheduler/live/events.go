@@ -11,7 +11,7 @@ import (
 // changed anything: a duplicate, an event older than what the mirror holds
 // or already in a full reconcile's lists changes nothing. Deployment
 // events change nothing here; they only wake the loop.
-func (s *Scheduler) applyEvent(m *mirror, ev *api.Event) (bool, error) {
+func (s *Scheduler) applyEvent(m *mirror, ev *event) (bool, error) {
 	m.index = max(m.index, ev.Index)
 	switch ev.Topic {
 	case api.TopicJob:
@@ -26,10 +26,10 @@ func (s *Scheduler) applyEvent(m *mirror, ev *api.Event) (bool, error) {
 	return false, nil
 }
 
-// decode reads the payload's key as the HTTP API's JSON. The api
+// decode reads the payload's key as the HTTP API's JSON (the api
 // package's own accessors decode with mapstructure, which drops fields
-// whose mapstructure tag differs from the JSON name (a job's NodePool).
-func decode(ev *api.Event, key string, out any) error {
+// whose mapstructure tag differs from the JSON name: a job's NodePool).
+func decode(ev *event, key string, out any) error {
 	raw, err := payload(ev, key)
 	if err != nil {
 		return err
@@ -38,12 +38,19 @@ func decode(ev *api.Event, key string, out any) error {
 }
 
 // payload is the payload's key as JSON.
-func payload(ev *api.Event, key string) ([]byte, error) {
+func payload(ev *event, key string) ([]byte, error) {
 	v, ok := ev.Payload[key]
 	if !ok {
 		return nil, fmt.Errorf("no %s in the payload", key)
 	}
-	return json.Marshal(v)
+	return v, nil
+}
+
+// deleted reports a job event's Deleted flag (false when absent or not a
+// boolean).
+func deleted(ev *event) bool {
+	var d bool
+	return json.Unmarshal(ev.Payload["Deleted"], &d) == nil && d
 }
 
 // jobPayload is what the job list's stub holds, read from a full job.
@@ -53,7 +60,7 @@ type jobPayload struct {
 	Dispatched       bool
 }
 
-func (s *Scheduler) applyJob(m *mirror, ev *api.Event) (bool, error) {
+func (s *Scheduler) applyJob(m *mirror, ev *event) (bool, error) {
 	raw, err := payload(ev, "Job")
 	var j jobPayload
 	if err == nil {
@@ -66,7 +73,7 @@ func (s *Scheduler) applyJob(m *mirror, ev *api.Event) (bool, error) {
 		return false, nil
 	}
 	k := objKey{api.TopicJob, j.ID}
-	if deleted, _ := ev.Payload["Deleted"].(bool); deleted {
+	if deleted(ev) {
 		if !m.remove(k, ev.Index) {
 			return false, nil
 		}
@@ -103,7 +110,7 @@ func (s *Scheduler) keepFullJob(stub *jobStub, raw []byte) {
 	s.cacheJob(&job)
 }
 
-func applyAlloc(m *mirror, ev *api.Event, namespace string) (bool, error) {
+func applyAlloc(m *mirror, ev *event, namespace string) (bool, error) {
 	var a *api.Allocation
 	err := decode(ev, "Allocation", &a)
 	if err != nil || a == nil || a.ID == "" {
@@ -118,7 +125,7 @@ func applyAlloc(m *mirror, ev *api.Event, namespace string) (bool, error) {
 
 // applyNode keeps a node in the mirror while it is a usable caravan GPU
 // node outside the queue pool, as a full reconcile would.
-func (s *Scheduler) applyNode(m *mirror, ev *api.Event) (bool, error) {
+func (s *Scheduler) applyNode(m *mirror, ev *event) (bool, error) {
 	var n *api.Node
 	err := decode(ev, "Node", &n)
 	if err != nil || n == nil || n.ID == "" {

@@ -11,40 +11,56 @@ import (
 	"github.com/hashicorp/nomad/api"
 )
 
-// event builds an event as the stream decodes it: the payload through JSON.
-func event(t *testing.T, topic api.Topic, typ string, index uint64, payload map[string]any) api.Event {
+// mkEvent builds an event as the stream decodes it: each payload key as
+// its JSON.
+func mkEvent(t *testing.T, topic api.Topic, typ string, index uint64, payload map[string]any) event {
 	t.Helper()
-	raw, err := json.Marshal(payload)
+	p := map[string]json.RawMessage{}
+	for k, v := range payload {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p[k] = raw
+	}
+	return event{Topic: topic, Type: typ, Index: index, Payload: p}
+}
+
+// setPayloadField rewrites one field of the object at the payload's key.
+func setPayloadField(t *testing.T, ev *event, key, field string, value any) {
+	t.Helper()
+	var obj map[string]any
+	if err := json.Unmarshal(ev.Payload[key], &obj); err != nil {
+		t.Fatal(err)
+	}
+	obj[field] = value
+	raw, err := json.Marshal(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var p map[string]any
-	if err := json.Unmarshal(raw, &p); err != nil {
-		t.Fatal(err)
-	}
-	return api.Event{Topic: topic, Type: typ, Index: index, Payload: p}
+	ev.Payload[key] = raw
 }
 
-func jobEvent(t *testing.T, id, pool, status string, index uint64, deleted bool) api.Event {
+func jobEvent(t *testing.T, id, pool, status string, index uint64, deleted bool) event {
 	typ := "JobRegistered"
 	if deleted {
 		typ = "JobDeregistered"
 	}
 	j := &api.Job{ID: &id, Namespace: ptr("default"), Type: ptr("batch"), Status: &status, NodePool: &pool,
 		JobModifyIndex: ptr(uint64(10)), ModifyIndex: &index, CreateIndex: ptr(uint64(10)), SubmitTime: ptr(int64(index))}
-	return event(t, api.TopicJob, typ, index, map[string]any{"Job": j, "Deleted": deleted})
+	return mkEvent(t, api.TopicJob, typ, index, map[string]any{"Job": j, "Deleted": deleted})
 }
 
-func allocEvent(t *testing.T, id, job, client string, index uint64) api.Event {
+func allocEvent(t *testing.T, id, job, client string, index uint64) event {
 	a := &api.Allocation{ID: id, Namespace: "default", JobID: job, TaskGroup: "w0", NodeID: "n1",
 		DesiredStatus: "run", ClientStatus: client, CreateIndex: 12, ModifyIndex: index}
-	return event(t, api.TopicAllocation, "AllocationUpdated", index, map[string]any{"Allocation": a})
+	return mkEvent(t, api.TopicAllocation, "AllocationUpdated", index, map[string]any{"Allocation": a})
 }
 
 // history is a short cluster history: two jobs, one purged, one running
 // and finishing.
-func history(t *testing.T) []api.Event {
-	return []api.Event{
+func history(t *testing.T) []event {
+	return []event{
 		jobEvent(t, "a", "caravan-queue", "pending", 10, false),
 		jobEvent(t, "b", "caravan-queue", "pending", 11, false),
 		allocEvent(t, "a1", "a", "pending", 12),
@@ -106,7 +122,7 @@ func TestEventsAtOrBelowTheListsAreIgnored(t *testing.T) {
 	m := newMirror()
 	m.listed[api.TopicJob] = 20
 	m.jobs["a"] = &jobStub{ID: "a", Type: "batch", NodePool: "caravan-queue", Status: "running", ModifyIndex: 19}
-	for _, ev := range []api.Event{
+	for _, ev := range []event{
 		jobEvent(t, "a", "caravan-queue", "pending", 18, false),
 		jobEvent(t, "a", "caravan-queue", "pending", 20, true), // a purge the list already shows not
 	} {
@@ -127,17 +143,17 @@ func TestEventsOfOtherNamespacesAndUnreadablePayloads(t *testing.T) {
 	s := testScheduler(t)
 	m := newMirror()
 	ev := jobEvent(t, "x", "caravan-queue", "pending", 5, false)
-	ev.Payload["Job"].(map[string]any)["Namespace"] = "other"
+	setPayloadField(t, &ev, "Job", "Namespace", "other")
 	if changed, err := s.applyEvent(m, &ev); changed || err != nil || len(m.jobs) != 0 {
 		t.Fatalf("other namespace: changed=%v err=%v", changed, err)
 	}
-	bad := api.Event{Topic: api.TopicAllocation, Index: 6, Payload: map[string]any{"Allocation": "not an object"}}
+	bad := mkEvent(t, api.TopicAllocation, "AllocationUpdated", 6, map[string]any{"Allocation": "not an object"})
 	if _, err := s.applyEvent(m, &bad); err == nil {
 		t.Fatal("an unreadable allocation event was accepted")
 	}
 }
 
-func nodeEvent(t *testing.T, typ string, index uint64, eligible bool) api.Event {
+func nodeEvent(t *testing.T, typ string, index uint64, eligible bool) event {
 	elig := "eligible"
 	if !eligible {
 		elig = "ineligible"
@@ -145,14 +161,14 @@ func nodeEvent(t *testing.T, typ string, index uint64, eligible bool) api.Event 
 	n := &api.Node{ID: "n1", Name: "node1", NodePool: "default", Status: "ready", SchedulingEligibility: elig,
 		ModifyIndex: index, Drivers: map[string]*api.DriverInfo{"caravan": {Attributes: map[string]string{
 			gpuAttr + "count": "1", gpuAttr + "0.uuid": "GPU-0", gpuAttr + "0.memory_mib": "1024"}}}}
-	return event(t, api.TopicNode, typ, index, map[string]any{"Node": n})
+	return mkEvent(t, api.TopicNode, typ, index, map[string]any{"Node": n})
 }
 
 func TestNodeEventsFollowUsability(t *testing.T) {
 	s := testScheduler(t)
 	m := newMirror()
 	steps := []struct {
-		ev   api.Event
+		ev   event
 		want bool
 	}{
 		{nodeEvent(t, "NodeRegistration", 3, true), true},
@@ -177,20 +193,20 @@ func TestNodeEventsFollowUsability(t *testing.T) {
 }
 
 // fullJobEvent is a job event carrying a whole caravan job, as Nomad sends.
-func fullJobEvent(t *testing.T, id, pool string, jobIndex, index uint64) api.Event {
+func fullJobEvent(t *testing.T, id, pool string, jobIndex, index uint64) event {
 	j := testJob(id, map[string]any{"command": "x", "gpus": 1}, map[string]any{"command": "x", "gpus": 1})
 	j.Namespace, j.Type, j.NodePool, j.Status = ptr("default"), ptr("batch"), &pool, ptr("pending")
 	j.JobModifyIndex, j.ModifyIndex, j.CreateIndex = &jobIndex, &index, ptr(uint64(5))
 	if pool != "caravan-queue" && id == "a" {
 		j.Meta = map[string]string{MetaAdmitted: "2026-01-01T00:00:00Z"}
 	}
-	return event(t, api.TopicJob, "JobRegistered", index, map[string]any{"Job": j})
+	return mkEvent(t, api.TopicJob, "JobRegistered", index, map[string]any{"Job": j})
 }
 
 func TestJobEventsCarryTheFullJobSoClassifyReadsNone(t *testing.T) {
 	s := testScheduler(t) // no Nomad client: a read would panic
 	m := newMirror()
-	apply := func(ev api.Event) {
+	apply := func(ev event) {
 		t.Helper()
 		if _, err := s.applyEvent(m, &ev); err != nil {
 			t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 // feed hands events from the stream goroutine to the round goroutine.
 type feed struct {
 	mu     sync.Mutex
-	events []api.Event
+	events []event
 	// broke says the stream was interrupted since the last drain: events
 	// may have been missed (Nomad keeps only a short buffer, and none
 	// across a server restart), so the round reconciles in full.
@@ -21,7 +21,7 @@ type feed struct {
 
 func newFeed() *feed { return &feed{more: make(chan struct{}, 1)} }
 
-func (f *feed) push(evs []api.Event, broke bool) {
+func (f *feed) push(evs []event, broke bool) {
 	f.mu.Lock()
 	f.events = append(f.events, evs...)
 	f.broke = f.broke || broke
@@ -33,7 +33,7 @@ func (f *feed) push(evs []api.Event, broke bool) {
 }
 
 // drain takes what arrived since the last drain.
-func (f *feed) drain() ([]api.Event, bool) {
+func (f *feed) drain() ([]event, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	evs, broke := f.events, f.broke
@@ -65,7 +65,7 @@ const refusedAfter = 3
 func (s *Scheduler) watch(ctx context.Context, f *feed, index uint64) {
 	empty, warned := 0, false
 	for ctx.Err() == nil {
-		ch, err := s.api.EventStream().Stream(ctx, streamTopics, index, &api.QueryOptions{Namespace: s.cfg.Namespace})
+		ch, err := s.streamEvents(ctx, index)
 		if err != nil {
 			s.log.Debug("event stream unavailable", "error", err)
 			f.push(nil, true)
@@ -73,17 +73,14 @@ func (s *Scheduler) watch(ctx context.Context, f *feed, index uint64) {
 			continue
 		}
 		carried := false
-		for evs := range ch {
-			if evs.Err != nil {
-				s.log.Debug("event stream broke", "error", evs.Err)
+		for fr := range ch {
+			if fr.err != nil {
+				s.log.Debug("event stream broke", "error", fr.err)
 				break
 			}
 			carried = true
-			if evs.IsHeartbeat() {
-				continue
-			}
-			index = max(index, evs.Index)
-			f.push(evs.Events, false)
+			index = max(index, fr.Index)
+			f.push(fr.Events, false)
 			s.poke()
 		}
 		if ctx.Err() != nil {

@@ -36,7 +36,7 @@ func TestNodeSetsAreSharedAndFollowNodeEvents(t *testing.T) {
 	}
 	// A new usable node in pool default joins the set at the next round.
 	ev := nodeEvent(t, "NodeRegistration", 3, true)
-	ev.Payload["Node"].(map[string]any)["ID"] = "n0"
+	setPayloadField(t, &ev, "Node", "ID", "n0")
 	if _, err := s.applyEvent(m, &ev); err != nil {
 		t.Fatal(err)
 	}

@@ -106,7 +106,7 @@ func (s *Scheduler) observePools() {
 
 // applyEvents folds events into the mirror; false means one could not be
 // read, so the mirror may miss a change.
-func (s *Scheduler) applyEvents(evs []api.Event) bool {
+func (s *Scheduler) applyEvents(evs []event) bool {
 	s.keepForReplay(evs)
 	ok := true
 	for i := range evs {

@@ -103,8 +103,8 @@ func TestReconcileReadsOnlyChangedNodes(t *testing.T) {
 		t.Fatalf("one node changed: %d node reads in all, n2 has %d GPUs", f.nodeReads.Load(), len(w.nodes["n2"].GPUs))
 	}
 	// A node the stream updated is at its new index: not read again.
-	ev := event(t, api.TopicNode, "NodeRegistration", 130, map[string]any{"Node": fakeNode("n3", 1, 130)})
-	s.feed.push([]api.Event{ev}, false)
+	ev := mkEvent(t, api.TopicNode, "NodeRegistration", 130, map[string]any{"Node": fakeNode("n3", 1, 130)})
+	s.feed.push([]event{ev}, false)
 	if w, err := s.observe(); err != nil || len(w.nodes["n3"].GPUs) != 1 {
 		t.Fatalf("node event: %v", err)
 	}
@@ -153,7 +153,7 @@ func TestObserveReadsNomadOnlyToReconcile(t *testing.T) {
 	f.mu.Lock()
 	f.jobs = append(f.jobs, &jobStub{ID: "missed", Namespace: "default", Type: "batch", NodePool: "caravan-queue", ModifyIndex: 101})
 	f.mu.Unlock()
-	s.feed.push([]api.Event{jobEvent(t, "b", "caravan-queue", "pending", 102, false)}, false)
+	s.feed.push([]event{jobEvent(t, "b", "caravan-queue", "pending", 102, false)}, false)
 	w, err = s.observe()
 	if err != nil || f.requests.Load() != calls {
 		t.Fatalf("an incremental round made %d API calls (%v)", f.requests.Load()-calls, err)
@@ -200,7 +200,7 @@ func TestPeriodicReadRunsBesideTheRounds(t *testing.T) {
 	if err != nil || s.bg == nil || strings.Join(jobIDs(w), ",") != "a" {
 		t.Fatalf("round with the read in flight: %v, %v, read in flight %v", jobIDs(w), err, s.bg != nil)
 	}
-	s.feed.push([]api.Event{jobEvent(t, "b", "caravan-queue", "pending", 102, false)}, false)
+	s.feed.push([]event{jobEvent(t, "b", "caravan-queue", "pending", 102, false)}, false)
 	if w, err = s.observe(); err != nil || strings.Join(jobIDs(w), ",") != "a,b" || s.bg == nil {
 		t.Fatalf("event during the read: %v, %v", jobIDs(w), err)
 	}
@@ -227,7 +227,7 @@ func TestObserveWaitsForItsOwnWrites(t *testing.T) {
 	s.noteWrite(110)
 	go func() {
 		time.Sleep(50 * time.Millisecond)
-		s.feed.push([]api.Event{jobEvent(t, "a", "default", "pending", 110, false)}, false)
+		s.feed.push([]event{jobEvent(t, "a", "default", "pending", 110, false)}, false)
 	}()
 	w, err := s.observe()
 	if err != nil || f.requests.Load() != calls {

@@ -2,8 +2,6 @@ package live
 
 import (
 	"time"
-
-	"github.com/hashicorp/nomad/api"
 )
 
 // The periodic reconcile (Config.ReconcileEvery) is the safety net under
@@ -25,7 +23,7 @@ type besideRead struct {
 	done   chan struct{}
 	lists  *lists // set, with err, before done closes
 	err    error
-	replay []api.Event // events applied to the mirror since the read began
+	replay []event // events applied to the mirror since the read began
 }
 
 // reconcileBeside starts the periodic read when due and swaps in its
@@ -77,7 +75,7 @@ func (s *Scheduler) startBeside() {
 }
 
 // keepForReplay keeps events applied while a periodic read is in flight.
-func (s *Scheduler) keepForReplay(evs []api.Event) {
+func (s *Scheduler) keepForReplay(evs []event) {
 	if s.bg != nil {
 		s.bg.replay = append(s.bg.replay, evs...)
 	}

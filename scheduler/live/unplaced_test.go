@@ -66,11 +66,11 @@ func TestPendingEvaluationsAreFollowed(t *testing.T) {
 	if !s.mirror.evalPending("a", 5) || s.mirror.evalPending("a", 6) {
 		t.Fatalf("listed pending evaluation not kept: %v", s.mirror.pending)
 	}
-	eval := func(id, status string, jmi, index uint64) api.Event {
-		return event(t, api.TopicEvaluation, "EvaluationUpdated", index, map[string]any{"Evaluation": &evalStub{
+	eval := func(id, status string, jmi, index uint64) event {
+		return mkEvent(t, api.TopicEvaluation, "EvaluationUpdated", index, map[string]any{"Evaluation": &evalStub{
 			ID: id, Namespace: "default", JobID: "a", Status: status, JobModifyIndex: jmi, ModifyIndex: index}})
 	}
-	step := func(evs ...api.Event) {
+	step := func(evs ...event) {
 		t.Helper()
 		s.feed.push(evs, false)
 		if _, err := s.observe(); err != nil {
@@ -105,8 +105,8 @@ func TestPendingEvaluationsAreFollowed(t *testing.T) {
 		t.Fatalf("after a reconcile: %v", s.mirror.pending)
 	}
 	// An unreadable evaluation event forces a full read.
-	bad := event(t, api.TopicEvaluation, "EvaluationUpdated", 140, map[string]any{"Evaluation": "x"})
-	s.feed.push([]api.Event{bad}, false)
+	bad := mkEvent(t, api.TopicEvaluation, "EvaluationUpdated", 140, map[string]any{"Evaluation": "x"})
+	s.feed.push([]event{bad}, false)
 	before := f.requests.Load()
 	if _, err := s.observe(); err != nil {
 		t.Fatal(err)

@@ -248,10 +248,10 @@ func startScheduler(b *testing.B, c *harness.Cluster, nomadAddr string) (*exec.C
 	}
 	args := []string{"scheduler", "-policy", "fifo", "-quantum", "2s", "-debounce", "100ms",
 		"-listen", addr, "-token", "scale", "-log-level", "info"}
-	// CARAVAN_SCALE_SCHED_ARGS adds flags, e.g. "-progress-interval 10m".
 	if os.Getenv("CARAVAN_SCALE_PPROF") != "" {
 		args = append(args, "-pprof") // schedulerProfile
 	}
+	// CARAVAN_SCALE_SCHED_ARGS adds flags, e.g. "-progress-interval 10m".
 	args = append(args, strings.Fields(os.Getenv("CARAVAN_SCALE_SCHED_ARGS"))...)
 	args = append(args, strings.Fields(variantArgs)...)
 	cmd := exec.Command(bin, args...)

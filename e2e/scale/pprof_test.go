@@ -20,19 +20,8 @@ func serverProfile(c *harness.Cluster, dir string, queued bool) {
 		mode = "caravan"
 	}
 	time.Sleep(5 * time.Second)
-	resp, err := http.Get(c.Server.HTTPAddr + "/v1/agent/pprof/profile?seconds=30")
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "nomad pprof: %v\n", err)
-		return
-	}
-	defer func() { _ = resp.Body.Close() }()
-	f, err := os.Create(filepath.Join(dir, "nomad-"+mode+".pprof"))
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "nomad pprof: %v\n", err)
-		return
-	}
-	defer func() { _ = f.Close() }()
-	if _, err := io.Copy(f, resp.Body); err != nil {
+	url := c.Server.HTTPAddr + "/v1/agent/pprof/profile?seconds=30"
+	if err := fetchProfile(url, "", filepath.Join(dir, "nomad-"+mode+".pprof")); err != nil {
 		fmt.Fprintf(os.Stderr, "nomad pprof: %v\n", err)
 	}
 }
@@ -52,19 +41,22 @@ func schedulerProfile(addr, dir string) {
 		{"/debug/pprof/profile?seconds=30", "scheduler-cpu.pprof"},
 		{"/debug/pprof/allocs", "scheduler-allocs.pprof"},
 	} {
-		if err := fetchProfile("http://"+addr+p.path, filepath.Join(dir, p.file)); err != nil {
+		if err := fetchProfile("http://"+addr+p.path, "scale", filepath.Join(dir, p.file)); err != nil {
 			fmt.Fprintf(os.Stderr, "scheduler pprof: %v\n", err)
 		}
 	}
 }
 
-// fetchProfile saves one profile of the scheduler's API (token "scale").
-func fetchProfile(url, file string) error {
+// fetchProfile saves the profile at url into file, sending token as a
+// bearer token unless it is empty.
+func fetchProfile(url, token, file string) error {
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer scale")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err

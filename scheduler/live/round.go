@@ -201,6 +201,11 @@ func (s *Scheduler) save(now time.Time) error {
 		}
 		return nil
 	}
+	return s.write(now)
+}
+
+// write encodes the state and hands it to the saver.
+func (s *Scheduler) write(now time.Time) error {
 	s.call("state save")
 	payload, err := encodeState(s.st)
 	if err != nil {
@@ -212,9 +217,9 @@ func (s *Scheduler) save(now time.Time) error {
 }
 
 // flush writes a dirty state now, whatever the gap, once the write in
-// flight has ended: a scheduler stopping cleanly while it still holds the
-// lock loses nothing the gap deferred. A failed write in flight is
-// written again here.
+// flight has ended, and waits for it: a scheduler stopping cleanly while
+// it still holds the lock loses nothing the gap deferred. A failed write
+// in flight is written again here.
 func (s *Scheduler) flush() error {
 	s.saver.wait()
 	if _, err := s.saver.result(); err != nil {
@@ -223,14 +228,13 @@ func (s *Scheduler) flush() error {
 	if !s.dirty || s.st == nil {
 		return nil
 	}
-	s.call("state save")
-	payload, err := encodeState(s.st)
-	if err != nil {
-		return fmt.Errorf("encode state: %w", err)
-	}
-	if err := s.store.savePayload(payload); err != nil {
+	if err := s.write(s.now()); err != nil {
 		return err
 	}
-	s.dirty, s.savedAt, s.savedBytes = false, s.now(), len(payload)
-	return nil
+	s.saver.wait()
+	_, err := s.saver.result()
+	if err != nil {
+		s.dirty = true
+	}
+	return err
 }

@@ -73,11 +73,12 @@ func TestStateIsSavedInTheBackground(t *testing.T) {
 	}
 }
 
-// A dirty state is written at most every saveGap; one deferred by the gap
-// gets a round (a poke) at the gap's end, so it is not left unsaved.
-func TestDirtyStateWaitsForTheSaveGap(t *testing.T) {
+// savedOnce is a scheduler on fake Variables that has written its state
+// once (at its savedAt), and the count of Variable writes.
+func savedOnce(t *testing.T) (*Scheduler, *atomic.Int64) {
+	t.Helper()
 	f, c := newFakeVars(t)
-	var puts atomic.Int64
+	puts := &atomic.Int64{}
 	f.before = func(method, path string) error {
 		if method == http.MethodPut {
 			puts.Add(1)
@@ -88,12 +89,19 @@ func TestDirtyStateWaitsForTheSaveGap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now()
 	s.dirty = true
-	if err := s.save(now); err != nil {
+	if err := s.save(time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	s.saver.wait()
+	return s, puts
+}
+
+// A dirty state is written at most every saveGap; one deferred by the gap
+// gets a round (a poke) at the gap's end, so it is not left unsaved.
+func TestDirtyStateWaitsForTheSaveGap(t *testing.T) {
+	s, puts := savedOnce(t)
+	now := s.savedAt
 	written := puts.Load()
 	s.dirty = true
 	if err := s.save(now.Add(saveGap / 2)); err != nil {
@@ -130,24 +138,8 @@ func TestSaveGapGrowsWithTheState(t *testing.T) {
 	if g := saveGapFor(9 * chunkSize); g != 9*time.Second {
 		t.Fatalf("nine parts: gap %s, want 9s", g)
 	}
-	f, c := newFakeVars(t)
-	var puts atomic.Int64
-	f.before = func(method, path string) error {
-		if method == http.MethodPut {
-			puts.Add(1)
-		}
-		return nil
-	}
-	s, err := New(Config{Token: "t"}, c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	s.dirty = true
-	if err := s.save(now); err != nil {
-		t.Fatal(err)
-	}
-	s.saver.wait()
+	s, puts := savedOnce(t)
+	now := s.savedAt
 	s.savedBytes = 5 * chunkSize // as if the state had grown to five parts
 	written := puts.Load()
 	for _, after := range []time.Duration{saveEvery, 4 * time.Second} {

@@ -108,7 +108,7 @@ func runMode(b *testing.B, nodes int, gangs []gang, queued bool) result {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c, err := harness.Start(ctx, harness.Options{ServerOnly: true, Ready: 3 * time.Minute, Dir: clusterDir(b),
-		ExtraConfig: "enable_debug = true\n" + telemetryConfig, ServerConfig: serverConfig()})
+		ExtraConfig: "enable_debug = true\n" + telemetryConfig(), ServerConfig: serverConfig()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -159,6 +159,7 @@ func runMode(b *testing.B, nodes int, gangs []gang, queued bool) result {
 	}
 	if dir := os.Getenv("CARAVAN_SCALE_PPROF"); dir != "" {
 		go serverProfile(c, dir, queued)
+		go clientsProfile(dir, queued)
 		if sched != nil {
 			go schedulerProfile(schedAddr, dir)
 		}

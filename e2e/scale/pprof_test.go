@@ -6,37 +6,57 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"time"
 
 	"github.com/caravan-dl/caravan/e2e/harness"
 )
 
 // serverProfile saves a 30 s CPU profile of the Nomad server, taken while
-// the jobs are being placed, as <dir>/nomad-<mode>.pprof
-// (CARAVAN_SCALE_PPROF=dir; the server runs with enable_debug).
+// the jobs are being placed, from profileAfter on, as
+// <dir>/nomad-<mode>.pprof (CARAVAN_SCALE_PPROF=dir; the server runs with
+// enable_debug).
 func serverProfile(c *harness.Cluster, dir string, queued bool) {
 	mode := "direct"
 	if queued {
 		mode = "caravan"
 	}
-	time.Sleep(5 * time.Second)
+	time.Sleep(profileAfter())
 	url := c.Server.HTTPAddr + "/v1/agent/pprof/profile?seconds=30"
 	if err := fetchProfile(url, "", filepath.Join(dir, "nomad-"+mode+".pprof")); err != nil {
 		fmt.Fprintf(os.Stderr, "nomad pprof: %v\n", err)
 	}
 }
 
+// clientsProfile saves, beside the server's, a 30 s CPU profile of this
+// process, where the simulated clients run (most of its CPU), as
+// <dir>/clients-<mode>.pprof.
+func clientsProfile(dir string, queued bool) {
+	mode := "direct"
+	if queued {
+		mode = "caravan"
+	}
+	time.Sleep(profileAfter())
+	f, err := os.Create(filepath.Join(dir, "clients-"+mode+".pprof"))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "clients pprof: %v\n", err)
+		return
+	}
+	defer func() { _ = f.Close() }()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintf(os.Stderr, "clients pprof: %v\n", err)
+		return
+	}
+	time.Sleep(30 * time.Second)
+	pprof.StopCPUProfile()
+}
+
 // schedulerProfile saves, beside the server's, a 30 s CPU profile of the
 // scheduler and then its allocations since it started, taken while the
-// jobs are being placed, from 5 s after the submission began (or
-// CARAVAN_SCALE_PPROF_AFTER, a duration): <dir>/scheduler-cpu.pprof and
+// jobs are being placed, from profileAfter on: <dir>/scheduler-cpu.pprof and
 // <dir>/scheduler-allocs.pprof (the scheduler runs with -pprof).
 func schedulerProfile(addr, dir string) {
-	after, err := time.ParseDuration(os.Getenv("CARAVAN_SCALE_PPROF_AFTER"))
-	if err != nil {
-		after = 5 * time.Second
-	}
-	time.Sleep(after)
+	time.Sleep(profileAfter())
 	for _, p := range []struct{ path, file string }{
 		{"/debug/pprof/profile?seconds=30", "scheduler-cpu.pprof"},
 		{"/debug/pprof/allocs", "scheduler-allocs.pprof"},
@@ -45,6 +65,16 @@ func schedulerProfile(addr, dir string) {
 			fmt.Fprintf(os.Stderr, "scheduler pprof: %v\n", err)
 		}
 	}
+}
+
+// profileAfter is how long after the submission began the profiles are
+// taken: CARAVAN_SCALE_PPROF_AFTER (a duration), else 5 s.
+func profileAfter() time.Duration {
+	after, err := time.ParseDuration(os.Getenv("CARAVAN_SCALE_PPROF_AFTER"))
+	if err != nil {
+		return 5 * time.Second
+	}
+	return after
 }
 
 // fetchProfile saves the profile at url into file, sending token as a

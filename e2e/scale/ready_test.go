@@ -68,12 +68,18 @@ func keepLog(logPath, dir string, nodes int) {
 
 // serverConfig is the server block's extra settings:
 // CARAVAN_SCALE_SCHEDULERS=n sets num_schedulers (Nomad's default is one
-// per core).
+// per core); CARAVAN_SCALE_HEARTBEATS=n sets max_heartbeats_per_second
+// (default 50: 1,000 nodes heartbeat every 20 s, each an RPC whose node
+// identity the server verifies, RSA).
 func serverConfig() string {
+	cfg := ""
 	if n := envInt("CARAVAN_SCALE_SCHEDULERS", 0); n > 0 {
-		return fmt.Sprintf("num_schedulers = %d\n", n)
+		cfg += fmt.Sprintf("num_schedulers = %d\n", n)
 	}
-	return ""
+	if n := envInt("CARAVAN_SCALE_HEARTBEATS", 0); n > 0 {
+		cfg += fmt.Sprintf("max_heartbeats_per_second = %d\n", n)
+	}
+	return cfg
 }
 
 // clusterDir is where the server keeps its Raft log, "" for a temp dir.

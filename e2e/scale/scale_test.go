@@ -12,9 +12,13 @@
 // scheduler's own round latency (caravan_scheduler_round_seconds buckets)
 // and API calls per round. caravan is built from this tree.
 // CARAVAN_SCALE_MODES=nomad or =caravan runs one side only;
-// CARAVAN_SCALE_PPROF=<dir> saves a 30 s CPU profile of the Nomad server
-// taken during placement; the scheduler's calls are also listed by
-// endpoint, and its round time by stage.
+// CARAVAN_SCALE_PPROF=<dir> saves 30 s CPU profiles of the Nomad server,
+// the simulated clients and the scheduler, taken during placement
+// (CARAVAN_SCALE_PPROF_AFTER after the submission began, default 5 s);
+// the scheduler's calls are also listed by endpoint, and its round time
+// by stage. CARAVAN_SCALE_METRICS_INTERVAL and CARAVAN_SCALE_HEARTBEATS set
+// the server's telemetry collection_interval and
+// max_heartbeats_per_second (ready_test.go, nomadmetrics_test.go).
 //
 // The jobs are submitted from a child process (submitter_test.go): the
 // simulated clients keep this process's two Ps busy, and a loop here saw

@@ -140,7 +140,7 @@ func (s *Scheduler) forget(seen map[string]bool, now float64) {
 			delete(s.st.Jobs, id)
 			delete(s.jobs, id)
 			delete(s.badLogged, id)
-			delete(s.parkFailed, id)
+			delete(s.parkTried, id)
 			s.dirty = true
 		}
 	}

@@ -192,7 +192,7 @@ func (s *Scheduler) refresh(id string, now float64) {
 			delete(s.st.Jobs, id)
 			delete(s.jobs, id)
 			delete(s.badLogged, id)
-			delete(s.parkFailed, id)
+			delete(s.parkTried, id)
 			s.dirty = true
 		}
 		return
@@ -224,7 +224,7 @@ func (s *Scheduler) ageOut(now float64) {
 			delete(s.st.Jobs, id)
 			delete(s.jobs, id)
 			delete(s.badLogged, id)
-			delete(s.parkFailed, id)
+			delete(s.parkTried, id)
 			s.dirty = true
 			s.inc.marked[id] = true
 		}

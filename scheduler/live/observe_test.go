@@ -302,3 +302,41 @@ func TestPolicySeesDrainingGPUsFree(t *testing.T) {
 		t.Fatalf("a running job's GPU shows free: %+v", g)
 	}
 }
+
+// A job naming a pool the mirror lacks makes the round list pools again,
+// but the jobs are checked for one at most every poolsEvery.
+func TestObservePoolsListsAMissingPoolAtMostEveryPoolsEvery(t *testing.T) {
+	var lists atomic.Int32
+	s := schedulerOn(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/node/pools" {
+			t.Errorf("unexpected call %s", r.URL.Path)
+		}
+		lists.Add(1)
+		w.Header().Set("X-Nomad-Index", "7")
+		_, _ = w.Write([]byte(`[{"Name":"default"},{"Name":"late"}]`))
+	})
+	clock := time.Unix(1_700_000_000, 0)
+	s.now = func() time.Time { return clock }
+	s.mirror = newMirror()
+	s.mirror.pools["default"] = true
+	s.poolsAt, s.poolsChecked = clock, clock
+	s.mirror.jobs["j"] = &jobStub{ID: "j", Type: "batch", Status: "pending", NodePool: s.cfg.QueuePool, Meta: map[string]string{MetaPool: "late"}}
+
+	s.observePools() // checked just now
+	clock = clock.Add(poolsEvery)
+	s.observePools()
+	if lists.Load() != 1 || !s.mirror.pools["late"] {
+		t.Fatalf("after poolsEvery: %d lists, pools %v; want one list that found \"late\"", lists.Load(), s.mirror.pools)
+	}
+	s.mirror.jobs["k"] = &jobStub{ID: "k", Type: "batch", Status: "pending", NodePool: s.cfg.QueuePool, Meta: map[string]string{MetaPool: "later"}}
+	clock = clock.Add(poolsEvery / 2)
+	s.observePools()
+	if lists.Load() != 1 {
+		t.Fatalf("%d lists within poolsEvery of the last check, want 1", lists.Load())
+	}
+	clock = clock.Add(poolsEvery / 2)
+	s.observePools()
+	if lists.Load() != 2 {
+		t.Fatalf("%d lists once poolsEvery passed with a job naming a missing pool, want 2", lists.Load())
+	}
+}

@@ -108,11 +108,17 @@ func (s *Scheduler) park(w *world, es []*entry, now time.Time) {
 	}
 }
 
+// parkResult takes in one finished park. A park that succeeded marks the
+// version it was parked from as well as one that failed: the mirror sees
+// the parked version only when its event arrives (the next round does not
+// wait for it), and until then the stale stub would look parkable, and
+// its second write would be refused as a conflict (5,645 of them in one
+// run of 10,000 jobs, each a register call on the server).
 func (s *Scheduler) parkResult(id string, d parkDone, now time.Time) {
+	if d.err == nil || !errors.Is(d.err, errConflict) {
+		s.parkTried[id] = d.index // not this version again
+	}
 	if d.err != nil {
-		if !errors.Is(d.err, errConflict) {
-			s.parkFailed[id] = d.index // not this version again
-		}
 		s.failID(id, "park", d.err, now)
 		return
 	}
@@ -126,14 +132,14 @@ func (s *Scheduler) parkResult(id string, d parkDone, now time.Time) {
 // whose real pool exists and has a node caravan can use (in a pool with
 // none, Nomad's evaluation would see no node and mark no class: parking
 // would cost a version and change nothing), that has waited ParkAfter,
-// and whose parking did not already fail at this version.
+// and that was not already parked, nor failed to be, at this version.
 func (s *Scheduler) parkable(w *world, e *entry, now float64) (string, bool) {
 	r := e.rec
 	switch {
 	case e.phase != phaseQueued || e.stub.NodePool != s.cfg.QueuePool || e.job == nil || e.job.err != nil,
 		r.QueuedSince == 0 || now-r.QueuedSince < s.cfg.ParkAfter.Seconds(),
 		e.allocs.running+e.allocs.starting+e.allocs.draining > 0,
-		s.parkFailed[e.stub.ID] == e.stub.JobModifyIndex:
+		s.parkTried[e.stub.ID] == e.stub.JobModifyIndex:
 		return "", false
 	}
 	pool, err := s.targetPool(e.stub.Meta, w.pools)

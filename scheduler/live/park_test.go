@@ -129,7 +129,7 @@ func TestParkableOnlyAfterWaiting(t *testing.T) {
 	invalid, draining, failed := mk("invalid", 30, nil), mk("draining", 30, nil), mk("failed", 30, nil)
 	invalid.job.err = errors.New("bad config")
 	draining.allocs.draining = 1
-	s.parkFailed["failed"] = 7
+	s.parkTried["failed"] = 7
 	already := mk("already", 30, map[string]string{MetaParked: "x"})
 	already.stub.NodePool = "default"
 	admittedNow := mk("admitted-now", 30, nil)
@@ -229,8 +229,21 @@ func TestParksRunBesideTheRounds(t *testing.T) {
 		t.Fatalf("after the writes: %d in flight, %v parked, %v errors", len(s.parks.inflight),
 			counterValue(s.metrics.parks), counterValue(s.metrics.errors))
 	}
-	if _, ok := s.parkable(w, es[0], unix(now)); ok || s.parkFailed["j0"] != 7 {
-		t.Fatalf("the failed park would be tried again at the same version (parkFailed %v)", s.parkFailed)
+	if _, ok := s.parkable(w, es[0], unix(now)); ok || s.parkTried["j0"] != 7 {
+		t.Fatalf("the failed park would be tried again at the same version (parkTried %v)", s.parkTried)
+	}
+	// the mirror has not seen the parked versions yet: their stubs are
+	// stale, and parking them again would only be refused as a conflict
+	if _, ok := s.parkable(w, es[1], unix(now)); ok {
+		t.Fatal("a parked job would be parked again from its stale stub")
+	}
+	s.park(w, es, now)
+	if len(s.parks.inflight) != 0 {
+		t.Fatalf("%d parks started again from stale stubs", len(s.parks.inflight))
+	}
+	es[1].stub.JobModifyIndex = 8 // the user submitted it again
+	if _, ok := s.parkable(w, es[1], unix(now)); !ok {
+		t.Fatal("a job submitted again since its park is not parked again")
 	}
 }
 

@@ -44,10 +44,11 @@ type Scheduler struct {
 	progress *progressBook
 	// badLogged is the last unreadable placement logged per job.
 	badLogged map[string]string
-	// parkFailed is the job version whose parking failed other than by a
-	// conflict, per job: not tried again until the job changes (park.go).
-	parkFailed map[string]uint64
-	parks      *beside[parkDone] // park writes in flight (park.go)
+	// parkTried is the job version already parked, or whose parking
+	// failed other than by a conflict, per job: not parked again until the
+	// job changes (park.go).
+	parkTried map[string]uint64
+	parks     *beside[parkDone] // park writes in flight (park.go)
 	// waitBeside makes a round wait for the parks and the periodic full
 	// read in flight (tests that compare rounds step by step).
 	waitBeside bool
@@ -65,6 +66,7 @@ type Scheduler struct {
 	needFull     bool        // a full reconcile is due (kept until one succeeds)
 	bg           *besideRead // the periodic full read in flight, if any
 	poolsAt      time.Time   // when node pools were last listed
+	poolsChecked time.Time   // when the jobs were last checked for a missing pool
 	// wrote is the Nomad index of the scheduler's newest job or
 	// allocation write; a round waits until the mirror holds it.
 	wrote   uint64
@@ -117,7 +119,7 @@ func New(cfg Config, client *api.Client, log hclog.Logger) (*Scheduler, error) {
 		jobs:         map[string]*cachedJob{},
 		touched:      map[gpuKey]time.Time{},
 		badLogged:    map[string]string{},
-		parkFailed:   map[string]uint64{},
+		parkTried:    map[string]uint64{},
 		parks:        newParker(),
 		placeRecheck: map[string]float64{},
 		progress:     newProgressBook(),

@@ -26,7 +26,9 @@ import (
 // CARAVAN_SCALE_VARIANTS="|-quantum 5s" runs caravan once per
 // '|'-separated set of extra scheduler flags (here the first is empty:
 // defaults), side by side in one run, after Nomad alone (unless
-// MODES=caravan). With a backlog and no variants, caravan runs once.
+// MODES=caravan); the word submit-parked in a set submits that run's jobs
+// parked instead of into caravan-queue. With a backlog and no variants,
+// caravan runs once.
 //
 // Measured (scheduler/live/README.md, "A long queue (#20)"): parked
 // evaluations re-run ~200–230 times per ended allocation at 1,000 parked
@@ -148,6 +150,21 @@ func backlogChurn(c *harness.Cluster) string {
 		len(backlog), reblocks, get("nomad_nomad_worker_dequeue_eval_count"), ended, reblocks/float64(max(ended, 1)), blockedBacklog(c))
 }
 
+// variant splits one variant into its scheduler flags and whether its
+// jobs are submitted parked: the word submit-parked among the flags, or
+// parked (CARAVAN_SCALE_SUBMIT_PARKED).
+func variant(v string, parked bool) (string, bool) {
+	var flags []string
+	for _, f := range strings.Fields(v) {
+		if f == "submit-parked" {
+			parked = true
+			continue
+		}
+		flags = append(flags, f)
+	}
+	return strings.Join(flags, " "), parked
+}
+
 // runVariants runs Nomad alone (unless MODES=caravan) and caravan once
 // per flag set of CARAVAN_SCALE_VARIANTS, printing one row each.
 func runVariants(b *testing.B, nodes int, gangs []gang, modes string) {
@@ -158,8 +175,9 @@ func runVariants(b *testing.B, nodes int, gangs []gang, modes string) {
 		rows = append(rows, direct.row("nomad directly"), "  "+direct.backlog)
 	}
 	if modes != "nomad" {
+		parked := submitParked
 		for _, v := range strings.Split(os.Getenv(variantsEnv), "|") {
-			variantArgs = v
+			variantArgs, submitParked = variant(v, parked)
 			r := runMode(b, nodes, gangs, true)
 			label := "caravan " + strings.TrimSpace(v)
 			rows = append(rows, r.row(label), "  "+r.backlog, fmt.Sprintf("  rounds: %s", r.rounds))
@@ -167,7 +185,7 @@ func runVariants(b *testing.B, nodes int, gangs []gang, modes string) {
 				rows = append(rows, fmt.Sprintf("  ratio to nomad: %.2f", r.jobsPerSec()/direct.jobsPerSec()))
 			}
 		}
-		variantArgs = ""
+		variantArgs, submitParked = "", parked
 	}
 	fmt.Printf("\n%d nodes × 8 GPUs, %d gang jobs (%d workers), backlog %d\n%s\n%s\n", nodes, len(gangs), workers(gangs),
 		len(backlog), header, strings.Join(rows, "\n"))

@@ -3,10 +3,12 @@ package scale
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/caravan-dl/caravan/internal/nodesim"
+	"github.com/caravan-dl/caravan/scheduler/live"
 )
 
 // gang is one job of the workload: workers of one GPU each, and how long
@@ -52,16 +54,28 @@ func mix(n int, seed uint64) []gang {
 // 64,000 MHz for its 8 GPUs, a worker asks 8,000 per GPU.
 const cpuPerGPU = 8000
 
+// submitParked (CARAVAN_SCALE_SUBMIT_PARKED=1) submits caravan's jobs
+// already parked (scheduler/live README, "Submitting jobs parked") instead
+// of into caravan-queue.
+var submitParked = os.Getenv("CARAVAN_SCALE_SUBMIT_PARKED") == "1"
+
 // hcl renders the gang as a jobspec: one group per worker (Caravan's gang
-// unit), each a caravan task with one GPU; queued jobs go to caravan-queue.
+// unit), each a caravan task with one GPU; queued jobs go to caravan-queue,
+// or are submitted parked (submitParked).
 func (g gang) hcl(queued bool) string {
 	var b strings.Builder
-	pool := "default"
-	if queued {
+	pool, meta := "default", fmt.Sprintf("    %q = %q\n", nodesim.DurationMeta, g.Duration.String())
+	switch {
+	case queued && submitParked:
+		meta += fmt.Sprintf("    %q = \"submitted\"\n", live.MetaParked)
+	case queued:
 		pool = "caravan-queue"
 	}
 	fmt.Fprintf(&b, "job %q {\n  type = \"batch\"\n  node_pool = %q\n", g.ID, pool)
-	fmt.Fprintf(&b, "  meta = {\n    %q = %q\n  }\n", nodesim.DurationMeta, g.Duration.String())
+	fmt.Fprintf(&b, "  meta = {\n%s  }\n", meta)
+	if queued && submitParked {
+		b.WriteString(live.ParkConstraintHCL)
+	}
 	if g.Never && !g.Oversize {
 		b.WriteString(neverConstraint)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caravan-dl/caravan/scheduler/live"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -262,4 +263,52 @@ func (l serverLog) reblocked(off int64, job string) bool {
 		}
 	}
 	return false
+}
+
+// A job submitted already parked (its real pool, the park constraint, meta
+// caravan.parked: scheduler/live README, "Submitting jobs parked") waits
+// as a parked job from its first evaluation, without a park write, and
+// is admitted with one write: two job versions and evaluations where a
+// job parked from caravan-queue has three.
+func TestJobSubmittedParkedIsAdmittedWithOneWrite(t *testing.T) {
+	p := startScheduler(t, "-policy", "fifo")
+	fill := []string{"full-a", "full-b", "full-c", "full-d"}
+	for _, id := range fill {
+		submit(t, work{ID: id, Seconds: 300})
+	}
+	waitFor(t, 90*time.Second, "four fillers running on the four GPUs", func() (bool, string) {
+		n := 0
+		for _, id := range fill {
+			n += count(allocs(t, id), running)
+		}
+		return n == 4, clusterState(t)
+	})
+	submit(t, work{ID: "born", Seconds: 2, Pool: "default", Meta: map[string]string{"caravan.parked": "submitted"}, Extra: live.ParkConstraintHCL})
+	waitFor(t, 30*time.Second, "born queued and shown parked", func() (bool, string) {
+		j := p.job("born")
+		return j != nil && j.State == "queued" && j.Parked && j.Reason != "", fmt.Sprintf("%+v", j)
+	})
+	classes := nodeClasses(t)
+	waitFor(t, 20*time.Second, "born's blocked evaluation marks every node class ineligible", func() (bool, string) {
+		ev := blockedEval(t, "born")
+		if ev == nil {
+			return false, "no blocked evaluation yet"
+		}
+		for _, c := range classes {
+			if elig, ok := ev.ClassEligibility[c]; !ok || elig {
+				return false, "class eligibility " + strings.Join(fmtClasses(ev.ClassEligibility), " ")
+			}
+		}
+		return true, ""
+	})
+	if v := *jobInfo(t, "born").Version; v != 0 {
+		t.Fatalf("a job submitted parked was rewritten while it waited (version %d)", v)
+	}
+	purge("full-a")
+	waitDone(t, "born", 1, 60*time.Second)
+	j := jobInfo(t, "born")
+	if *j.Version != 1 || j.Meta["caravan.parked"] != "" || targets(j.Constraints) != "" || j.Meta["caravan.admitted"] == "" {
+		t.Fatalf("admitted job: version %d, meta %v, constraints %q; want version 1, admitted, not parked",
+			*j.Version, j.Meta, targets(j.Constraints))
+	}
 }

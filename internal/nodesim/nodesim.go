@@ -101,6 +101,9 @@ func (c *Config) defaults() error {
 type Set struct {
 	Nodes []*Node
 	Dir   string
+	// mounts is the one-line mount table the set's clients read host disk
+	// statistics from, "" when they read the host's (mounts.go).
+	mounts string
 }
 
 // Start starts the nodes one after another; on an error the ones started
@@ -110,6 +113,11 @@ func Start(cfg Config) (*Set, error) {
 		return nil, err
 	}
 	s := &Set{Dir: cfg.Dir}
+	mounts, err := narrowMounts(cfg.Dir)
+	if err != nil {
+		cfg.Logger.Warn("simulated nodes read the host's whole mount table for disk statistics", "error", err)
+	}
+	s.mounts = mounts
 	for i := 0; i < cfg.Nodes; i++ {
 		n, err := startNode(cfg, i)
 		if err != nil {
@@ -137,5 +145,6 @@ func (s *Set) Shutdown() error {
 		}()
 	}
 	wg.Wait()
+	restoreMounts(s.mounts)
 	return errors.Join(errs...)
 }

@@ -189,11 +189,14 @@ func (r *runner) kill() {
 	}
 }
 
-// Alloc is the current allocation.
+// Alloc is the current allocation, not a copy (as Nomad's own alloc
+// runner returns it): the runner never changes an allocation it handed
+// out (SetClientStatus replaces it). A deep copy per call, job included,
+// was a quarter of the simulated clients' CPU at 1,000 nodes.
 func (r *runner) Alloc() *structs.Allocation {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.alloc.Copy()
+	return r.alloc
 }
 
 // AllocState is the last reported state.
@@ -221,11 +224,15 @@ func (r *runner) GetUpdatePriority(a *structs.Allocation) cstructs.AllocUpdatePr
 	return cstructs.AllocUpdatePriorityTypical
 }
 
-// SetClientStatus forces the allocation's client status (lost, unknown).
+// SetClientStatus forces the allocation's client status (lost, unknown)
+// on a shallow copy, so that allocations Alloc handed out stay as they
+// were.
 func (r *runner) SetClientStatus(s string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.alloc.ClientStatus = s
+	a := *r.alloc
+	a.ClientStatus = s
+	r.alloc = &a
 }
 
 // Reconnect takes the server's allocation after a disconnect.

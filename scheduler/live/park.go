@@ -29,6 +29,11 @@ import (
 // escape the class and be woken by every node again.
 const parkTarget = "${meta.caravan_parked}"
 
+// ParkConstraintHCL is the park constraint as a jobspec block: with meta
+// MetaParked set, in the job's real pool, a job is submitted already
+// parked (README, "Submitting jobs parked").
+const ParkConstraintHCL = "  constraint {\n    attribute = \"" + parkTarget + "\"\n    operator  = \"is_set\"\n  }\n"
+
 // parkBatch bounds the parks in flight, oldest jobs first.
 const parkBatch = 100
 

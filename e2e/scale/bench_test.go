@@ -291,10 +291,7 @@ func stopProc(cmd *exec.Cmd) {
 func submit(b *testing.B, c *harness.Cluster, gangs []gang, queued bool) (map[string]time.Time, []time.Duration) {
 	at := make(map[string]time.Time, len(gangs))
 	took := make([]time.Duration, 0, len(gangs))
-	dir, mode := os.Getenv("CARAVAN_SCALE_PPROF"), "direct"
-	if queued {
-		mode = "caravan"
-	}
+	dir, mode := os.Getenv("CARAVAN_SCALE_PPROF"), modeName(queued)
 	var parses []time.Duration
 	stop := make(chan struct{})
 	lags := wakeLag(stop)

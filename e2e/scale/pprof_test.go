@@ -17,13 +17,9 @@ import (
 // <dir>/nomad-<mode>.pprof (CARAVAN_SCALE_PPROF=dir; the server runs with
 // enable_debug).
 func serverProfile(c *harness.Cluster, dir string, queued bool) {
-	mode := "direct"
-	if queued {
-		mode = "caravan"
-	}
 	time.Sleep(profileAfter())
 	url := c.Server.HTTPAddr + "/v1/agent/pprof/profile?seconds=30"
-	if err := fetchProfile(url, "", filepath.Join(dir, "nomad-"+mode+".pprof")); err != nil {
+	if err := fetchProfile(url, "", filepath.Join(dir, "nomad-"+modeName(queued)+".pprof")); err != nil {
 		fmt.Fprintf(os.Stderr, "nomad pprof: %v\n", err)
 	}
 }
@@ -32,12 +28,8 @@ func serverProfile(c *harness.Cluster, dir string, queued bool) {
 // process, where the simulated clients run (most of its CPU), as
 // <dir>/clients-<mode>.pprof.
 func clientsProfile(dir string, queued bool) {
-	mode := "direct"
-	if queued {
-		mode = "caravan"
-	}
 	time.Sleep(profileAfter())
-	f, err := os.Create(filepath.Join(dir, "clients-"+mode+".pprof"))
+	f, err := os.Create(filepath.Join(dir, "clients-"+modeName(queued)+".pprof"))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "clients pprof: %v\n", err)
 		return
@@ -65,6 +57,14 @@ func schedulerProfile(addr, dir string) {
 			fmt.Fprintf(os.Stderr, "scheduler pprof: %v\n", err)
 		}
 	}
+}
+
+// modeName names a side in file names: "caravan" or "direct".
+func modeName(queued bool) string {
+	if queued {
+		return "caravan"
+	}
+	return "direct"
 }
 
 // profileAfter is how long after the submission began the profiles are

@@ -64,18 +64,16 @@ var submitParked = os.Getenv("CARAVAN_SCALE_SUBMIT_PARKED") == "1"
 // or are submitted parked (submitParked).
 func (g gang) hcl(queued bool) string {
 	var b strings.Builder
-	pool, meta := "default", fmt.Sprintf("    %q = %q\n", nodesim.DurationMeta, g.Duration.String())
+	pool, meta, park := "default", fmt.Sprintf("    %q = %q\n", nodesim.DurationMeta, g.Duration.String()), ""
 	switch {
 	case queued && submitParked:
 		meta += fmt.Sprintf("    %q = \"submitted\"\n", live.MetaParked)
+		park = live.ParkConstraintHCL
 	case queued:
 		pool = "caravan-queue"
 	}
 	fmt.Fprintf(&b, "job %q {\n  type = \"batch\"\n  node_pool = %q\n", g.ID, pool)
-	fmt.Fprintf(&b, "  meta = {\n%s  }\n", meta)
-	if queued && submitParked {
-		b.WriteString(live.ParkConstraintHCL)
-	}
+	fmt.Fprintf(&b, "  meta = {\n%s  }\n%s", meta, park)
 	if g.Never && !g.Oversize {
 		b.WriteString(neverConstraint)
 	}

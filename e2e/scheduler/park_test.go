@@ -23,17 +23,7 @@ import (
 // never parked and serves as the control that an unblock did happen.
 func TestParkedJobsStayBlockedWhileAllocationsEnd(t *testing.T) {
 	p := startScheduler(t, "-policy", "fifo", "-park-after", "15s")
-	fill := []string{"fill-a", "fill-b", "fill-c", "fill-d"}
-	for _, id := range fill {
-		submit(t, work{ID: id, Seconds: 300})
-	}
-	waitFor(t, 90*time.Second, "four fillers running on the four GPUs", func() (bool, string) {
-		n := 0
-		for _, id := range fill {
-			n += count(allocs(t, id), running)
-		}
-		return n == 4, clusterState(t)
-	})
+	fillGPUs(t, "fill-a", "fill-b", "fill-c", "fill-d")
 	own := "  constraint {\n    attribute = \"${attr.kernel.name}\"\n    value     = \"linux\"\n  }\n"
 	gangs := []string{"gang-a", "gang-b"}
 	for _, id := range gangs {
@@ -77,18 +67,7 @@ func TestParkedJobsStayBlockedWhileAllocationsEnd(t *testing.T) {
 	classes := nodeClasses(t)
 	versions := map[string]uint64{}
 	for _, id := range gangs {
-		waitFor(t, 20*time.Second, id+"'s blocked evaluation marks every node class ineligible", func() (bool, string) {
-			ev := blockedEval(t, id)
-			if ev == nil || *jobInfo(t, id).JobModifyIndex > ev.JobModifyIndex {
-				return false, "no blocked evaluation of the parked version yet"
-			}
-			for _, c := range classes {
-				if elig, ok := ev.ClassEligibility[c]; !ok || elig {
-					return false, "class eligibility " + strings.Join(fmtClasses(ev.ClassEligibility), " ")
-				}
-			}
-			return !ev.EscapedComputedClass, "escaped computed class"
-		})
+		waitClassesIneligible(t, id, classes)
 		if f := placementFailure(t, id); !strings.Contains(f, "${meta.caravan_parked}") {
 			t.Errorf("%s: the placement failure Nomad shows does not name the park constraint: %q", id, f)
 		}
@@ -136,6 +115,39 @@ func TestParkedJobsStayBlockedWhileAllocationsEnd(t *testing.T) {
 	if j.Meta["caravan.parked"] != "" || targets(j.Constraints) != "${attr.kernel.name}" {
 		t.Fatalf("admitted gang-a: meta %v constraints %s", j.Meta, targets(j.Constraints))
 	}
+}
+
+// fillGPUs occupies the four GPUs with long single-worker jobs.
+func fillGPUs(t *testing.T, ids ...string) {
+	t.Helper()
+	for _, id := range ids {
+		submit(t, work{ID: id, Seconds: 300})
+	}
+	waitFor(t, 90*time.Second, "four fillers running on the four GPUs", func() (bool, string) {
+		n := 0
+		for _, id := range ids {
+			n += count(allocs(t, id), running)
+		}
+		return n == 4, clusterState(t)
+	})
+}
+
+// waitClassesIneligible waits until the blocked evaluation of id's current
+// version marks every one of classes ineligible, without escaping them.
+func waitClassesIneligible(t *testing.T, id string, classes []string) {
+	t.Helper()
+	waitFor(t, 20*time.Second, id+"'s blocked evaluation marks every node class ineligible", func() (bool, string) {
+		ev := blockedEval(t, id)
+		if ev == nil || *jobInfo(t, id).JobModifyIndex > ev.JobModifyIndex {
+			return false, "no blocked evaluation of the parked version yet"
+		}
+		for _, c := range classes {
+			if elig, ok := ev.ClassEligibility[c]; !ok || elig {
+				return false, "class eligibility " + strings.Join(fmtClasses(ev.ClassEligibility), " ")
+			}
+		}
+		return !ev.EscapedComputedClass, "escaped computed class"
+	})
 }
 
 func targets(cs []*api.Constraint) string {
@@ -272,35 +284,13 @@ func (l serverLog) reblocked(off int64, job string) bool {
 // job parked from caravan-queue has three.
 func TestJobSubmittedParkedIsAdmittedWithOneWrite(t *testing.T) {
 	p := startScheduler(t, "-policy", "fifo")
-	fill := []string{"full-a", "full-b", "full-c", "full-d"}
-	for _, id := range fill {
-		submit(t, work{ID: id, Seconds: 300})
-	}
-	waitFor(t, 90*time.Second, "four fillers running on the four GPUs", func() (bool, string) {
-		n := 0
-		for _, id := range fill {
-			n += count(allocs(t, id), running)
-		}
-		return n == 4, clusterState(t)
-	})
+	fillGPUs(t, "full-a", "full-b", "full-c", "full-d")
 	submit(t, work{ID: "born", Seconds: 2, Pool: "default", Meta: map[string]string{"caravan.parked": "submitted"}, Extra: live.ParkConstraintHCL})
 	waitFor(t, 30*time.Second, "born queued and shown parked", func() (bool, string) {
 		j := p.job("born")
 		return j != nil && j.State == "queued" && j.Parked && j.Reason != "", fmt.Sprintf("%+v", j)
 	})
-	classes := nodeClasses(t)
-	waitFor(t, 20*time.Second, "born's blocked evaluation marks every node class ineligible", func() (bool, string) {
-		ev := blockedEval(t, "born")
-		if ev == nil {
-			return false, "no blocked evaluation yet"
-		}
-		for _, c := range classes {
-			if elig, ok := ev.ClassEligibility[c]; !ok || elig {
-				return false, "class eligibility " + strings.Join(fmtClasses(ev.ClassEligibility), " ")
-			}
-		}
-		return true, ""
-	})
+	waitClassesIneligible(t, "born", nodeClasses(t))
 	if v := *jobInfo(t, "born").Version; v != 0 {
 		t.Fatalf("a job submitted parked was rewritten while it waited (version %d)", v)
 	}

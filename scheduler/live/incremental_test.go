@@ -124,7 +124,7 @@ func newTwin(t *testing.T, pol string, full bool, clock *time.Time, jobs map[str
 	}
 	m := newMirror()
 	m.pools["default"] = true
-	s.st, s.mirror, s.reconciledAt, s.poolsAt = newState(), m, *clock, *clock
+	s.st, s.mirror, s.reconciledAt, s.poolsChecked = newState(), m, *clock, *clock
 	return &twin{s: s, rec: rec}
 }
 

@@ -105,7 +105,6 @@ func (s *Scheduler) observePools() {
 	if !s.missingPool() {
 		return
 	}
-	s.poolsAt = s.now()
 	if err := s.listPools(s.mirror); err != nil {
 		s.log.Debug("listing node pools", "error", err)
 	}

@@ -319,7 +319,7 @@ func TestObservePoolsListsAMissingPoolAtMostEveryPoolsEvery(t *testing.T) {
 	s.now = func() time.Time { return clock }
 	s.mirror = newMirror()
 	s.mirror.pools["default"] = true
-	s.poolsAt, s.poolsChecked = clock, clock
+	s.poolsChecked = clock
 	s.mirror.jobs["j"] = &jobStub{ID: "j", Type: "batch", Status: "pending", NodePool: s.cfg.QueuePool, Meta: map[string]string{MetaPool: "late"}}
 
 	s.observePools() // checked just now

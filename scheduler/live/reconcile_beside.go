@@ -84,5 +84,5 @@ func (s *Scheduler) keepForReplay(evs []event) {
 // setMirror makes m the mirror, as read at at.
 func (s *Scheduler) setMirror(m *mirror, at time.Time) {
 	s.mirror, s.reconciledAt, s.needFull = m, at, false
-	s.poolsAt = at
+	s.poolsChecked = at
 }

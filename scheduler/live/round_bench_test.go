@@ -134,6 +134,6 @@ func benchScheduler(b *testing.B, nodes, queued int) (*Scheduler, *atomic.Int64)
 		add(fmt.Sprintf("q%d", q), &jobStub{NodePool: "caravan-queue", Status: "pending", SubmitTime: base + int64(nodes*8+q)*1e3})
 	}
 	m.index, m.fresh = 10, 10
-	s.st, s.mirror, s.feed, s.reconciledAt, s.poolsAt = newState(), m, newFeed(), time.Now(), time.Now()
+	s.st, s.mirror, s.feed, s.reconciledAt, s.poolsChecked = newState(), m, newFeed(), time.Now(), time.Now()
 	return s, &calls
 }

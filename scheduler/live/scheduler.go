@@ -65,8 +65,9 @@ type Scheduler struct {
 	reconciledAt time.Time
 	needFull     bool        // a full reconcile is due (kept until one succeeds)
 	bg           *besideRead // the periodic full read in flight, if any
-	poolsAt      time.Time   // when node pools were last listed
-	poolsChecked time.Time   // when the jobs were last checked for a missing pool
+	// poolsChecked is when node pools were last listed, or the jobs last
+	// checked for a pool the mirror lacks (observePools).
+	poolsChecked time.Time
 	// wrote is the Nomad index of the scheduler's newest job or
 	// allocation write; a round waits until the mirror holds it.
 	wrote   uint64

@@ -117,13 +117,18 @@ func runMode(b *testing.B, nodes int, gangs []gang, queued bool) result {
 	// the simulated clients are gone); nothing of a simulated task
 	// outlives its process.
 	defer func() { _ = c.Server.Stop(15 * time.Second); _ = c.Stop(); _ = os.RemoveAll(c.Dir) }()
-	set, err := nodesim.Start(nodesim.Config{Servers: []string{c.Server.RPCAddr}, Nodes: nodes, GPUs: 8, LogLevel: hclog.Error})
+	set, err := nodesim.Start(nodesim.Config{Servers: []string{c.Server.RPCAddr}, Nodes: nodes, GPUs: 8, LogLevel: hclog.Error, CPUMHz: nodeCPU()})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer func() { _ = set.Shutdown(); _ = os.RemoveAll(set.Dir) }()
 	if err := waitNodes(c, nodes, 5*time.Minute); err != nil {
 		b.Fatal(err)
+	}
+	if nodeAgentOn() {
+		if err := startNodeAgent(c, nodes, 5*time.Minute); err != nil {
+			b.Fatal(err)
+		}
 	}
 	var sched *exec.Cmd
 	var counter *apiCounter

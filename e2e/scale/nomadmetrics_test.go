@@ -30,8 +30,9 @@ func telemetryConfig() string {
 
 // serverWork are the server metrics that say what it committed through
 // Raft and how long a register took inside it: FSM applies by message
-// type, Raft commit and store times, the register endpoint, blocked evals.
-var serverWork = regexp.MustCompile(`^nomad_(nomad_fsm_[a-z_]+|raft_(commitTime|fsm_apply|boltdb_storeLogs|boltdb_logBatchSize|rpc_appendEntries_storeLogs|leader_dispatchLog)|nomad_job_register|nomad_plan_(submit|evaluate|apply)|nomad_variables_apply(_[a-z_]+)?|nomad_blocked_evals_total_[a-z_]+|nomad_broker_total_[a-z]+|nomad_worker_[a-z_]+|nomad_eval_[a-z_]+)(_count|_sum)?(\{quantile="0.9"\})? `)
+// type, Raft commit and store times, the register endpoint, blocked evals,
+// and the clients' heartbeats, allocation watches and updates.
+var serverWork = regexp.MustCompile(`^nomad_(nomad_fsm_[a-z_]+|raft_(commitTime|fsm_apply|boltdb_storeLogs|boltdb_logBatchSize|rpc_appendEntries_storeLogs|leader_dispatchLog)|nomad_job_register|nomad_plan_(submit|evaluate|apply)|nomad_client_(update_status|get_client_allocs|update_alloc)|nomad_variables_apply(_[a-z_]+)?|nomad_blocked_evals_total_[a-z_]+|nomad_broker_total_[a-z]+|nomad_worker_[a-z_]+|nomad_eval_[a-z_]+)(_count|_sum)?(\{quantile="0.9"\})? `)
 
 // serverMetrics reads the server's Prometheus metrics and keeps those of
 // serverWork, one "name value" a line, sorted.

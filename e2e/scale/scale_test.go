@@ -18,7 +18,10 @@
 // the scheduler's calls are also listed by endpoint, and its round time
 // by stage. CARAVAN_SCALE_METRICS_INTERVAL and CARAVAN_SCALE_HEARTBEATS set
 // the server's telemetry collection_interval and
-// max_heartbeats_per_second (ready_test.go, nomadmetrics_test.go).
+// max_heartbeats_per_second (ready_test.go, nomadmetrics_test.go);
+// CARAVAN_SCALE_NODE_AGENT=1 runs a system job on every node on both sides
+// before submitting, as a real fleet's agents do (nodeagent_test.go says
+// why an empty node costs the server).
 //
 // The jobs are submitted from a child process (submitter_test.go): the
 // simulated clients keep this process's two Ps busy, and a loop here saw

@@ -27,7 +27,7 @@ func (s *Scheduler) classes(w *world, es []*entry) []*class {
 	if w.sets == nil {
 		w.sets = &nodeSets{}
 	}
-	byKey := map[string]*class{}
+	byID := map[int]*class{}
 	var done []*entry
 	for _, e := range es {
 		set, ok := s.eligible(w, e)
@@ -38,15 +38,15 @@ func (s *Scheduler) classes(w *world, es []*entry) []*class {
 		case !ok:
 			continue
 		}
-		c := byKey[set.key]
+		c := byID[set.id]
 		if c == nil {
 			c = &class{nodes: set.ids, key: set.key}
-			byKey[set.key] = c
+			byID[set.id] = c
 		}
 		c.entries = append(c.entries, e)
 	}
-	out := make([]*class, 0, len(byKey))
-	for _, c := range byKey {
+	out := make([]*class, 0, len(byID))
+	for _, c := range byID {
 		out = append(out, c)
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].key < out[b].key })

@@ -18,7 +18,7 @@ func (s *Scheduler) classesIncr(w *world, es []*entry) []*class {
 	all := in.sets != w.sets || in.poolsGen != s.mirror.poolsGen
 	in.nodesMoved = all
 	if all {
-		in.sets, in.poolsGen, in.classes = w.sets, s.mirror.poolsGen, map[string]*class{}
+		in.sets, in.poolsGen, in.classes = w.sets, s.mirror.poolsGen, map[int]*class{}
 		in.view.nodes = true
 	}
 	for _, c := range in.classes {
@@ -59,10 +59,10 @@ func (s *Scheduler) classifyEligible(w *world, e *entry) {
 	if !ok || e.phase == phaseDone {
 		return
 	}
-	c := s.inc.classes[set.key]
+	c := s.inc.classes[set.id]
 	if c == nil {
 		c = &class{nodes: set.ids, key: set.key}
-		s.inc.classes[set.key] = c
+		s.inc.classes[set.id] = c
 	}
 	k.cls = c
 }

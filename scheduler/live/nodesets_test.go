@@ -47,3 +47,18 @@ func TestNodeSetsAreSharedAndFollowNodeEvents(t *testing.T) {
 		t.Fatalf("fit keys %q %q", a.fitKey(), arm.fitKey())
 	}
 }
+
+// Equal node lists reached through different constraints share one id
+// (the class map's key); different lists get different ids.
+func TestNodeSetsNumberEqualListsOnce(t *testing.T) {
+	var c nodeSets
+	a := c.get("x", func() []string { return []string{"n1", "n2"} })
+	b := c.get("y", func() []string { return []string{"n1", "n2"} })
+	d := c.get("z", func() []string { return []string{"n2"} })
+	if a.id == 0 || a.id != b.id || d.id == a.id {
+		t.Fatalf("ids: equal lists %d and %d, other list %d", a.id, b.id, d.id)
+	}
+	if again := c.get("x", func() []string { t.Fatal("memo rebuilt"); return nil }); again.id != a.id {
+		t.Fatalf("memo hit changed id: %d → %d", a.id, again.id)
+	}
+}

@@ -26,7 +26,7 @@ func runScheduler(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	log := hclog.New(&hclog.LoggerOptions{Name: "caravan-scheduler", Level: hclog.LevelFromString(level), Output: stderr})
-	client, err := api.NewClient(api.DefaultConfig())
+	client, err := live.NewNomadClient(api.DefaultConfig())
 	if err != nil {
 		return fmt.Errorf("nomad client: %w", err)
 	}
@@ -86,6 +86,7 @@ func parseSchedulerFlags(args []string, out io.Writer) (live.Config, string, err
 	fs.IntVar(&cfg.MaxUnplaced, "max-unplaced", cfg.MaxUnplaced, "admit no more jobs while this many admitted jobs wait for Nomad to place them (its broker queue; negative: no bound, the default)")
 	fs.BoolVar(&cfg.NoGCPacing, "no-gc-pacing", cfg.NoGCPacing, "leave garbage collection to the Go runtime (by default the loop collects between rounds when the next round would probably start a collection)")
 	fs.DurationVar(&cfg.ProgressInterval, "progress-interval", cfg.ProgressInterval, "how often to read running jobs' progress files")
+	fs.Float64Var(&cfg.ProgressReads, "progress-reads", cfg.ProgressReads, "progress file reads a second, all jobs together, least recently read first (each is a request Nomad relays to a client; negative: no bound)")
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "address of the HTTP API")
 	fs.StringVar(&cfg.Token, "token", "", "bearer token of the HTTP API (default $CARAVAN_SCHEDULER_TOKEN)")
 	fs.BoolVar(&cfg.Pprof, "pprof", false, "serve Go's CPU and heap profiles under /debug/pprof/ on the HTTP API (behind its token)")

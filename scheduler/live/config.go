@@ -3,6 +3,7 @@ package live
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/caravan-dl/caravan/scheduler/policy/place"
@@ -39,6 +40,11 @@ type Config struct {
 	// ProgressInterval is how often running jobs' progress files are read
 	// (one small fs read per job; what Optimus fits its curves on).
 	ProgressInterval time.Duration
+	// ProgressReads bounds progress reads a second, all jobs together
+	// (each is a request Nomad's server relays to the task's client); the
+	// least recently read go first. Zero takes the default; negative: no
+	// bound.
+	ProgressReads float64
 	// PlaceTimeout is how long an admitted job may stay unplaced by Nomad
 	// before it returns to the queue, and how long it then waits.
 	PlaceTimeout time.Duration
@@ -99,6 +105,7 @@ func DefaultConfig() Config {
 		Debounce:         200 * time.Millisecond,
 		ReconcileEvery:   time.Minute,
 		ProgressInterval: 5 * time.Second,
+		ProgressReads:    defaultProgressReads,
 		PlaceTimeout:     time.Minute,
 		ParkAfter:        10 * time.Second,
 		MaxUnplaced:      defaultMaxUnplaced,
@@ -141,6 +148,9 @@ func (c Config) withDefaults() Config {
 	dur(&c.ParkAfter, d.ParkAfter)
 	dur(&c.LockTTL, d.LockTTL)
 	dur(&c.LockDelay, d.LockDelay)
+	if c.ProgressReads == 0 {
+		c.ProgressReads = d.ProgressReads
+	}
 	if c.MaxUnplaced == 0 {
 		c.MaxUnplaced = d.MaxUnplaced
 	}
@@ -168,6 +178,9 @@ func (c Config) Validate() error {
 	}
 	if c.Token == "" {
 		errs = append(errs, errors.New("an API token is required (flag -token or CARAVAN_SCHEDULER_TOKEN)"))
+	}
+	if math.IsNaN(c.ProgressReads) {
+		errs = append(errs, errors.New("progress reads a second must be a number"))
 	}
 	for i, l := range c.QueueLimits {
 		if l <= 0 || (i > 0 && l <= c.QueueLimits[i-1]) {

@@ -35,6 +35,9 @@ type progress struct {
 	// is when the next read is due, later the more idle (progressBackoff).
 	idle   int
 	nextAt float64
+	// triedAt (Unix s) is the last read, whatever it gave: with more
+	// due reads than a poll's budget, the least recently tried go first.
+	triedAt float64
 }
 
 // progressLine is one line as tasks write it; numbers may be missing.

@@ -262,3 +262,66 @@ func atoi(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
 }
+
+// With more due files than a poll's share of ProgressReads, a poll reads
+// that many, least recently tried first, so every job is read in turn;
+// the others wait for a later poll instead of all going to Nomad at once.
+func TestProgressReadsStayWithinTheBudget(t *testing.T) {
+	var mu sync.Mutex
+	read := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		read[strings.TrimPrefix(r.URL.Path, "/v1/client/fs/readat/")]++
+		mu.Unlock()
+		_, _ = io.WriteString(w, "{\"step\": 1, \"loss\": 1}\n") // every read moves: always due
+	}))
+	t.Cleanup(srv.Close)
+	c, err := api.NewClient(&api.Config{Address: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Token: "t", ProgressInterval: time.Second, ProgressReads: 2}, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := time.Unix(1000, 0)
+	s.now = func() time.Time { return clock }
+	g := gang{Workers: []worker{{Group: "w0", Task: "work"}}, Fraction: 1}
+	var es []*entry
+	allocs := map[string][]*api.AllocationListStub{}
+	for i := range 5 {
+		id := fmt.Sprintf("j%d", i)
+		es = append(es, &entry{stub: &jobStub{ID: id}, phase: phaseRunning, rec: &record{}, job: &cachedJob{gang: g}})
+		allocs[id] = []*api.AllocationListStub{{ID: "a" + id, NodeID: "n1", TaskGroup: "w0", DesiredStatus: "run", ClientStatus: "running"}}
+	}
+	s.progressTargets(es, allocs)
+	total := func() (n int) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range read {
+			n += c
+		}
+		return n
+	}
+	for poll := 1; poll <= 5; poll++ {
+		s.readProgress(context.Background())
+		clock = clock.Add(time.Second)
+		if n := total(); n != 2*poll {
+			t.Fatalf("after poll %d: %d reads, want %d (2 a poll)", poll, n, 2*poll)
+		}
+		if poll != 3 {
+			continue
+		}
+		mu.Lock()
+		for _, e := range es { // least recently tried first: all 5 within 3 polls
+			if read["a"+e.stub.ID] == 0 {
+				t.Fatalf("after 3 polls of 2 reads, %s was never read: %v", e.stub.ID, read)
+			}
+		}
+		mu.Unlock()
+	}
+	s.cfg.ProgressReads = -1
+	if n := len(s.dueTargets(unix(clock))); n != 5 {
+		t.Fatalf("no bound: %d due targets, want all 5", n)
+	}
+}

@@ -58,9 +58,9 @@ type incr struct {
 	// marked is the jobs whose records this round changed: refreshed
 	// next round.
 	marked map[string]bool
-	// rounds since the last full one; classes by node-set key.
+	// rounds since the last full one; classes by node-set id.
 	rounds  int
-	classes map[string]*class
+	classes map[int]*class
 	// refreshed counts this round's rebuilt entries (the view is built
 	// again when it is not zero, see viewDue).
 	refreshed int
@@ -106,7 +106,7 @@ func (s *Scheduler) classifyFull(w *world, now float64) []*entry {
 	w.jobs = m.managedJobs(s.managed)
 	es := s.classify(w, now)
 	in := &incr{m: m, st: s.st, epoch: m.epoch, ents: es, byID: make(map[string]*entry, len(es)),
-		known: make(map[string]bool, len(es)), marked: map[string]bool{}, classes: map[string]*class{}}
+		known: make(map[string]bool, len(es)), marked: map[string]bool{}, classes: map[int]*class{}}
 	for _, e := range es {
 		in.byID[e.stub.ID] = e
 		in.known[e.stub.ID] = true
@@ -319,10 +319,23 @@ func (s *Scheduler) markDecided(dec policy.Decision) {
 // least time between two views built because jobs changed. Building one
 // sorts every job (5 ms at 18,000 jobs), which rounds coming every few
 // milliseconds under a stream of events would otherwise pay each time.
+// Both grow with the jobs past 2,500 (viewGapFor): at 10,000 jobs the
+// views built four times a second were a third of all the scheduler
+// allocated, and so of its collections, on a machine it shared with the
+// Nomad server.
 const (
 	viewEvery = time.Second
 	viewGap   = 250 * time.Millisecond
+	// viewPerJob is the gap's share per job: 1 s at 10,000 jobs.
+	viewPerJob = 100 * time.Microsecond
 )
+
+// viewGapFor is the least gap between views, and the most a view may
+// age, with n jobs.
+func viewGapFor(n int) (gap, every time.Duration) {
+	gap = max(viewGap, time.Duration(n)*viewPerJob)
+	return gap, max(viewEvery, 2*gap)
+}
 
 // viewMemo is when the last queue view was built, and what changed since.
 type viewMemo struct {
@@ -334,11 +347,12 @@ type viewMemo struct {
 	poked      bool          // a round is due at the gap's end
 }
 
-// viewDue reports whether the queue view must be built again: after a
-// full round, viewEvery after the last, or viewGap after it when a job,
-// the ranking, progress or the nodes changed (a round is poked at the
-// gap's end so the change shows even if no event follows).
-func (s *Scheduler) viewDue(full bool, ranking []policy.Rank, now time.Time) bool {
+// viewDue reports whether the queue view of jobs jobs must be built
+// again: after a full round, viewGapFor's every after the last, or its
+// gap after it when a job, the ranking, progress or the nodes changed (a
+// round is poked at the gap's end so the change shows even if no event
+// follows).
+func (s *Scheduler) viewDue(full bool, jobs int, ranking []policy.Rank, now time.Time) bool {
 	in := s.inc
 	vm := &in.view
 	if in.refreshed > 0 || len(in.marked) > 0 || vm.progressed || vm.nodes || !slices.Equal(ranking, vm.ranking) {
@@ -346,13 +360,14 @@ func (s *Scheduler) viewDue(full bool, ranking []policy.Rank, now time.Time) boo
 	}
 	vm.ranking, vm.progressed, vm.nodes = ranking, false, false
 	age := now.Sub(vm.at)
-	if full || age >= viewEvery || vm.pending && age >= viewGap {
+	gap, every := viewGapFor(jobs)
+	if full || age >= every || vm.pending && age >= gap {
 		*vm = viewMemo{at: now, ranking: ranking}
 		return true
 	}
 	if vm.pending && !vm.poked {
 		vm.poked = true
-		time.AfterFunc(viewGap-age, s.poke)
+		time.AfterFunc(gap-age, s.poke)
 	}
 	return false
 }

@@ -502,3 +502,18 @@ func (w *twinWorld) preempted(j *jobStub) {
 	}
 	w.putJob(c, workers, []string{"dc1", "dc2"})
 }
+
+// The queue view's gap stays 250 ms for small queues and grows with the
+// jobs past 2,500, so a 10,000-job queue builds a view at most once a
+// second (and at least every two).
+func TestViewGapGrowsWithTheJobs(t *testing.T) {
+	for _, c := range []struct {
+		jobs       int
+		gap, every time.Duration
+	}{{0, 250 * time.Millisecond, time.Second}, {2500, 250 * time.Millisecond, time.Second},
+		{10000, time.Second, 2 * time.Second}} {
+		if gap, every := viewGapFor(c.jobs); gap != c.gap || every != c.every {
+			t.Errorf("%d jobs: gap %s every %s, want %s and %s", c.jobs, gap, every, c.gap, c.every)
+		}
+	}
+}

@@ -111,7 +111,7 @@ func (s *Scheduler) round() (uint64, error) {
 	}
 	s.park(w, es, now)
 	st("park")
-	if s.viewDue(full, ranking, now) {
+	if s.viewDue(full, len(es), ranking, now) {
 		v := buildView(s.pol.Name(), es, ranking, waiting, now)
 		s.showProgress(v)
 		s.view.Store(v)

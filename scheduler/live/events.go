@@ -144,6 +144,5 @@ func (s *Scheduler) applyNode(m *mirror, ev *event) (bool, error) {
 	if !m.newer(k, max(n.ModifyIndex, ev.Index)) {
 		return false, nil
 	}
-	m.setNode(n, s.nodeInfo(n))
-	return true, nil
+	return m.setNode(n, s.nodeInfo(n)), nil
 }

@@ -235,3 +235,64 @@ func TestJobEventsCarryTheFullJobSoClassifyReadsNone(t *testing.T) {
 		t.Fatal("a purged job stays cached")
 	}
 }
+
+// Nomad writes a node on every allocation update from its client (an
+// AllocationUpdated event on the Node topic with the node unchanged but
+// for LastAllocUpdateIndex): that is no change to the mirror and keeps
+// the eligible-set memo. A free-GPU change (the driver's ledger) updates
+// the node and keeps the memo; a meta change drops it.
+func TestNodeEventsKeepTheSetMemoUnlessEligibilityMoved(t *testing.T) {
+	s := testScheduler(t)
+	m := newMirror()
+	apply := func(ev event) bool {
+		t.Helper()
+		changed, err := s.applyEvent(m, &ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return changed
+	}
+	if !apply(nodeEvent(t, "NodeRegistration", 3, true)) {
+		t.Fatal("a new usable node was no change")
+	}
+	w := m.world(s.managed)
+	memo := w.sets
+	w.poolSet("default")
+	if apply(nodeEvent(t, "AllocationUpdated", 4, true)) || m.sets != memo {
+		t.Fatalf("an allocation update on the node changed the mirror or dropped the memo")
+	}
+	ev := nodeEvent(t, "NodeRegistration", 5, true)
+	setPayloadField(t, &ev, "Node", "Drivers", map[string]any{"caravan": map[string]any{"Attributes": map[string]string{
+		gpuAttr + "count": "1", gpuAttr + "0.uuid": "GPU-0", gpuAttr + "0.memory_mib": "1024",
+		"unique." + gpuAttr + "0.free_fraction": "0.5"}}})
+	if !apply(ev) || m.sets != memo || m.nodes["n1"].GPUs[0].FreeFraction != 0.5 {
+		t.Fatalf("a free-GPU change: node %+v, memo kept %v", m.nodes["n1"].GPUs, m.sets == memo)
+	}
+	ev = nodeEvent(t, "NodeRegistration", 6, true)
+	setPayloadField(t, &ev, "Node", "Meta", map[string]string{"rack": "r9"})
+	if !apply(ev) || m.sets == memo {
+		t.Fatalf("a meta change kept the memo")
+	}
+}
+
+func TestEqualButSkipsOnlyWhatItIsTold(t *testing.T) {
+	skip := func(k string) bool { return k == "x" }
+	for _, c := range []struct {
+		a, b map[string]string
+		want bool
+	}{
+		{map[string]string{"a": "1", "x": "1"}, map[string]string{"a": "1", "x": "2"}, true},
+		{map[string]string{"a": "1"}, map[string]string{"a": "1", "x": "2"}, true},
+		{map[string]string{"a": "1"}, map[string]string{"a": "2"}, false},
+		{map[string]string{"a": "1"}, map[string]string{"a": "1", "b": "2"}, false},
+		{map[string]string{"a": "1", "b": "2"}, map[string]string{"a": "1"}, false},
+	} {
+		if got := equalBut(c.a, c.b, skip); got != c.want {
+			t.Errorf("equalBut(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+	if !isGPUUsageAttr("unique.driver.caravan.gpu.3.free_memory_mib") || !isGPUUsageAttr(gpuAttr+"0.free_fraction") ||
+		isGPUUsageAttr(gpuAttr+"0.memory_mib") {
+		t.Fatal("isGPUUsageAttr")
+	}
+}

@@ -1,6 +1,10 @@
 package live
 
 import (
+	"maps"
+	"slices"
+	"strings"
+
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -60,14 +64,27 @@ func newMirror() *mirror {
 		nodeAt: map[string]uint64{}}
 }
 
-// setNode records a full node as read: usable (info) or not (nil).
-func (m *mirror) setNode(n *api.Node, info *nodeInfo) {
+// setNode records a full node as read: usable (info) or not (nil). It
+// reports whether anything the scheduler reads of the node changed, and
+// drops the eligible-set memo only when a job's eligibility may have:
+// Nomad writes a node on every allocation update its client sends (its
+// LastAllocUpdateIndex), ~40 node events a second at 1,000 nodes, and
+// the driver's free-GPU numbers move with every task; dropping the memo
+// on each had every round classify every job again.
+func (m *mirror) setNode(n *api.Node, info *nodeInfo) bool {
+	m.nodeAt[n.ID] = n.ModifyIndex
+	old := m.nodes[n.ID]
+	if sameNode(old, info) {
+		return false
+	}
+	if !sameEligibility(old, info) {
+		m.sets = nil
+	}
 	delete(m.nodes, n.ID)
 	if info != nil {
 		m.nodes[n.ID] = info
 	}
-	m.nodeAt[n.ID] = n.ModifyIndex
-	m.sets = nil
+	return true
 }
 
 // touchJob notes that a job's stub or allocations changed.
@@ -141,4 +158,56 @@ func (m *mirror) managedJobs(managed func(*jobStub) bool) []*jobStub {
 		}
 	}
 	return out
+}
+
+// sameNode reports whether two reads of a node (nil: not usable) hold the
+// same of everything the scheduler reads.
+func sameNode(a, b *nodeInfo) bool {
+	return sameEligibility(a, b) && (a == nil || slices.Equal(a.GPUs, b.GPUs) && maps.Equal(a.Attrs, b.Attrs))
+}
+
+// sameEligibility reports whether every job may use both reads of a node
+// alike (eligibleNodes): the same of all a constraint may test and the
+// same GPUs, their free shares (the driver's ledger) aside.
+func sameEligibility(a, b *nodeInfo) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	if a.Name != b.Name || a.Pool != b.Pool || a.Datacenter != b.Datacenter || a.Class != b.Class ||
+		!maps.Equal(a.Meta, b.Meta) || !slices.EqualFunc(a.GPUs, b.GPUs, sameGPU) {
+		return false
+	}
+	return equalBut(a.Attrs, b.Attrs, isGPUUsageAttr)
+}
+
+func sameGPU(a, b nodeGPU) bool {
+	return a.Index == b.Index && a.UUID == b.UUID && a.Model == b.Model && a.MemoryMiB == b.MemoryMiB
+}
+
+// isGPUUsageAttr is a driver attribute that moves with every task: a
+// GPU's free fraction or memory (nodes.go, usageKey).
+func isGPUUsageAttr(k string) bool {
+	k = strings.TrimPrefix(k, "unique.")
+	return strings.HasPrefix(k, gpuAttr) && (strings.HasSuffix(k, ".free_fraction") || strings.HasSuffix(k, ".free_memory_mib"))
+}
+
+// equalBut reports whether a and b hold the same keys and values, keys
+// for which skip is true aside.
+func equalBut(a, b map[string]string, skip func(string) bool) bool {
+	n := 0
+	for k, v := range a {
+		if skip(k) {
+			continue
+		}
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+		n++
+	}
+	for k := range b {
+		if !skip(k) {
+			n--
+		}
+	}
+	return n == 0
 }

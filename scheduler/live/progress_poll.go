@@ -77,7 +77,7 @@ func (s *Scheduler) setProgressTargets(es []*entry, allocs map[string][]*api.All
 	b := s.progress
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var ts []progressTarget
+	ts := b.targets[:0] // the poller copies what it reads under the lock (dueTargets)
 	for _, e := range es {
 		if e.job == nil || e.job.err != nil || e.phase != phaseRunning && e.phase != phaseDone {
 			continue

@@ -42,7 +42,7 @@ type QueueJob struct {
 
 // buildView summarises a round for the API, highest priority first.
 func buildView(pol string, es []*entry, ranking []policy.Rank, waiting map[string]string, now time.Time) *QueueView {
-	v := &QueueView{Leader: true, Policy: pol, At: now.UTC()}
+	v := &QueueView{Leader: true, Policy: pol, At: now.UTC(), Jobs: make([]QueueJob, 0, len(es))}
 	rk := make(map[string]int, len(ranking))
 	for i, r := range ranking {
 		rk[r.JobID] = i

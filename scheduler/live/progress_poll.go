@@ -161,7 +161,9 @@ const progressReaders = 4
 const defaultProgressReads = 20
 
 // dueTargets is the targets to read in this poll, least recently tried
-// first (never tried: first of all), at most the poll's budget.
+// first (never tried: first of all), at most the poll's budget. A target
+// is due when it is a final read, its allocation is new, or its back-off
+// (nextAt) has passed; this is the one place that decides it.
 func (s *Scheduler) dueTargets(now float64) []progressTarget {
 	b := s.progress
 	b.mu.Lock()
@@ -208,12 +210,8 @@ func (s *Scheduler) readTarget(ctx context.Context, t progressTarget) {
 	if p == nil {
 		p = &progress{}
 	}
-	cur := p.cursor(t.alloc)
-	due := t.final || p.nextAt <= unix(s.now())
+	cur := p.cursor(t.alloc) // t is due: dueTargets chose it
 	b.mu.Unlock()
-	if !due {
-		return
-	}
 	data, err := s.readFrom(ctx, t, cur.offset)
 	now := unix(s.now())
 	b.mu.Lock()

@@ -31,6 +31,8 @@ type entry struct {
 	// held is where the job holds GPUs: its admitted placement while it
 	// runs, its last placement while preempted allocations drain.
 	held []target
+	// booked is what the held book counts of held (heldbook.go).
+	booked booking
 	// badPlacement says why a stored placement could not be read.
 	badPlacement string
 	// unfit says why no node may take this queued job (see class.go).

@@ -49,9 +49,7 @@ func newGPUBook(nodes map[string]*nodeInfo, es []*entry, trusted func(node strin
 // slotMem is what a target takes of a GPU's memory: a whole GPU takes all.
 func (l *gpuBook) slotMem(t target) int64 {
 	if t.MemMiB == 0 && t.Fraction >= 1-eps {
-		if n := l.nodes[t.NodeID]; n != nil && t.GPU < len(n.GPUs) {
-			return n.GPUs[t.GPU].MemoryMiB
-		}
+		return slotMem(l.nodes[t.NodeID], t)
 	}
 	return t.MemMiB
 }
@@ -99,22 +97,3 @@ func (l *gpuBook) nodeIDs() []string {
 // fingerprintLag is how long after caravan last held a GPU its driver
 // fingerprint may still show that use.
 const fingerprintLag = time.Minute
-
-// touch notes the GPUs caravan holds now and returns which GPUs' driver
-// fingerprints can be trusted: those caravan has not held for a while.
-func (s *Scheduler) touch(es []*entry, now time.Time) func(string, int) bool {
-	for _, e := range es {
-		for _, t := range e.held {
-			s.touched[gpuKey{t.NodeID, t.GPU}] = now
-		}
-	}
-	for k, at := range s.touched {
-		if now.Sub(at) > fingerprintLag {
-			delete(s.touched, k)
-		}
-	}
-	return func(node string, gpu int) bool {
-		_, recent := s.touched[gpuKey{node, gpu}]
-		return !recent
-	}
-}

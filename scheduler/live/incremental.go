@@ -186,6 +186,7 @@ func (s *Scheduler) refresh(id string, now float64) {
 	if j == nil || !s.managed(j) {
 		if old != nil {
 			in.remove(old)
+			s.held.drop(old)
 			s.know(id, false)
 		}
 		if _, ok := s.st.Jobs[id]; ok {
@@ -200,6 +201,9 @@ func (s *Scheduler) refresh(id string, now float64) {
 	e := s.classifyJob(j, m.byJob[id], now)
 	e.fresh = true
 	in.refreshed++
+	if old != nil {
+		s.held.drop(old)
+	}
 	if old != nil && old.stub.SubmitTime == j.SubmitTime {
 		if i := in.indexOf(old); i >= 0 {
 			in.ents[i], in.byID[id] = e, e

@@ -75,7 +75,7 @@ func (s *Scheduler) round() (uint64, error) {
 	} else {
 		s.setProgressTargets(es, w.allocs, s.inc.known, false)
 	}
-	b := newGPUBook(w.nodes, es, s.touch(es, now))
+	b := s.held.book(w.nodes, es, now, full)
 	var ranking []policy.Rank
 	waiting := map[string]string{}
 	var cs []*class

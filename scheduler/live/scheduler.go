@@ -38,8 +38,9 @@ type Scheduler struct {
 	// dirty state.
 	savePoked bool
 	saver     saver // writes state in the background (saver.go)
-	// touched is when caravan last held each GPU (see fingerprintLag).
-	touched map[gpuKey]time.Time
+	// held is what caravan's jobs hold on each GPU, kept across rounds
+	// (heldbook.go).
+	held *heldBook
 	// progress is what was read of running jobs' progress files.
 	progress *progressBook
 	// badLogged is the last unreadable placement logged per job.
@@ -118,7 +119,7 @@ func New(cfg Config, client *api.Client, log hclog.Logger) (*Scheduler, error) {
 		store:        newStore(client, cfg.StatePath, cfg.Namespace, log),
 		st:           newState(),
 		jobs:         map[string]*cachedJob{},
-		touched:      map[gpuKey]time.Time{},
+		held:         newHeldBook(),
 		badLogged:    map[string]string{},
 		parkTried:    map[string]uint64{},
 		parks:        newParker(),

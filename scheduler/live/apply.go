@@ -11,12 +11,14 @@ import (
 
 // apply carries out a decision: preemptions first, then admissions that
 // fit what is really free (a preempted job keeps its GPUs until its tasks
-// have checkpointed and stopped). It returns why each queued job waits:
-// the queue view shows it; no job is rewritten to explain (a rewrite is a
-// job version).
+// have checkpointed and stopped). It returns why the jobs the decision
+// started but this round did not start still wait; the decision's own
+// Waiting says why the others do. The queue view shows both; no job is
+// rewritten to explain (a rewrite is a job version).
 func (s *Scheduler) apply(w *world, es []*entry, l *gpuBook, dec policy.Decision, now time.Time) map[string]string {
 	byID := s.entryIndex(es)
-	waiting := dec.Waiting.Map()
+	waiting := map[string]string{}
+	why := preemptedWaits(dec)
 	for _, id := range dec.Preempts {
 		e := byID[id]
 		if e == nil || e.phase != phaseRunning {
@@ -26,7 +28,7 @@ func (s *Scheduler) apply(w *world, es []*entry, l *gpuBook, dec policy.Decision
 			s.log.Debug("preemption waits for the job's tasks to start", "job", id)
 			continue
 		}
-		s.preempt(e, preemptReason(waiting[id]), now)
+		s.preempt(e, preemptReason(why[id]), now)
 	}
 	started := map[string]bool{}
 	var ads []*admission
@@ -228,7 +230,29 @@ func (s *Scheduler) record(job, action, detail string, now time.Time) {
 }
 
 // preemptReason is the reason a preempted job shows while it waits.
+// preemptedWaits is the decision's reason for each job it preempts: a
+// map of those few, not of every queued job's reason (10,000 map writes a
+// round at scale, for a view built at most once a second).
+func preemptedWaits(dec policy.Decision) map[string]string {
+	if len(dec.Preempts) == 0 {
+		return nil
+	}
+	why := make(map[string]string, len(dec.Preempts))
+	for _, id := range dec.Preempts {
+		why[id] = ""
+	}
+	for _, w := range dec.Waiting {
+		if _, ok := why[w.JobID]; ok {
+			why[w.JobID] = w.Reason
+		}
+	}
+	return why
+}
+
 func preemptReason(why string) string {
+	if why == "" {
+		return "preempted by the scheduling policy"
+	}
 	if strings.HasPrefix(why, "preempted") {
 		return why
 	}

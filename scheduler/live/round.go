@@ -77,7 +77,7 @@ func (s *Scheduler) round() (uint64, error) {
 	}
 	b := s.held.book(w.nodes, es, now, full)
 	var ranking []policy.Rank
-	waiting := map[string]string{}
+	waits, over := s.waits[:0], map[string]string{}
 	var cs []*class
 	if full {
 		cs = s.classes(w, es)
@@ -95,11 +95,10 @@ func (s *Scheduler) round() (uint64, error) {
 		st("snapshot")
 		dec := s.decide(snap)
 		st("decide")
-		if ws := s.apply(w, c.entries, b, dec, now); len(waiting) == 0 {
-			waiting = ws // one class, the usual case: no copy of every reason
-		} else {
-			maps.Copy(waiting, ws)
-		}
+		// the decision's reasons are the policy's storage until its next
+		// Decide (the next class's): copied, and made a map only for a view
+		waits = append(waits, dec.Waiting...)
+		maps.Copy(over, s.apply(w, c.entries, b, dec, now))
 		s.markDecided(dec)
 		st("apply")
 		ranking = append(ranking, dec.Ranking...)
@@ -111,8 +110,9 @@ func (s *Scheduler) round() (uint64, error) {
 	}
 	s.park(w, es, now)
 	st("park")
+	s.waits = waits
 	if s.viewDue(full, len(es), ranking, now) {
-		v := buildView(s.pol.Name(), es, ranking, waiting, now)
+		v := buildView(s.pol.Name(), es, ranking, waitingMap(waits, over), now)
 		s.showProgress(v)
 		s.view.Store(v)
 	}
@@ -237,4 +237,15 @@ func (s *Scheduler) flush() error {
 		s.dirty = true
 	}
 	return err
+}
+
+// waitingMap is why each queued job waits: the decisions' reasons, and
+// apply's where a started job did not start after all.
+func waitingMap(waits policy.Waits, over map[string]string) map[string]string {
+	m := make(map[string]string, len(waits)+len(over))
+	for _, w := range waits {
+		m[w.JobID] = w.Reason
+	}
+	maps.Copy(m, over)
+	return m
 }

@@ -83,12 +83,15 @@ func (s *Scheduler) setProgressTargets(es []*entry, allocs map[string][]*api.All
 			continue
 		}
 		w := e.job.gang.Workers[0]
-		switch p := b.jobs[e.stub.ID]; {
-		case e.phase == phaseRunning:
+		if e.phase == phaseRunning {
 			if t := runningTarget(e, allocs, w); t != nil {
 				ts = append(ts, *t)
 			}
-		case p != nil && !p.final:
+			continue
+		}
+		// a finished job's last read (looked up for finished jobs only: a
+		// map lookup for each of thousands of running jobs every round)
+		if p := b.jobs[e.stub.ID]; p != nil && !p.final {
 			if a := allocByID(allocs[e.stub.ID], p.alloc); a != nil {
 				ts = append(ts, progressTarget{job: e.stub.ID, alloc: a.ID, node: a.NodeID, task: w.Task, final: true})
 			}

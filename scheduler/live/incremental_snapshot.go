@@ -134,11 +134,13 @@ func (s *Scheduler) keptJob(l *gpuBook, e *entry) *policy.Job {
 		return j
 	}
 	r := e.rec
-	was := *j
+	// compared field by field, not through a copy of the whole job (every
+	// running job, every round)
+	moved := j.Submit != r.Submit || j.LastStart != r.LastStart || j.QueuedSince != r.QueuedSince ||
+		j.Preemptions != r.Preemptions
 	j.Submit, j.LastStart = r.Submit, r.LastStart
 	j.QueuedSince, j.Preemptions = r.QueuedSince, r.Preemptions
-	moved := j.Submit != was.Submit || j.LastStart != was.LastStart || j.QueuedSince != was.QueuedSince ||
-		j.Preemptions != was.Preemptions || rebase(j, r, share(e.held))
+	moved = rebase(j, r, share(e.held)) || moved
 	// Whole-GPU slots hold all memory, as the GPU book counted them; that
 	// changes only with the view or the nodes.
 	for i := range j.Placement.Slots {

@@ -102,7 +102,7 @@ func (s *Scheduler) park(w *world, es []*entry, now time.Time) {
 		if !s.parks.room() {
 			break
 		}
-		if s.parks.busy(e.stub.ID) {
+		if e.phase != phaseQueued || s.parks.busy(e.stub.ID) { // (running jobs: no lookup)
 			continue
 		}
 		if pool, ok := s.parkable(w, e, unix(now)); ok {

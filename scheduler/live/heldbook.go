@@ -103,14 +103,14 @@ func (g *heldGPU) recent(now time.Time) bool {
 }
 
 // at is where the book keeps t's GPU: a usable node's, else a stray one
-// (made if make is set; nil otherwise).
-func (h *heldBook) at(t target, make bool) (g *heldGPU, summed bool) {
+// (made if create is set; nil otherwise).
+func (h *heldBook) at(t target, create bool) (g *heldGPU, summed bool) {
 	if gs := h.gpus[t.NodeID]; t.GPU >= 0 && t.GPU < len(gs) {
 		return &gs[t.GPU], true
 	}
 	k := gpuKey{t.NodeID, t.GPU}
 	g = h.stray[k]
-	if g == nil && make {
+	if g == nil && create {
 		g = &heldGPU{}
 		h.stray[k] = g
 	}

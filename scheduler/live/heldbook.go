@@ -83,7 +83,10 @@ func (h *heldBook) round(nodes map[string]*nodeInfo, now time.Time) *gpuBook {
 		all = all[len(n.GPUs):]
 		gs := h.gpus[id]
 		for i, g := range n.GPUs {
-			hg := &gs[i]
+			var hg heldGPU // (moved remakes the sums for a new layout)
+			if i < len(gs) {
+				hg = gs[i]
+			}
 			us[i] = hg.sum
 			if hg.recent(now) {
 				continue // caravan's own book only (see gpuBook)

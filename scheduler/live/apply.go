@@ -229,7 +229,6 @@ func (s *Scheduler) record(job, action, detail string, now time.Time) {
 	s.dirty = true
 }
 
-// preemptReason is the reason a preempted job shows while it waits.
 // preemptedWaits is the decision's reason for each job it preempts: a
 // map of those few, not of every queued job's reason (10,000 map writes a
 // round at scale, for a view built at most once a second).
@@ -249,6 +248,7 @@ func preemptedWaits(dec policy.Decision) map[string]string {
 	return why
 }
 
+// preemptReason is the reason a preempted job shows while it waits.
 func preemptReason(why string) string {
 	if why == "" {
 		return "preempted by the scheduling policy"

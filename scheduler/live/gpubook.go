@@ -47,12 +47,7 @@ func newGPUBook(nodes map[string]*nodeInfo, es []*entry, trusted func(node strin
 }
 
 // slotMem is what a target takes of a GPU's memory: a whole GPU takes all.
-func (l *gpuBook) slotMem(t target) int64 {
-	if t.MemMiB == 0 && t.Fraction >= 1-eps {
-		return slotMem(l.nodes[t.NodeID], t)
-	}
-	return t.MemMiB
-}
+func (l *gpuBook) slotMem(t target) int64 { return slotMem(l.nodes[t.NodeID], t) }
 
 func (l *gpuBook) commit(ts []target) {
 	for _, t := range ts {

@@ -27,7 +27,6 @@ type heldBook struct {
 	layout map[string]*nodeInfo // the nodes the sums were made against
 	epoch  uint64               // moves on every remake: older bookings are void
 	last   time.Time            // the last round's time
-	rounds int
 }
 
 // heldGPU is one GPU's sums of caravan's holdings, how many entries hold
@@ -53,7 +52,7 @@ func newHeldBook() *heldBook {
 // book brings the sums up to es and returns this round's GPU book. full
 // remakes the sums from es (a full round's entries are all new).
 func (h *heldBook) book(nodes map[string]*nodeInfo, es []*entry, now time.Time, full bool) *gpuBook {
-	if full || h.rounds == 0 || h.moved(nodes) {
+	if full || h.epoch == 0 || h.moved(nodes) { // epoch 0: never made
 		h.remake(nodes, es)
 	} else {
 		for _, e := range es {
@@ -63,7 +62,6 @@ func (h *heldBook) book(nodes map[string]*nodeInfo, es []*entry, now time.Time, 
 			}
 		}
 	}
-	h.rounds++
 	h.last = now
 	return h.round(nodes, now)
 }
@@ -203,7 +201,8 @@ func (h *heldBook) remake(nodes map[string]*nodeInfo, es []*entry) {
 
 // moved reports whether the nodes are not those the sums were made
 // against: one appeared or went, or changed its GPUs' count or memory.
-// A node event that changed only free capacity keeps the sums.
+// A node event that changed only free capacity keeps the sums, and the
+// new nodeInfo is adopted as the one they were made against.
 func (h *heldBook) moved(nodes map[string]*nodeInfo) bool {
 	if len(nodes) != len(h.layout) {
 		return true

@@ -182,11 +182,13 @@ func (e *entry) volatile() bool {
 func (s *Scheduler) refresh(id string, now float64) {
 	in, m := s.inc, s.mirror
 	old := in.byID[id]
+	if old != nil { // replaced or removed below: its GPUs leave the held book
+		s.held.drop(old)
+	}
 	j := m.jobs[id]
 	if j == nil || !s.managed(j) {
 		if old != nil {
 			in.remove(old)
-			s.held.drop(old)
 			s.know(id, false)
 		}
 		if _, ok := s.st.Jobs[id]; ok {
@@ -201,9 +203,6 @@ func (s *Scheduler) refresh(id string, now float64) {
 	e := s.classifyJob(j, m.byJob[id], now)
 	e.fresh = true
 	in.refreshed++
-	if old != nil {
-		s.held.drop(old)
-	}
 	if old != nil && old.stub.SubmitTime == j.SubmitTime {
 		if i := in.indexOf(old); i >= 0 {
 			in.ents[i], in.byID[id] = e, e

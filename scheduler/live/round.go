@@ -77,7 +77,9 @@ func (s *Scheduler) round() (uint64, error) {
 	}
 	b := s.held.book(w.nodes, es, now, full)
 	var ranking []policy.Rank
-	waits, over := s.waits[:0], map[string]string{}
+	var waits policy.Waits
+	over := map[string]string{}
+	s.waits = s.waits[:0]
 	var cs []*class
 	if full {
 		cs = s.classes(w, es)
@@ -95,9 +97,13 @@ func (s *Scheduler) round() (uint64, error) {
 		st("snapshot")
 		dec := s.decide(snap)
 		st("decide")
-		// the decision's reasons are the policy's storage until its next
-		// Decide (the next class's): copied, and made a map only for a view
-		waits = append(waits, dec.Waiting...)
+		// the decisions' reasons, made a map only for a view: they are the
+		// policy's storage until its next Decide, so one class's are used
+		// as they are and several classes' copied
+		if waits = dec.Waiting; len(cs) > 1 {
+			s.waits = append(s.waits, dec.Waiting...)
+			waits = s.waits
+		}
 		maps.Copy(over, s.apply(w, c.entries, b, dec, now))
 		s.markDecided(dec)
 		st("apply")
@@ -110,7 +116,6 @@ func (s *Scheduler) round() (uint64, error) {
 	}
 	s.park(w, es, now)
 	st("park")
-	s.waits = waits
 	if s.viewDue(full, len(es), ranking, now) {
 		v := buildView(s.pol.Name(), es, ranking, waitingMap(waits, over), now)
 		s.showProgress(v)

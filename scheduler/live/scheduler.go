@@ -41,7 +41,8 @@ type Scheduler struct {
 	// held is what caravan's jobs hold on each GPU, kept across rounds
 	// (heldbook.go).
 	held *heldBook
-	// waits is the last round's decisions' reasons (storage reused).
+	// waits is a round's decisions' reasons when it has several classes
+	// (storage reused).
 	waits policy.Waits
 	// progress is what was read of running jobs' progress files.
 	progress *progressBook

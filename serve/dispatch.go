@@ -153,7 +153,7 @@ func (q *modelQueue) dispatch(ctx context.Context, w *workerState, batch []*pend
 	last := now
 	maxIn, maxOut := 0, 0
 	for i, p := range batch {
-		p.dispatch = now
+		p.sent(now)
 		items[i] = p.workItem()
 		last = maxTime(last, p.item.Deadline)
 		maxIn, maxOut = max(maxIn, p.item.In), max(maxOut, p.item.Out)
@@ -220,7 +220,7 @@ func (q *modelQueue) workerFailed(bd batchDone, now time.Time) {
 		}
 		p.tries++
 		if retry && p.tries < 3 && now.Before(p.item.Deadline) {
-			p.dispatch = time.Time{}
+			p.sent(time.Time{})
 			q.queue = append(q.queue, p)
 			continue
 		}

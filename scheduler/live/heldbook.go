@@ -27,6 +27,7 @@ type heldBook struct {
 	layout map[string]*nodeInfo // the nodes the sums were made against
 	epoch  uint64               // moves on every remake: older bookings are void
 	last   time.Time            // the last round's time
+	out    *gpuBook             // the round book's storage, reused
 }
 
 // heldGPU is one GPU's sums of caravan's holdings, how many entries hold
@@ -67,18 +68,22 @@ func (h *heldBook) book(nodes map[string]*nodeInfo, es []*entry, now time.Time, 
 }
 
 // round is the book for this round: the sums, raised to the fingerprint
-// where it can be trusted. Its storage is its own: the round commits its
-// admissions into it.
+// where it can be trusted. Its storage is the round's own (the round
+// commits its admissions into it) and is reused by the next round, which
+// writes every GPU of it again: nothing keeps a round's book past it.
 func (h *heldBook) round(nodes map[string]*nodeInfo, now time.Time) *gpuBook {
-	total := 0
-	for _, n := range nodes {
-		total += len(n.GPUs)
+	l := h.out
+	if l == nil {
+		l = &gpuBook{used: make(map[string][]use, len(nodes))}
+		h.out = l
 	}
-	all := make([]use, total)
-	l := &gpuBook{nodes: nodes, used: make(map[string][]use, len(nodes))}
+	l.nodes = nodes
 	for id, n := range nodes {
-		us := all[:len(n.GPUs):len(n.GPUs)]
-		all = all[len(n.GPUs):]
+		us := l.used[id]
+		if len(us) != len(n.GPUs) {
+			us = make([]use, len(n.GPUs))
+			l.used[id] = us
+		}
 		gs := h.gpus[id]
 		for i, g := range n.GPUs {
 			var hg heldGPU // (moved remakes the sums for a new layout)
@@ -92,7 +97,13 @@ func (h *heldBook) round(nodes map[string]*nodeInfo, now time.Time) *gpuBook {
 			us[i].Fraction = max(us[i].Fraction, 1-g.FreeFraction)
 			us[i].MemMiB = max(us[i].MemMiB, g.MemoryMiB-g.FreeMemMiB)
 		}
-		l.used[id] = us
+	}
+	if len(l.used) > len(nodes) { // a node went
+		for id := range l.used {
+			if _, ok := nodes[id]; !ok {
+				delete(l.used, id)
+			}
+		}
 	}
 	return l
 }

@@ -358,14 +358,20 @@ type viewMemo struct {
 func (s *Scheduler) viewDue(full bool, jobs int, ranking []policy.Rank, now time.Time) bool {
 	in := s.inc
 	vm := &in.view
-	if in.refreshed > 0 || len(in.marked) > 0 || vm.progressed || vm.nodes || !slices.Equal(ranking, vm.ranking) {
+	if !slices.Equal(ranking, vm.ranking) {
+		// a copy: the round's ranking is the policy's storage, rewritten
+		// in place by its next Decide
+		vm.ranking = append(vm.ranking[:0], ranking...)
 		vm.pending = true
 	}
-	vm.ranking, vm.progressed, vm.nodes = ranking, false, false
+	if in.refreshed > 0 || len(in.marked) > 0 || vm.progressed || vm.nodes {
+		vm.pending = true
+	}
+	vm.progressed, vm.nodes = false, false
 	age := now.Sub(vm.at)
 	gap, every := viewGapFor(jobs)
 	if full || age >= every || vm.pending && age >= gap {
-		*vm = viewMemo{at: now, ranking: ranking}
+		*vm = viewMemo{at: now, ranking: vm.ranking}
 		return true
 	}
 	if vm.pending && !vm.poked {

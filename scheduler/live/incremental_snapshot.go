@@ -77,14 +77,18 @@ func (s *Scheduler) snapshotIncr(l *gpuBook, c *class, now float64) *policy.Snap
 	s.classNodes(l, c)
 	snap.Cluster.Nodes, snap.Cluster.Gen = c.pn, c.gen
 	snap.Cluster.Links = s.measuredLinks(l, c.nodes)
-	snap.Jobs = make([]*policy.Job, 0, len(c.entries))
-	snap.JobGen = make([]uint64, 0, len(c.entries))
+	was := len(c.jobs)
+	c.jobs, c.jobGen = c.jobs[:0], c.jobGen[:0]
 	for _, e := range c.entries {
 		if j := s.keptJob(l, e); j != nil {
-			snap.Jobs = append(snap.Jobs, j)
-			snap.JobGen = append(snap.JobGen, e.kept.gen)
+			c.jobs = append(c.jobs, j)
+			c.jobGen = append(c.jobGen, e.kept.gen)
 		}
 	}
+	if was > len(c.jobs) {
+		clear(c.jobs[len(c.jobs):was]) // no finished job kept alive here
+	}
+	snap.Jobs, snap.JobGen = c.jobs, c.jobGen
 	return snap
 }
 

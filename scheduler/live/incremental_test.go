@@ -517,3 +517,27 @@ func TestViewGapGrowsWithTheJobs(t *testing.T) {
 		}
 	}
 }
+
+// The round hands viewDue the policy's own Ranking storage, which the
+// policy's next Decide rewrites in place: a ranking that changed between
+// two rounds must still read as a change, so viewDue keeps a copy.
+func TestViewDueSeesARankingRewrittenInPlace(t *testing.T) {
+	s := &Scheduler{inc: &incr{marked: map[string]bool{}}}
+	at := time.Unix(1000, 0)
+	storage := []policy.Rank{{JobID: "a"}, {JobID: "b"}}
+	if !s.viewDue(true, 2, storage, at) {
+		t.Fatal("a full round's view is not due")
+	}
+	_, every := viewGapFor(2)
+	at = at.Add(every / 2) // past the gap, before the view is due anyway
+	if s.viewDue(false, 2, storage, at) {
+		t.Fatal("a view is due though nothing changed")
+	}
+	storage[0], storage[1] = storage[1], storage[0] // the next Decide, in place
+	if !s.viewDue(false, 2, storage, at.Add(time.Millisecond)) {
+		t.Fatal("a ranking rewritten in place did not make the view due")
+	}
+	if got := s.inc.view.ranking; len(got) != 2 || got[0].JobID != "b" || &got[0] == &storage[0] {
+		t.Fatalf("kept ranking %v: want an own copy of [b a]", got)
+	}
+}

@@ -79,7 +79,7 @@ func (s *Scheduler) round() (uint64, error) {
 	var ranking []policy.Rank
 	var waits policy.Waits
 	over := map[string]string{}
-	s.waits = s.waits[:0]
+	s.waits, s.ranks = s.waits[:0], s.ranks[:0]
 	var cs []*class
 	if full {
 		cs = s.classes(w, es)
@@ -97,17 +97,17 @@ func (s *Scheduler) round() (uint64, error) {
 		st("snapshot")
 		dec := s.decide(snap)
 		st("decide")
-		// the decisions' reasons, made a map only for a view: they are the
-		// policy's storage until its next Decide, so one class's are used
-		// as they are and several classes' copied
-		if waits = dec.Waiting; len(cs) > 1 {
+		// the decisions' reasons (made a map only for a view) and ranking:
+		// they are the policy's storage until its next Decide, so one
+		// class's are used as they are and several classes' copied
+		if waits, ranking = dec.Waiting, dec.Ranking; len(cs) > 1 {
 			s.waits = append(s.waits, dec.Waiting...)
-			waits = s.waits
+			s.ranks = append(s.ranks, dec.Ranking...)
+			waits, ranking = s.waits, s.ranks
 		}
 		maps.Copy(over, s.apply(w, c.entries, b, dec, now))
 		s.markDecided(dec)
 		st("apply")
-		ranking = append(ranking, dec.Ranking...)
 	}
 	for _, e := range es {
 		if e.phase == phaseQueued && e.unfit != "" {

@@ -41,9 +41,10 @@ type Scheduler struct {
 	// held is what caravan's jobs hold on each GPU, kept across rounds
 	// (heldbook.go).
 	held *heldBook
-	// waits is a round's decisions' reasons when it has several classes
-	// (storage reused).
+	// waits and ranks are a round's decisions' reasons and ranking when
+	// it has several classes (storage reused).
 	waits policy.Waits
+	ranks []policy.Rank
 	// progress is what was read of running jobs' progress files.
 	progress *progressBook
 	// badLogged is the last unreadable placement logged per job.

@@ -105,11 +105,9 @@ func (s *Scheduler) classNodes(l *gpuBook, c *class) {
 		if fresh {
 			pn.Name, pn.GPUs = id, make([]policy.GPU, len(n.GPUs))
 		}
-		moved := fresh
+		moved, us := fresh, l.used[id]
 		for k, g := range n.GPUs {
-			u := l.used[id][k]
-			d := drain[gpuKey{id, k}]
-			u.Fraction, u.MemMiB = max(u.Fraction-d.Fraction, 0), max(u.MemMiB-d.MemMiB, 0)
+			u := lessDrain(us[k], drain, id, k)
 			pg := policy.GPU{Index: k, Model: g.Model, MemoryMiB: g.MemoryMiB, UsedFraction: u.Fraction, UsedMemoryMiB: u.MemMiB}
 			if pn.GPUs[k] != pg {
 				pn.GPUs[k], moved = pg, true

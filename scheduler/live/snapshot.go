@@ -12,11 +12,9 @@ func (s *Scheduler) snapshot(l *gpuBook, nodes []string, es []*entry, now float6
 	drain := draining(l, es)
 	for _, id := range nodes {
 		n := l.nodes[id]
-		pn := policy.Node{Name: id}
+		pn, us := policy.Node{Name: id}, l.used[id]
 		for i, g := range n.GPUs {
-			u := l.used[id][i]
-			d := drain[gpuKey{id, i}]
-			u.Fraction, u.MemMiB = max(u.Fraction-d.Fraction, 0), max(u.MemMiB-d.MemMiB, 0)
+			u := lessDrain(us[i], drain, id, i)
 			pn.GPUs = append(pn.GPUs, policy.GPU{Index: i, Model: g.Model, MemoryMiB: g.MemoryMiB,
 				UsedFraction: u.Fraction, UsedMemoryMiB: u.MemMiB})
 		}
@@ -35,6 +33,18 @@ func (s *Scheduler) snapshot(l *gpuBook, nodes []string, es []*entry, now float6
 		snap.Jobs = append(snap.Jobs, j)
 	}
 	return snap
+}
+
+// lessDrain is u, what the book holds on GPU k of node id, less what
+// draining jobs still hold there (drain, from draining), never below zero
+// (a fingerprint claiming more free than the GPU has reads as unused).
+func lessDrain(u use, drain map[gpuKey]use, id string, k int) use {
+	var d use
+	if len(drain) > 0 { // seldom: preempted jobs still leaving
+		d = drain[gpuKey{id, k}]
+	}
+	u.Fraction, u.MemMiB = max(u.Fraction-d.Fraction, 0), max(u.MemMiB-d.MemMiB, 0)
+	return u
 }
 
 // draining is what queued jobs still hold (preempted, their tasks

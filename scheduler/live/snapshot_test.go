@@ -105,3 +105,23 @@ func TestDecisionCarriesTheRanking(t *testing.T) {
 		t.Fatalf("view %+v: want a then b, ranked 0 and 1", v.Jobs)
 	}
 }
+
+// What draining jobs hold is taken off a GPU's use, and no use reads
+// below zero, with or without draining jobs (a fingerprint may claim more
+// free memory than the GPU has).
+func TestLessDrain(t *testing.T) {
+	none := map[gpuKey]use{}
+	if got := lessDrain(use{Fraction: -1e-9, MemMiB: -512}, none, "n", 0); got != (use{}) {
+		t.Errorf("negative use with nothing draining: %+v, want zero", got)
+	}
+	drain := map[gpuKey]use{{"n", 1}: {Fraction: 0.5, MemMiB: 4096}}
+	if got := lessDrain(use{Fraction: 0.75, MemMiB: 6144}, drain, "n", 1); got != (use{Fraction: 0.25, MemMiB: 2048}) {
+		t.Errorf("drained GPU: %+v, want 0.25 and 2048 MiB", got)
+	}
+	if got := lessDrain(use{Fraction: 0.25, MemMiB: 1024}, drain, "n", 1); got != (use{}) {
+		t.Errorf("over-drained GPU: %+v, want zero", got)
+	}
+	if got := lessDrain(use{Fraction: 0.5, MemMiB: 1}, drain, "n", 0); got != (use{Fraction: 0.5, MemMiB: 1}) {
+		t.Errorf("another GPU: %+v, want unchanged", got)
+	}
+}

@@ -1,0 +1,126 @@
+package place
+
+import (
+	"fmt"
+	"math/rand"
+	"reflect"
+	"testing"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+	pt "github.com/caravan-dl/caravan/scheduler/policy/policytest"
+)
+
+// yarnPlaceByScan is yarnPlace as it was before the rack index: every
+// rack's whole idle nodes found by a scan over every node. The reference
+// for TestYarnRackIndexMatchesScan.
+func yarnPlaceByScan(c *policy.Capacity, d policy.Demand) (policy.Placement, bool) {
+	if d.Workers <= maxNodeGPUs(c) {
+		n := firstFitNode(c, d)
+		if n < 0 {
+			return policy.Placement{}, false
+		}
+		return policy.Placement{Slots: fillNode(&c.Nodes[n], d, d.Workers)}, true
+	}
+	largest := 0
+	for r := range c.Racks {
+		if p, ok := idleNodesByScan(c, d, r); ok {
+			return p, true
+		}
+		s := 0
+		for i := range c.Nodes {
+			if c.Nodes[i].RackID == r {
+				s += len(c.Nodes[i].GPUs)
+			}
+		}
+		largest = max(largest, s)
+	}
+	if d.Workers > largest {
+		return idleNodesByScan(c, d, -1)
+	}
+	return policy.Placement{}, false
+}
+
+func idleNodesByScan(c *policy.Capacity, d policy.Demand, r int) (policy.Placement, bool) {
+	need := d.Workers
+	var full []int
+	for i := range c.Nodes {
+		n := &c.Nodes[i]
+		if (r >= 0 && n.RackID != r) || len(n.GPUs) == 0 || len(n.GPUs) > need {
+			continue
+		}
+		if n.WholeFree == len(n.GPUs) && nodeFit(n, d) == len(n.GPUs) {
+			full = append(full, i)
+			need -= len(n.GPUs)
+		}
+		if need == 0 {
+			break
+		}
+	}
+	last := -1
+	if need > 0 {
+		for i := range c.Nodes {
+			n := &c.Nodes[i]
+			if (r >= 0 && n.RackID != r) || containsIdx(full, i) {
+				continue
+			}
+			if n.WholeFree >= need && nodeFit(n, d) >= need {
+				last = i
+				break
+			}
+		}
+		if last < 0 {
+			return policy.Placement{}, false
+		}
+	}
+	p := policy.Placement{Slots: make([]policy.Slot, 0, d.Workers)}
+	for _, i := range full {
+		p.Slots = fillNodeTo(p.Slots, &c.Nodes[i], d, len(c.Nodes[i].GPUs))
+	}
+	if last >= 0 {
+		p.Slots = fillNodeTo(p.Slots, &c.Nodes[last], d, need)
+	}
+	return p, true
+}
+
+// TestYarnRackIndexMatchesScan: on random clusters whose racks interleave
+// in node order, with uneven nodes (some without GPUs) and GPUs busy at
+// random, yarnPlace places every gang exactly as the per-rack scan did,
+// committing each placement so later gangs see a fuller cluster, and
+// releasing some so nodes come idle again.
+func TestYarnRackIndexMatchesScan(t *testing.T) {
+	for seed := int64(1); seed <= 60; seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		cl := pt.Cluster(pt.ClusterSpec{Racks: 1 + rng.Intn(6), NodesPerRack: 1 + rng.Intn(6), GPUsPerNode: 8})
+		rng.Shuffle(len(cl.Nodes), func(i, j int) { cl.Nodes[i], cl.Nodes[j] = cl.Nodes[j], cl.Nodes[i] })
+		for i := range cl.Nodes {
+			cl.Nodes[i].GPUs = cl.Nodes[i].GPUs[:[]int{0, 2, 4, 8, 8}[rng.Intn(5)]]
+			for g := range cl.Nodes[i].GPUs {
+				if rng.Intn(5) == 0 {
+					cl.Nodes[i].GPUs[g].UsedFraction = 1
+				}
+			}
+		}
+		c := policy.NewCapacity(&cl)
+		var placed []policy.Placement
+		for step := 0; step < 40; step++ {
+			if len(placed) > 0 && rng.Intn(3) == 0 {
+				k := rng.Intn(len(placed))
+				c.Release(placed[k], 0)
+				placed = append(placed[:k], placed[k+1:]...)
+			}
+			d := policy.Demand{Workers: 1 + rng.Intn(40), Fraction: 1}
+			got, gok := yarnPlace(c, d)
+			want, wok := yarnPlaceByScan(c, d)
+			if gok != wok || !reflect.DeepEqual(got, want) {
+				t.Fatalf("seed %d step %d, %d workers: got %v %v, want %v %v", seed, step, d.Workers,
+					gok, fmt.Sprint(got.Slots), wok, fmt.Sprint(want.Slots))
+			}
+			if gok {
+				if err := c.Commit(got, 0); err != nil {
+					t.Fatal(err)
+				}
+				placed = append(placed, got)
+			}
+		}
+	}
+}

@@ -100,11 +100,7 @@ func yarnNeed(c *policy.Capacity, d policy.Demand) string {
 // rack) the whole cluster as one.
 func yarnPlace(c *policy.Capacity, d policy.Demand) (policy.Placement, bool) {
 	if d.Workers <= maxNodeGPUs(c) {
-		n := firstFitNode(c, d)
-		if n < 0 {
-			return policy.Placement{}, false
-		}
-		return policy.Placement{Slots: fillNode(&c.Nodes[n], d, d.Workers)}, true
+		return onOneNode(c, d)
 	}
 	racks := indexRacks(c)
 	largest := 0
@@ -118,6 +114,16 @@ func yarnPlace(c *policy.Capacity, d policy.Demand) (policy.Placement, bool) {
 		return idleNodes(c, d, nil)
 	}
 	return policy.Placement{}, false
+}
+
+// onOneNode places a gang no larger than a node on the first node with
+// room for all of it.
+func onOneNode(c *policy.Capacity, d policy.Demand) (policy.Placement, bool) {
+	n := firstFitNode(c, d)
+	if n < 0 {
+		return policy.Placement{}, false
+	}
+	return policy.Placement{Slots: fillNode(&c.Nodes[n], d, d.Workers)}, true
 }
 
 // firstFitNode is the first node (in cluster order) with room for the
@@ -207,6 +213,12 @@ func idleNodes(c *policy.Capacity, d policy.Demand, ns []int32) (policy.Placemen
 			return policy.Placement{}, false
 		}
 	}
+	return takeIdle(c, d, full, last, need), true
+}
+
+// takeIdle is the placement on the whole nodes full and, if last >= 0,
+// need more workers on node last.
+func takeIdle(c *policy.Capacity, d policy.Demand, full []int, last, need int) policy.Placement {
 	p := policy.Placement{Slots: make([]policy.Slot, 0, d.Workers)}
 	for _, i := range full {
 		p.Slots = fillNodeTo(p.Slots, &c.Nodes[i], d, len(c.Nodes[i].GPUs))
@@ -214,7 +226,7 @@ func idleNodes(c *policy.Capacity, d policy.Demand, ns []int32) (policy.Placemen
 	if last >= 0 {
 		p.Slots = fillNodeTo(p.Slots, &c.Nodes[last], d, need)
 	}
-	return p, true
+	return p
 }
 
 func containsIdx(xs []int, v int) bool {

@@ -11,15 +11,12 @@ import (
 )
 
 // yarnPlaceByScan is yarnPlace as it was before the rack index: every
-// rack's whole idle nodes found by a scan over every node. The reference
-// for TestYarnRackIndexMatchesScan.
+// rack's whole idle nodes found by a scan over every node (the placement
+// then built as yarnPlace builds it). The reference for
+// TestYarnRackIndexMatchesScan.
 func yarnPlaceByScan(c *policy.Capacity, d policy.Demand) (policy.Placement, bool) {
 	if d.Workers <= maxNodeGPUs(c) {
-		n := firstFitNode(c, d)
-		if n < 0 {
-			return policy.Placement{}, false
-		}
-		return policy.Placement{Slots: fillNode(&c.Nodes[n], d, d.Workers)}, true
+		return onOneNode(c, d)
 	}
 	largest := 0
 	for r := range c.Racks {
@@ -72,14 +69,7 @@ func idleNodesByScan(c *policy.Capacity, d policy.Demand, r int) (policy.Placeme
 			return policy.Placement{}, false
 		}
 	}
-	p := policy.Placement{Slots: make([]policy.Slot, 0, d.Workers)}
-	for _, i := range full {
-		p.Slots = fillNodeTo(p.Slots, &c.Nodes[i], d, len(c.Nodes[i].GPUs))
-	}
-	if last >= 0 {
-		p.Slots = fillNodeTo(p.Slots, &c.Nodes[last], d, need)
-	}
-	return p, true
+	return takeIdle(c, d, full, last, need), true
 }
 
 // TestYarnRackIndexMatchesScan: on random clusters whose racks interleave

@@ -100,6 +100,8 @@ type Capacity struct {
 	// re-read
 	rereads []rereadPart
 	rereadN int
+	// racks lists each rack's nodes (capacity_racks.go)
+	racks rackIndex
 }
 
 // NewCapacity indexes the free capacity of a cluster. Over-committed GPUs
@@ -135,6 +137,7 @@ func NewCapacity(c *Cluster) *Capacity {
 		cp.resummarise(i)
 	}
 	cp.rereadN = len(cp.Nodes) // it read every node
+	cp.indexRacks()
 	cp.sumLimits(len(cp.Nodes) == len(c.Nodes))
 	cp.track.remember(c, len(cp.Nodes))
 	return cp

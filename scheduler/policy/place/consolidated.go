@@ -122,6 +122,31 @@ func bestRack(c *policy.Capacity, d policy.Demand, cs []candidate) (policy.Place
 	return take(c, d, inRack(c, cs, best))
 }
 
+// splitByRack is inRack for every rack at once: parts[r] lists rack r's
+// candidates in cs order, from one counting pass (filtering cs once per
+// rack read it 250 times at 10,000 nodes). Each part is capped: appending
+// to one never writes into the next.
+func splitByRack(c *policy.Capacity, cs []candidate) [][]candidate {
+	off := make([]int, len(c.Racks)+1)
+	for _, cd := range cs {
+		off[c.Nodes[cd.node].RackID+1]++
+	}
+	for r := range c.Racks {
+		off[r+1] += off[r]
+	}
+	all, next := make([]candidate, len(cs)), slices.Clone(off[:len(c.Racks)])
+	for _, cd := range cs {
+		r := c.Nodes[cd.node].RackID
+		all[next[r]] = cd
+		next[r]++
+	}
+	parts := make([][]candidate, len(c.Racks))
+	for r := range parts {
+		parts[r] = all[off[r]:off[r+1]:off[r+1]]
+	}
+	return parts
+}
+
 func inRack(c *policy.Capacity, cs []candidate, rack int) []candidate {
 	var out []candidate
 	for _, cd := range cs {

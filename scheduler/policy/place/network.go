@@ -89,8 +89,8 @@ func (n *Network) Place(j *policy.Job, d policy.Demand, c *policy.Capacity) (pol
 	if c.Links.Len() > 0 {
 		best, _ = n.onLinks(c, d, cs, prof) // measured pairs subsume racks
 	} else {
-		for r := range c.Racks {
-			if o, ok := n.widest(c, d, inRack(c, cs, r), prof); ok && o.better(best) {
+		for _, part := range splitByRack(c, cs) {
+			if o, ok := n.widest(c, d, part, prof); ok && o.better(best) {
 				best = o
 			}
 		}

@@ -2,7 +2,6 @@ package place
 
 import (
 	"math"
-	"slices"
 	"strconv"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
@@ -102,16 +101,15 @@ func yarnPlace(c *policy.Capacity, d policy.Demand) (policy.Placement, bool) {
 	if d.Workers <= maxNodeGPUs(c) {
 		return onOneNode(c, d)
 	}
-	racks := indexRacks(c)
 	largest := 0
 	for r := range c.Racks {
-		if p, ok := idleNodes(c, d, racks.nodes(r)); ok {
+		if p, ok := idleNodes(c, d, c.RackNodes(r), false); ok {
 			return p, true
 		}
-		largest = max(largest, racks.gpus[r])
+		largest = max(largest, c.RackGPUs(r))
 	}
 	if d.Workers > largest {
-		return idleNodes(c, d, nil)
+		return idleNodes(c, d, nil, true)
 	}
 	return policy.Placement{}, false
 }
@@ -138,48 +136,17 @@ func firstFitNode(c *policy.Capacity, d policy.Demand) int {
 	return -1
 }
 
-// rackIndex lists each rack's nodes in cluster order and counts its GPUs:
-// one counting pass, where scanning every node once per rack cost 250
-// passes over 10,000 nodes for each multi-node gang fifo tried (most of
-// its decision at that scale).
-type rackIndex struct {
-	at   []int32 // node indexes, rack after rack
-	off  []int   // rack r's nodes are at[off[r]:off[r+1]]
-	gpus []int   // each rack's GPUs
-}
-
-func indexRacks(c *policy.Capacity) rackIndex {
-	x := rackIndex{at: make([]int32, len(c.Nodes)), off: make([]int, len(c.Racks)+1), gpus: make([]int, len(c.Racks))}
-	for i := range c.Nodes {
-		r := c.Nodes[i].RackID
-		x.off[r+1]++
-		x.gpus[r] += len(c.Nodes[i].GPUs)
-	}
-	for r := range c.Racks {
-		x.off[r+1] += x.off[r]
-	}
-	next := slices.Clone(x.off[:len(c.Racks)])
-	for i := range c.Nodes {
-		r := c.Nodes[i].RackID
-		x.at[next[r]] = int32(i)
-		next[r]++
-	}
-	return x
-}
-
-// nodes is rack r's node indexes, in cluster order.
-func (x rackIndex) nodes(r int) []int32 { return x.at[x.off[r]:x.off[r+1]] }
-
-// idleNodes takes whole idle nodes among ns (every node, in cluster order,
-// if ns is nil) in order while the gang still fills them, then one more
-// node with room for the remainder, as Tiresias' try_cross_node_alloc.
-func idleNodes(c *policy.Capacity, d policy.Demand, ns []int32) (policy.Placement, bool) {
+// idleNodes takes whole idle nodes among ns (every node, in cluster
+// order, if every is set) in order while the gang still fills them, then
+// one more node with room for the remainder, as Tiresias'
+// try_cross_node_alloc.
+func idleNodes(c *policy.Capacity, d policy.Demand, ns []int32, every bool) (policy.Placement, bool) {
 	count := len(ns)
-	if ns == nil {
+	if every {
 		count = len(c.Nodes)
 	}
 	at := func(k int) int {
-		if ns == nil {
+		if every {
 			return k
 		}
 		return int(ns[k])

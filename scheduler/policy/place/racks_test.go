@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
@@ -111,6 +112,68 @@ func TestYarnRackIndexMatchesScan(t *testing.T) {
 				}
 				placed = append(placed, got)
 			}
+		}
+	}
+}
+
+// splitByRack lists exactly what inRack does for each rack, in the same
+// order, and its parts do not share room: appending to one leaves the
+// next as it was.
+func TestSplitByRackIsInRackForEveryRack(t *testing.T) {
+	for seed := int64(1); seed <= 40; seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		cl := pt.Cluster(pt.ClusterSpec{Racks: 1 + rng.Intn(7), NodesPerRack: 1 + rng.Intn(5), GPUsPerNode: 4})
+		rng.Shuffle(len(cl.Nodes), func(i, j int) { cl.Nodes[i], cl.Nodes[j] = cl.Nodes[j], cl.Nodes[i] })
+		c := policy.NewCapacity(&cl)
+		var cs []candidate
+		for i := range c.Nodes {
+			if rng.Intn(3) > 0 {
+				cs = append(cs, candidate{node: i, fit: 1 + rng.Intn(4)})
+			}
+		}
+		rng.Shuffle(len(cs), func(i, j int) { cs[i], cs[j] = cs[j], cs[i] })
+		parts := splitByRack(c, cs)
+		if len(parts) != len(c.Racks) {
+			t.Fatalf("seed %d: %d parts for %d racks", seed, len(parts), len(c.Racks))
+		}
+		for r := range c.Racks {
+			if want := inRack(c, cs, r); !slices.Equal(parts[r], want) {
+				t.Fatalf("seed %d rack %d: %v, want %v", seed, r, parts[r], want)
+			}
+		}
+		if len(parts) > 1 {
+			next := slices.Clone(parts[1])
+			_ = append(parts[0], candidate{node: -1})
+			if !slices.Equal(parts[1], next) {
+				t.Fatalf("seed %d: appending to rack 0's part changed rack 1's", seed)
+			}
+		}
+	}
+}
+
+// BenchmarkRackPlacersWide places a 24-GPU gang (wider than any node) on
+// a 10,000-node cluster of 250 racks, idle or with one GPU busy on every
+// node (no whole idle node: yarn tries every rack and fails): the cases
+// where yarn and the network placer read every node once per rack.
+func BenchmarkRackPlacersWide(b *testing.B) {
+	j := pt.Job("wide", 24, 0)
+	d, _ := policy.DemandOf(j)
+	for _, busy := range []bool{false, true} {
+		cl := pt.Cluster(pt.ClusterSpec{Racks: 250, NodesPerRack: 40, GPUsPerNode: 8})
+		for i := range cl.Nodes {
+			if busy {
+				cl.Nodes[i].GPUs[0].UsedFraction = 1
+			}
+		}
+		c := policy.NewCapacity(&cl)
+		for _, pl := range []policy.Placer{NewYarn(YarnConfig{}), NewNetwork(NetworkConfig{})} {
+			b.Run(fmt.Sprintf("%s/busy=%v", pl.Name(), busy), func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					if _, why := pl.Place(j, d, c); (why == "") == (busy && pl.Name() == "yarn") {
+						b.Fatalf("placed %v, reason %q", why == "", why)
+					}
+				}
+			})
 		}
 	}
 }

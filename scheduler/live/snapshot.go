@@ -39,10 +39,7 @@ func (s *Scheduler) snapshot(l *gpuBook, nodes []string, es []*entry, now float6
 // draining jobs still hold there (drain, from draining), never below zero
 // (a fingerprint claiming more free than the GPU has reads as unused).
 func lessDrain(u use, drain map[gpuKey]use, id string, k int) use {
-	var d use
-	if len(drain) > 0 { // seldom: preempted jobs still leaving
-		d = drain[gpuKey{id, k}]
-	}
+	d := drain[gpuKey{id, k}] // an empty map answers before hashing
 	u.Fraction, u.MemMiB = max(u.Fraction-d.Fraction, 0), max(u.MemMiB-d.MemMiB, 0)
 	return u
 }

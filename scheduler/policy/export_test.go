@@ -34,3 +34,7 @@ func CapacityState(f *Framework) string {
 	}
 	return string(b)
 }
+
+// RankedByPrev reports whether f's last round copied its kept entries
+// by the ordering's last-rank map (PrevRanker).
+func RankedByPrev(f *Framework) bool { return f.jobs.byPrev }

@@ -21,6 +21,19 @@ type RankIndexer interface {
 	RankIndexes() []int32
 }
 
+// PrevRanker is implemented by orderings that also say where each job
+// of their last Order result stood in the one before it: PrevRanks()[r]
+// is the rank, in the previous Order call's result, of the job ranked r
+// now, or -1 where that job's stamp moved (Snapshot.JobGen) or it was
+// not ranked then; nil where the ordering does not know. calls counts
+// its Order calls, so the Framework uses the map only when the previous
+// call was its own last round's. With it the Framework copies what it
+// kept of an unchanged job by rank, in sequence, instead of through the
+// job's position (RankIndexer), a cache miss per job at 100,000 jobs.
+type PrevRanker interface {
+	PrevRanks() (prev []int32, calls uint64)
+}
+
 // Orderer is the ordering extension point: it ranks the active (queued and
 // running) jobs of a snapshot, highest priority first. It may keep state
 // across calls (learned distributions, promotions) but must be deterministic.

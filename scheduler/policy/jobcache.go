@@ -39,6 +39,12 @@ type jobCache struct {
 	// guarded is this round's PreemptionGuard answer for each running
 	// job by rank (nil: not kept); guard is its storage
 	guarded, guard []bool
+	// byPrev: the last rank call copied by the ordering's PrevRanks
+	// (pos was not kept); kept: the last round's entries (info, ids by
+	// rank) are the last rank call's; calls: the ordering's Order count
+	// then
+	byPrev, kept bool
+	calls        uint64
 }
 
 // refresh follows s's stamps and prepares rank; false when s is
@@ -49,7 +55,7 @@ func (c *jobCache) refresh(s *Snapshot) bool {
 		c.prepare(len(s.Jobs))
 		return true
 	}
-	c.ranked = 0
+	c.ranked, c.kept = 0, false
 	return false
 }
 
@@ -72,7 +78,7 @@ type posRank struct {
 // of changed and stale ranks are joined in part order, so everything is
 // what one serial pass writes. The guard is asked serially, in the serial
 // order: it is the ordering's code.
-func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, preemptive bool, guard PreemptionGuard) ([]Rank, []rankInfo) {
+func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, pr PrevRanker, preemptive bool, guard PreemptionGuard) ([]Rank, []rankInfo) {
 	old, cur := c.cur, 1-c.cur
 	oldInfo, oldIDs := c.info[old], c.ids[old]
 	info, ids := grow(c.info[cur], len(ranked)), grow(c.ids[cur], len(ranked))
@@ -85,12 +91,17 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, preemptive boo
 	c.parts = grow(c.parts, k)
 	c.pass = rankPass{ranked: ranked, at: at, ranking: ranking, ids: ids, info: info,
 		oldIDs: oldIDs, oldInfo: oldInfo, guarded: guard != nil}
+	c.pass.prev, c.byPrev = c.prevRanks(pr, len(ranked), c.kept)
+	copyPart := c.copyUnchanged
+	if c.byPrev {
+		copyPart = c.copyByPrev
+	}
 	if k > 1 { // no closure on the serial path (a replay decides ~200,000 times)
 		split(len(ranked), k, func(part, lo, hi int) {
-			c.parts[part] = c.copyUnchanged(&c.pass, lo, hi, c.parts[part])
+			c.parts[part] = copyPart(&c.pass, lo, hi, c.parts[part])
 		})
 	} else {
-		c.parts[0] = c.copyUnchanged(&c.pass, 0, len(ranked), c.parts[0])
+		c.parts[0] = copyPart(&c.pass, 0, len(ranked), c.parts[0])
 	}
 	c.pass = rankPass{} // holds no job past the round
 	changed, stale := c.changed[:0], c.stale[:0]
@@ -125,7 +136,48 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, preemptive boo
 	c.changed, c.stale = changed, stale
 	c.info[cur], c.ids[cur], c.cur, c.ranking = info, ids, cur, ranking
 	c.ranked = len(c.pos)
+	if c.byPrev {
+		c.ranked = 0 // pos was not kept: a next round by position reads all
+	}
+	c.kept = true
 	return ranking, info
+}
+
+// prevRanks is the ordering's last-rank map when it applies to this
+// round: the ordering keeps one (PrevRanker), for as many ranks, and its
+// previous Order call was this cache's last rank call (kept: the last
+// round's entries are that call's). ok is false otherwise.
+func (c *jobCache) prevRanks(pr PrevRanker, n int, kept bool) (prev []int32, ok bool) {
+	if pr == nil {
+		return nil, false
+	}
+	prev, calls := pr.PrevRanks()
+	last := c.calls
+	c.calls = calls
+	if !kept || calls != last+1 || len(prev) != n {
+		return nil, false
+	}
+	return prev, true
+}
+
+// copyByPrev is copyUnchanged with the ordering's last-rank map: an
+// unchanged job's entry is read from its last rank, which follows the
+// rank order, so the reads run in sequence.
+func (c *jobCache) copyByPrev(ps *rankPass, lo, hi int, lists rankPart) rankPart {
+	ranking, ids, info, oldIDs, oldInfo := ps.ranking, ps.ids, ps.info, ps.oldIDs, ps.oldInfo
+	changed, stale := lists.changed[:0], lists.stale[:0]
+	for r := lo; r < hi; r++ {
+		if lr := ps.prev[r]; lr >= 0 && int(lr) < len(oldInfo) {
+			ids[r], info[r] = oldIDs[lr], oldInfo[lr]
+			ranking[r] = Rank{JobID: ids[r], Queue: ps.ranked[r].Queue}
+			if ps.guarded && info[r].state == Running {
+				stale = append(stale, int32(r)) // its guard moves with Now
+			}
+			continue
+		}
+		changed = append(changed, int32(r))
+	}
+	return rankPart{changed: changed, stale: stale}
 }
 
 // prepare readies rank's positions for n jobs after refresh (in
@@ -171,6 +223,7 @@ type rankPass struct {
 	oldIDs  []string
 	oldInfo []rankInfo
 	guarded bool
+	prev    []int32 // the ordering's last-rank map (copyByPrev)
 }
 
 // copyUnchanged is rank's pass over the ranks [lo, hi): an unchanged
@@ -221,4 +274,4 @@ func readChanged(ranked []Ranked, rs []int32, ranking []Rank, ids []string, info
 
 // forgetRanks drops the last round's ranks (a round ranked without
 // them): the next round reads every job.
-func (c *jobCache) forgetRanks() { c.ranked, c.prepared = 0, false }
+func (c *jobCache) forgetRanks() { c.ranked, c.prepared, c.byPrev, c.kept = 0, false, false, false }

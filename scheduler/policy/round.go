@@ -246,7 +246,8 @@ func (r *round) rankAll(ranked []Ranked) {
 		if ix, ok := r.f.Order.(RankIndexer); ok {
 			if at := ix.RankIndexes(); len(at) == len(ranked) {
 				g, _ := r.f.Order.(PreemptionGuard)
-				r.dec.Ranking, r.info = r.f.jobs.rank(r.s, ranked, at, r.preemptive, g)
+				pr, _ := r.f.Order.(PrevRanker)
+				r.dec.Ranking, r.info = r.f.jobs.rank(r.s, ranked, at, pr, r.preemptive, g)
 				r.guarded = r.f.jobs.guarded
 				return
 			}

@@ -16,6 +16,11 @@ type FIFOConfig struct {
 type FIFO struct {
 	cfg FIFOConfig
 	sc  scratch
+	// tr ranks tracked snapshots by their changes; fast: the last
+	// Order came from it
+	tr    submitRanks
+	fast  bool
+	calls uint64 // Order calls (PrevRanks)
 }
 
 // NewFIFO returns a FIFO ordering.
@@ -36,9 +41,17 @@ func (f *FIFO) BlocksHeadOfLine() bool { return !f.cfg.Backfill }
 // job's state on every event of a replay with a queue of 10,000 jobs was
 // most of FIFO's time, and the list barely changes between events.
 func (o *FIFO) Order(s *policy.Snapshot) []policy.Ranked {
+	o.fast = false
+	o.calls++
 	if s.SubmitOrdered && s.SkipReasons {
 		o.sc.kc.forget() // it did not see this snapshot's stamps
+		o.tr.forget()
 		return o.sc.listedAll(s.Jobs)
+	}
+	if out, ok := o.tr.rank(s); ok {
+		o.sc.kc.forget() // the general path did not see these stamps
+		o.fast = true
+		return out
 	}
 	// the key ignores service: no mover, so accruing jobs are not re-keyed
 	key := func(j *policy.Job) keyed { return keyed{job: j, k: [3]float64{j.Submit}} }

@@ -276,7 +276,21 @@ func growKeep[T any](xs []T, n int) []T {
 
 // RankIndexes says where each job of the last ranking is listed in its
 // snapshot, for a tracked snapshot (policy.RankIndexer); nil otherwise.
-func (o *FIFO) RankIndexes() []int32 { return o.sc.rankIndexes() }
+func (o *FIFO) RankIndexes() []int32 {
+	if o.fast {
+		return o.tr.at
+	}
+	return o.sc.rankIndexes()
+}
+
+// PrevRanks says where each job of the last ranking stood in the one
+// before it (policy.PrevRanker), when the last call ranked by changes.
+func (o *FIFO) PrevRanks() ([]int32, uint64) {
+	if o.fast {
+		return o.tr.prev, o.calls
+	}
+	return nil, o.calls
+}
 
 // RankIndexes is FIFO.RankIndexes for 2D-LAS.
 func (o *LAS) RankIndexes() []int32 { return o.sc.rankIndexes() }

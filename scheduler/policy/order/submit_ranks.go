@@ -1,0 +1,185 @@
+package order
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
+
+// submitRanks keeps FIFO's ranking of a tracked snapshot
+// (Snapshot.JobGen) from one call to the next as a list in rank order,
+// and updates it by the changed positions alone: the jobs whose stamps
+// moved leave it, the active ones among them are sorted and merged back
+// in, and every other entry is copied in sequence. A job's FIFO key is
+// its Submit, which no time passing moves, so an unchanged job keeps its
+// place among the others. The general tracked path (trackedKeys, then
+// sortMatched) keyed, matched and ranked every position through
+// position-to-rank maps read at random, most of a churned decision at
+// 100,000 jobs.
+//
+// The order is sortKeyed's for FIFO's keys exactly: Submit (as
+// floatKey), then ID, then position. With a NaN Submit that order is not
+// transitive (NaN ties with +Inf by floatKey but not by compareSubmit),
+// so a snapshot listing an active job with a NaN Submit is left to the
+// general path.
+type submitRanks struct {
+	// valid: the last call used this path and ord is its ranking
+	valid bool
+	gen   []uint64 // the last call's stamps by position
+	// last is what ord holds of the job at each position
+	last []lastKey
+	// mark is this call's note of a changed position listed in ord
+	// (scratch, cleared by merge)
+	mark      []uint8
+	ord, next []subEntry
+	adds      []subEntry
+	out       []policy.Ranked
+	at        []int32
+	// prev[r] is the rank in the last call's ranking of the job ranked r
+	// now, -1 where its stamp moved (or it arrived)
+	prev []int32
+}
+
+// lastKey is a position's job as ord ranks it: listed (active), with
+// its ID and Submit.
+type lastKey struct {
+	id     string
+	sub    float64
+	listed bool
+}
+
+// marks of changed positions that ord lists
+const (
+	markDrop  = 1 + iota // its job left or took another key
+	markStamp            // same key, new stamp: its place holds
+)
+
+// subEntry is one active job in rank order: its Submit and position.
+type subEntry struct {
+	sub float64
+	pos int32
+}
+
+// rank is FIFO's order of a tracked snapshot s; ok is false where this
+// path does not apply (s untracked, or an active job's Submit is NaN),
+// and then nothing is kept for the next call.
+func (t *submitRanks) rank(s *policy.Snapshot) (out []policy.Ranked, ok bool) {
+	if !s.JobsTracked() {
+		t.valid = false
+		return nil, false
+	}
+	n := len(s.Jobs)
+	oldN := len(t.gen)
+	if !t.valid {
+		oldN, t.ord = 0, t.ord[:0]
+	}
+	t.gen, t.last, t.mark = growKeep(t.gen, n), growKeep(t.last, n), growKeep(t.mark, n)
+	adds, nan := t.changes(s, oldN)
+	if nan {
+		t.valid = false
+		return nil, false
+	}
+	t.merge(s, adds)
+	t.valid = true
+	return t.ranked(s), true
+}
+
+// changes compares the stamps and marks each changed position ord
+// lists; it lists, sorted, the active jobs at changed positions that
+// take a new place (nan: one of them has a NaN Submit). A job re-stamped
+// with the same ID and Submit (a running job's progress, say) keeps its
+// place: FIFO's key is those and its position.
+func (t *submitRanks) changes(s *policy.Snapshot, oldN int) (adds []subEntry, nan bool) {
+	adds = t.adds[:0]
+	stamps, gen, last, mark := s.JobGen, t.gen, t.last, t.mark
+	for p, j := range s.Jobs {
+		g := stamps[p]
+		if p < oldN && g != 0 && gen[p] == g {
+			continue
+		}
+		gen[p], mark[p] = g, 0 // (a mark left by a call that gave up)
+		was := p < oldN && last[p].listed
+		if isActive(j) {
+			if j.Submit != j.Submit {
+				nan = true
+			}
+			if was && last[p].sub == j.Submit && last[p].id == j.ID {
+				mark[p] = markStamp
+				continue
+			}
+			last[p] = lastKey{id: j.ID, sub: j.Submit, listed: true}
+			adds = append(adds, subEntry{sub: j.Submit, pos: int32(p)})
+		} else {
+			last[p] = lastKey{}
+		}
+		if was {
+			mark[p] = markDrop
+		}
+	}
+	slices.SortFunc(adds, func(a, b subEntry) int { return compareSubEntry(s, a, b) })
+	t.adds = adds
+	return adds, nan
+}
+
+// merge writes next = ord without the dropped entries, with adds merged
+// in, and records each kept entry's last rank; next becomes ord.
+func (t *submitRanks) merge(s *policy.Snapshot, adds []subEntry) {
+	next, prev := t.next[:0], t.prev[:0]
+	n := int32(len(s.Jobs))
+	a := 0
+	for i, e := range t.ord {
+		if e.pos >= n {
+			continue // the list shrank: this job is gone
+		}
+		lr := int32(i)
+		switch t.mark[e.pos] {
+		case markDrop:
+			t.mark[e.pos] = 0
+			continue
+		case markStamp:
+			t.mark[e.pos], lr = 0, -1
+		}
+		for a < len(adds) && compareSubEntry(s, adds[a], e) < 0 {
+			next, prev = append(next, adds[a]), append(prev, -1)
+			a++
+		}
+		next, prev = append(next, e), append(prev, lr)
+	}
+	for ; a < len(adds); a++ {
+		next, prev = append(next, adds[a]), append(prev, -1)
+	}
+	t.ord, t.next, t.prev = next, t.ord, prev
+}
+
+// ranked writes the Ranking and each rank's position (RankIndexes) from
+// ord: the *Job of an unchanged position may still be a new pointer.
+func (t *submitRanks) ranked(s *policy.Snapshot) []policy.Ranked {
+	out, at := grow(t.out, len(t.ord)), grow(t.at, len(t.ord))
+	for r, e := range t.ord {
+		out[r] = policy.Ranked{Job: s.Jobs[e.pos]}
+		at[r] = e.pos + 1
+	}
+	t.out, t.at = out, at
+	return out
+}
+
+// compareSubEntry is compareKeyed then position for FIFO's keys of the
+// jobs at a and b (neither Submit NaN): Submit, then ID, then position.
+// Only an exact tie of Submits reads the jobs.
+func compareSubEntry(s *policy.Snapshot, a, b subEntry) int {
+	if x, y := floatKey(a.sub), floatKey(b.sub); x != y {
+		if x < y {
+			return -1
+		}
+		return 1
+	}
+	// equal keys of numbers are equal Submits (-0 and +0 alike)
+	if c := strings.Compare(s.Jobs[a.pos].ID, s.Jobs[b.pos].ID); c != 0 {
+		return c
+	}
+	return cmpInt(int(a.pos), int(b.pos))
+}
+
+// forget drops the kept ranking: the next call ranks every job.
+func (t *submitRanks) forget() { t.valid = false }

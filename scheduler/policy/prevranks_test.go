@@ -1,0 +1,58 @@
+package policy_test
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+	"github.com/caravan-dl/caravan/scheduler/policy/order"
+	"github.com/caravan-dl/caravan/scheduler/policy/place"
+	pt "github.com/caravan-dl/caravan/scheduler/policy/policytest"
+)
+
+// A tracked Framework over FIFO (a PrevRanker) copies what it kept of
+// unchanged jobs by their last rank, and decides every churned round
+// exactly as an untracked one: Starts, Waiting and Ranking, with an
+// untracked round of its own now and then. An Order
+// call between two rounds (a reader ranking on its own) breaks the map's
+// link to the Framework's last round, which then ranks by position.
+func TestFrameworkCopiesByPrevRanks(t *testing.T) {
+	for seed := uint64(1); seed <= 6; seed++ {
+		sp := pt.RandomSpec{Cluster: pt.ClusterSpec{Racks: 2, NodesPerRack: 6, GPUsPerNode: 4}, Running: 40, Queued: 300, Busy: 0.8, FracShare: 0.2}
+		s := pt.Random(seed, sp)
+		c := pt.NewChurn(seed, s, pt.ChurnSpec{Interval: 300, Finish: 0.2, Arrive: 15, Jobs: sp})
+		fifo := order.NewFIFO(order.FIFOConfig{Backfill: seed%2 == 0})
+		tracked := policy.NewFramework(fifo, place.NewConsolidated())
+		plain := policy.NewFramework(order.NewFIFO(order.FIFOConfig{Backfill: seed%2 == 0}), place.NewConsolidated())
+		byPrev := 0
+		for round := 0; round < 25; round++ {
+			gen := s.JobGen
+			s.JobGen = nil
+			want := plain.Decide(s)
+			s.JobGen = gen
+			aside := round%7 == 3
+			if aside {
+				fifo.Order(s)
+			}
+			if round%9 == 5 {
+				s.JobGen = nil // an untracked round in between
+			}
+			got := tracked.Decide(s)
+			s.JobGen = gen
+			if policy.RankedByPrev(tracked) {
+				byPrev++
+				if aside {
+					t.Fatalf("seed %d round %d: ranked by a map from another Order call", seed, round)
+				}
+			}
+			if !reflect.DeepEqual(want.Starts, got.Starts) || !reflect.DeepEqual(want.Preempts, got.Preempts) ||
+				!reflect.DeepEqual(want.Waiting, got.Waiting) || !reflect.DeepEqual(want.Ranking, got.Ranking) {
+				t.Fatalf("seed %d round %d: tracked and untracked decisions differ", seed, round)
+			}
+			c.Step(policy.Decision{Starts: append([]policy.Start(nil), got.Starts...)})
+		}
+		if byPrev < 15 {
+			t.Fatalf("seed %d: only %d of 25 rounds copied by last rank", seed, byPrev)
+		}
+	}
+}

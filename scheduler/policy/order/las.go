@@ -13,6 +13,7 @@ import "github.com/caravan-dl/caravan/scheduler/policy"
 type LAS struct {
 	q  *queues
 	sc scratch
+	cr changeRanked
 }
 
 // NewLAS builds 2D-LAS; the zero config gives Tiresias' defaults.
@@ -42,11 +43,16 @@ func (l *LAS) Queues() int { return l.q.Queues() }
 func (o *LAS) Order(s *policy.Snapshot) []policy.Ranked {
 	var ks []keyed
 	if o.q.plain() { // service is Attained: one pass over the jobs
-		ks = o.sc.keysOf(s, func(j *policy.Job) keyed {
+		key := func(j *policy.Job) keyed {
 			a, _ := j.ServiceAt(s.Now)
 			return keyed{job: j, queue: int32(o.q.queueOf(a)), k: [3]float64{stateTie(j), queuedAt(j)}}
-		})
+		}
+		if out, ok := o.cr.rank(s, &o.sc, key); ok {
+			return out
+		}
+		ks = o.sc.keysOf(s, key)
 	} else {
+		o.cr.general()
 		js := o.sc.active(s)
 		svc := o.q.update(s.Now, js)
 		ks = o.sc.keys(len(js))

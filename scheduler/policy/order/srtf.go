@@ -11,7 +11,10 @@ import (
 // scheduler can run, hence "oracle" in its name. Remaining time is
 // OracleDuration − Executed in wall seconds (Tiresias' "shortest");
 // jobs without an oracle duration rank last.
-type SRTFOracle struct{ sc scratch }
+type SRTFOracle struct {
+	sc scratch
+	cr changeRanked
+}
 
 // NewSRTFOracle returns the SRTF oracle ordering.
 func NewSRTFOracle() *SRTFOracle {
@@ -34,11 +37,15 @@ func (*SRTFOracle) Preemptive() bool { return true }
 
 // Order ranks jobs by remaining time.
 func (o *SRTFOracle) Order(s *policy.Snapshot) []policy.Ranked {
-	ks := o.sc.keysOf(s, func(j *policy.Job) keyed {
+	key := func(j *policy.Job) keyed {
 		_, ex := j.ServiceAt(s.Now)
 		// running first on ties, so equal jobs never swap places
 		return keyed{job: j, k: [3]float64{remaining(j.OracleDuration, ex), stateTie(j), queuedAt(j)}}
-	})
+	}
+	if out, ok := o.cr.rank(s, &o.sc, key); ok {
+		return out
+	}
+	ks := o.sc.keysOf(s, key)
 	// only running jobs' remaining time moves between events
 	return o.sc.sortFor(ks, s.SubmitOrdered)
 }

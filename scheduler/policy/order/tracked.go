@@ -293,10 +293,16 @@ func (o *FIFO) PrevRanks() ([]int32, uint64) {
 }
 
 // RankIndexes is FIFO.RankIndexes for 2D-LAS.
-func (o *LAS) RankIndexes() []int32 { return o.sc.rankIndexes() }
+func (o *LAS) RankIndexes() []int32 { return o.cr.rankIndexes(&o.sc) }
+
+// PrevRanks is FIFO.PrevRanks for 2D-LAS.
+func (o *LAS) PrevRanks() ([]int32, uint64) { return o.cr.prevRanks() }
 
 // RankIndexes is FIFO.RankIndexes for SRTF.
-func (o *SRTFOracle) RankIndexes() []int32 { return o.sc.rankIndexes() }
+func (o *SRTFOracle) RankIndexes() []int32 { return o.cr.rankIndexes(&o.sc) }
+
+// PrevRanks is FIFO.PrevRanks for SRTF.
+func (o *SRTFOracle) PrevRanks() ([]int32, uint64) { return o.cr.prevRanks() }
 
 // RankIndexes is FIFO.RankIndexes for 2D-Gittins.
 func (o *Gittins) RankIndexes() []int32 { return o.sc.rankIndexes() }

@@ -1,0 +1,330 @@
+package order
+
+import (
+	"math"
+	"slices"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
+
+// changeRanks is submitRanks for an ordering with a key function and a
+// mover (2D-LAS, SRTF): its ranking of a tracked snapshot
+// (Snapshot.JobGen) is kept in rank order and updated by what changed.
+// A changed job is keyed again; an unchanged accruing job is re-keyed
+// by the mover from what was kept of it (its service moved with Now);
+// a job whose key, ID and Submit all stay (2D-LAS: a running job that
+// stays in its queue) keeps its place, and the others leave and are
+// merged back in. The order is sortKeyed's exactly: queue, the keys (as
+// floatKey), Submit, ID, position. Like submitRanks it leaves snapshots
+// listing an active job with a NaN Submit to the general path.
+type changeRanks struct {
+	valid bool
+	gen   []uint64 // the last call's stamps by position
+	// key is each position's key as ord ranks it (ksAt ≥ 0: listed),
+	// id and sub its job's tie-breaks
+	key  []posKey
+	id   []string
+	sub  []float64
+	accr []bool   // its job accrues: re-keyed by the mover
+	acc  []accKey // what the mover needs of it
+	mark []uint8  // this call's marks (see submitRanks, and markMove)
+	ord  []rankEntry
+	next []rankEntry
+	adds []addEntry
+	out  []policy.Ranked
+	at   []int32
+	prev []int32
+	// dropAt[p] is the last rank of the moved job at p (merge's scratch),
+	// movedAt the ranks it placed moved jobs at
+	dropAt  []int32
+	movedAt []int32
+}
+
+// markMove marks a listed position whose job, unchanged, moved with Now
+// (an accruing job's key): it leaves and is merged back in, but the
+// Framework may still copy what it kept of it, from its last rank.
+const markMove = markStamp + 1
+
+// addEntry is an entry to merge in; moved: its job is unchanged
+// (markMove).
+type addEntry struct {
+	rankEntry
+	moved bool
+}
+
+// rankEntry is one active job in rank order: its key, as the integers
+// floatKey maps it to (compared as they are), and its position.
+type rankEntry struct {
+	k     [3]uint64
+	queue int32
+	pos   int32
+}
+
+// rank is the ordering's ranking of a tracked s (key and mv as the
+// ordering's keyCache has them); ok is false where this path does not
+// apply, and then nothing is kept.
+func (t *changeRanks) rank(s *policy.Snapshot, key func(*policy.Job) keyed, mv mover) (out []policy.Ranked, ok bool) {
+	if !s.JobsTracked() {
+		t.valid = false
+		return nil, false
+	}
+	n := len(s.Jobs)
+	oldN := len(t.gen)
+	if !t.valid {
+		oldN, t.ord = 0, t.ord[:0]
+	}
+	t.gen, t.key, t.id, t.sub = growKeep(t.gen, n), growKeep(t.key, n), growKeep(t.id, n), growKeep(t.sub, n)
+	t.accr, t.acc, t.mark = growKeep(t.accr, n), growKeep(t.acc, n), growKeep(t.mark, n)
+	adds, nan := t.changes(s, oldN, key, mv)
+	if nan {
+		t.valid = false
+		return nil, false
+	}
+	t.merge(s, adds)
+	t.valid = true
+	return t.ranked(s), true
+}
+
+// changes compares the stamps, re-keys changed and accruing jobs, marks
+// the listed positions whose job leaves or moves (markDrop) or keeps its
+// place under a new stamp (markStamp), and returns the active jobs that
+// take a new place, sorted.
+func (t *changeRanks) changes(s *policy.Snapshot, oldN int, key func(*policy.Job) keyed, mv mover) (adds []addEntry, nan bool) {
+	adds = t.adds[:0]
+	stamps := s.JobGen
+	for p, j := range s.Jobs {
+		g := stamps[p]
+		if p < oldN && g != 0 && t.gen[p] == g {
+			if !t.accr[p] {
+				continue
+			}
+			var read bool
+			if adds, read = t.accrue(s, p, adds, mv); !read {
+				continue
+			}
+		}
+		t.gen[p], t.mark[p] = g, 0
+		if t.rekey(p, oldN, j, key, mv) {
+			if j.Submit != j.Submit {
+				nan = true
+			}
+			adds = append(adds, addEntry{rankEntry: t.entry(p)})
+		}
+	}
+	slices.SortFunc(adds, func(a, b addEntry) int { return compareEntry(s, &a.rankEntry, &b.rankEntry) })
+	t.adds = adds
+	return adds, nan
+}
+
+// accrue re-keys the unchanged accruing job at p by the mover: a key
+// that moved marks p to drop and lists it anew. read: the mover could
+// not, so the job must be read (rekey).
+//
+// A moved key leaves and is merged back in: SRTF's running jobs all
+// move every call, so this path saves it less than it saves 2D-LAS,
+// whose running jobs move only when they change queue.
+func (t *changeRanks) accrue(s *policy.Snapshot, p int, adds []addEntry, mv mover) (out []addEntry, read bool) {
+	e, a := &t.key[p], &t.acc[p]
+	if e.ksAt < 0 {
+		return adds, false // not active: nothing to rank
+	}
+	at, ex := a.acc.At(s.Now, a.attained, a.executed)
+	k := *e
+	if !mv.move(p, &k, a.aux, at, ex) {
+		return adds, true
+	}
+	if sameKeyBits(&k, e) {
+		return adds, false
+	}
+	*e = k
+	t.mark[p] = markMove
+	return append(adds, addEntry{rankEntry: t.entry(p), moved: true}), false
+}
+
+// rekey reads the job at p (its stamp moved, or the mover could not):
+// it reports whether the job takes a new place (to be merged in), having
+// marked p's old entry to drop or, for the same key and job, to keep
+// its place.
+func (t *changeRanks) rekey(p, oldN int, j *policy.Job, key func(*policy.Job) keyed, mv mover) bool {
+	e := &t.key[p]
+	was := p < oldN && e.ksAt >= 0
+	t.accr[p] = false
+	if !isActive(j) {
+		e.ksAt = -1
+		if was {
+			t.mark[p] = markDrop
+		}
+		return false
+	}
+	k := key(j)
+	if j.Accrues() && mv.move != nil {
+		t.accr[p] = true
+		a := accKey{acc: j.Accrual, attained: j.Attained, executed: j.Executed}
+		if mv.aux != nil {
+			a.aux = mv.aux(j)
+		}
+		t.acc[p] = a
+	}
+	nk := posKey{k: k.k, queue: k.queue}
+	if was && sameKeyBits(&nk, e) && t.id[p] == j.ID && math.Float64bits(t.sub[p]) == math.Float64bits(j.Submit) {
+		t.mark[p] = markStamp
+		return false
+	}
+	*e = nk
+	t.id[p], t.sub[p] = j.ID, j.Submit
+	if was {
+		t.mark[p] = markDrop
+	}
+	return true
+}
+
+// entry is position p's entry as its key now stands.
+func (t *changeRanks) entry(p int) rankEntry {
+	e := &t.key[p]
+	e.ksAt = 0 // listed
+	return rankEntry{k: [3]uint64{floatKey(e.k[0]), floatKey(e.k[1]), floatKey(e.k[2])}, queue: e.queue, pos: int32(p)}
+}
+
+// sameKeyBits reports identical keys, bit for bit.
+func sameKeyBits(a, b *posKey) bool {
+	return a.queue == b.queue && math.Float64bits(a.k[0]) == math.Float64bits(b.k[0]) &&
+		math.Float64bits(a.k[1]) == math.Float64bits(b.k[1]) && math.Float64bits(a.k[2]) == math.Float64bits(b.k[2])
+}
+
+// merge is submitRanks.merge for keyed entries; a moved job's last
+// rank is known once its old entry is passed, so its prev is filled in
+// after.
+func (t *changeRanks) merge(s *policy.Snapshot, adds []addEntry) {
+	size := len(t.ord) + len(adds)
+	next, prev := slices.Grow(t.next[:0], size), slices.Grow(t.prev[:0], size)
+	moved := t.movedAt[:0]
+	t.dropAt = growKeep(t.dropAt, len(s.Jobs))
+	mark, dropAt := t.mark, t.dropAt
+	n := int32(len(s.Jobs))
+	a := 0
+	for i, e := range t.ord {
+		if e.pos >= n {
+			continue // the list shrank: this job is gone
+		}
+		lr := int32(i)
+		if m := mark[e.pos]; m != 0 {
+			mark[e.pos] = 0
+			switch m {
+			case markDrop:
+				continue
+			case markMove:
+				dropAt[e.pos] = lr
+				continue
+			case markStamp:
+				lr = -1
+			}
+		}
+		for a < len(adds) && compareEntry(s, &adds[a].rankEntry, &e) < 0 {
+			if adds[a].moved {
+				moved = append(moved, int32(len(next)))
+			}
+			next, prev = append(next, adds[a].rankEntry), append(prev, -1)
+			a++
+		}
+		next, prev = append(next, e), append(prev, lr)
+	}
+	for ; a < len(adds); a++ {
+		if adds[a].moved {
+			moved = append(moved, int32(len(next)))
+		}
+		next, prev = append(next, adds[a].rankEntry), append(prev, -1)
+	}
+	for _, r := range moved {
+		prev[r] = dropAt[next[r].pos]
+	}
+	t.ord, t.next, t.prev, t.movedAt = next, t.ord, prev, moved
+}
+
+// ranked writes the Ranking and RankIndexes from ord: each rank reads
+// its job's pointer (a miss at 100,000 jobs), so parts run side by side.
+func (t *changeRanks) ranked(s *policy.Snapshot) []policy.Ranked {
+	out, at := grow(t.out, len(t.ord)), grow(t.at, len(t.ord))
+	t.out, t.at = out, at
+	if w := workers(len(out)); w > 1 {
+		forRanges(len(out), w, func(_, lo, hi int) { t.rankedRange(s, lo, hi) })
+	} else {
+		t.rankedRange(s, 0, len(out))
+	}
+	return out
+}
+
+// rankedRange is ranked's pass over the ranks [lo, hi).
+func (t *changeRanks) rankedRange(s *policy.Snapshot, lo, hi int) {
+	out, at, jobs := t.out, t.at, s.Jobs
+	for r := lo; r < hi; r++ {
+		e := &t.ord[r]
+		out[r] = policy.Ranked{Job: jobs[e.pos], Queue: int(e.queue)}
+		at[r] = e.pos + 1
+	}
+}
+
+// compareEntry is compareKeyed, then position, for the jobs of entries
+// a and b (neither Submit NaN); only a tie of keys reads the jobs.
+func compareEntry(s *policy.Snapshot, a, b *rankEntry) int {
+	switch {
+	case a.queue != b.queue:
+		return cmpInt(int(a.queue), int(b.queue))
+	case a.k[0] != b.k[0]:
+		return cmpU64(a.k[0], b.k[0])
+	case a.k[1] != b.k[1]:
+		return cmpU64(a.k[1], b.k[1])
+	case a.k[2] != b.k[2]:
+		return cmpU64(a.k[2], b.k[2])
+	}
+	if c := compareSubmit(s.Jobs[a.pos], s.Jobs[b.pos]); c != 0 {
+		return c
+	}
+	return cmpInt(int(a.pos), int(b.pos))
+}
+
+// forget drops the kept ranking.
+func (t *changeRanks) forget() { t.valid = false }
+
+// changeRanked is what an ordering keeps to rank by changes: the
+// ranker, whether its last Order came from it, and its Order calls.
+type changeRanked struct {
+	t     changeRanks
+	fast  bool
+	calls uint64
+}
+
+// general counts an Order call ranked by the general path.
+func (c *changeRanked) general() {
+	c.calls++
+	c.fast = false
+	c.t.forget()
+}
+
+// rank counts an Order call and ranks s by changes where that applies;
+// the general path's key cache is then told it missed these stamps.
+func (c *changeRanked) rank(s *policy.Snapshot, sc *scratch, key func(*policy.Job) keyed) ([]policy.Ranked, bool) {
+	c.calls++
+	c.fast = false
+	out, ok := c.t.rank(s, key, sc.kc.mv)
+	if ok {
+		sc.kc.forget()
+		c.fast = true
+	}
+	return out, ok
+}
+
+// rankIndexes is RankIndexes for an ordering that may rank by changes.
+func (c *changeRanked) rankIndexes(sc *scratch) []int32 {
+	if c.fast {
+		return c.t.at
+	}
+	return sc.rankIndexes()
+}
+
+// prevRanks is PrevRanks for an ordering that may rank by changes.
+func (c *changeRanked) prevRanks() ([]int32, uint64) {
+	if c.fast {
+		return c.t.prev, c.calls
+	}
+	return nil, c.calls
+}

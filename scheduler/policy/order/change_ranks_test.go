@@ -1,0 +1,172 @@
+package order
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
+
+// serviceChurn is submitChurn with service: running jobs accrue
+// (policy.Accrual) or have service written and re-stamped, Now moves by
+// uneven steps so 2D-LAS queues are crossed, and oracle durations,
+// Submits and queue-join times come from small sets so keys tie.
+type serviceChurn struct {
+	submitChurn
+}
+
+var churnDurations = []float64{0, 100, 3000, 3000, 7200, 20000}
+
+func (c *serviceChurn) job() *policy.Job {
+	j := c.submitChurn.job()
+	if j == nil {
+		return nil
+	}
+	j.QueuedSince = churnSubmits[c.rng.Intn(len(churnSubmits))]
+	j.OracleDuration = churnDurations[c.rng.Intn(len(churnDurations))]
+	j.Attained = float64(c.rng.Intn(6)) * 1625
+	j.Executed = j.Attained / 2
+	if j.State == policy.Running && c.rng.Intn(4) != 0 {
+		j.Accrual = policy.Accrual{On: true, Since: c.s.Now - float64(c.rng.Intn(3))*50, GPUs: float64(1 + c.rng.Intn(4))}
+	}
+	return j
+}
+
+func (c *serviceChurn) step() {
+	c.s.Now += float64(c.rng.Intn(4)) * 400
+	c.submitChurn.step()
+	s := c.s
+	for range c.rng.Intn(4) { // service written in place, re-stamped
+		if n := len(s.Jobs); n > 0 {
+			i := c.rng.Intn(n)
+			if j := s.Jobs[i]; j != nil && j.State == policy.Running && !j.Accrual.On {
+				k := *j
+				k.Attained += 700
+				k.Executed += 300
+				c.set(i, &k)
+			}
+		}
+	}
+	for i, j := range s.Jobs { // new arrivals from submitChurn get service too
+		if j != nil && j.OracleDuration == 0 && j.QueuedSince == 0 && c.rng.Intn(2) == 0 {
+			c.set(i, c.job())
+		}
+	}
+}
+
+// TestChangeRanksMatchSort checks 2D-LAS's and SRTF's change-driven
+// rankings of tracked snapshots against a fresh instance's full sort of
+// the same snapshot on every call, RankIndexes and PrevRanks with them.
+func TestChangeRanksMatchSort(t *testing.T) {
+	orderings := map[string]func() interface {
+		policy.Orderer
+		RankIndexes() []int32
+		PrevRanks() ([]int32, uint64)
+	}{
+		"tiresias-las": func() interface {
+			policy.Orderer
+			RankIndexes() []int32
+			PrevRanks() ([]int32, uint64)
+		} {
+			l, err := NewLAS(QueueConfig{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l
+		},
+		"srtf-oracle": func() interface {
+			policy.Orderer
+			RankIndexes() []int32
+			PrevRanks() ([]int32, uint64)
+		} {
+			return NewSRTFOracle()
+		},
+	}
+	for name, mk := range orderings {
+		fast, kept := 0, 0
+		for seed := int64(1); seed <= 120; seed++ {
+			c := &serviceChurn{submitChurn{rng: rand.New(rand.NewSource(seed)), s: &policy.Snapshot{JobGen: []uint64{}}, nan: seed%5 == 0}}
+			o := mk()
+			var lastAt []int32
+			var lastGen []uint64
+			for step := 0; step < 100; step++ {
+				c.step()
+				s := c.s
+				gen := s.JobGen
+				if c.rng.Intn(30) == 0 {
+					s.JobGen = nil
+				}
+				got := o.Order(s)
+				prev, _ := o.PrevRanks()
+				if prev != nil {
+					fast++
+				}
+				tracked := s.JobGen != nil
+				s.JobGen = nil
+				want := mk().Order(s)
+				s.JobGen = gen
+				if hasNaNSubmit(s) {
+					if prev != nil {
+						t.Fatalf("%s seed %d step %d: a NaN Submit ranked by changes", name, seed, step)
+					}
+					lastAt = nil
+					continue
+				}
+				if prev == nil && c.nan {
+					lastAt = nil
+					continue // the general path after a NaN (see TestFIFOTrackedRanksByChanges)
+				}
+				if len(got) != len(want) {
+					t.Fatalf("%s seed %d step %d: %d ranked, want %d", name, seed, step, len(got), len(want))
+				}
+				at := o.RankIndexes()
+				for r := range want {
+					if got[r].Job != want[r].Job || got[r].Queue != want[r].Queue {
+						t.Fatalf("%s seed %d step %d (by changes %v, tracked %v): rank %d is %s q%d, want %s q%d",
+							name, seed, step, prev != nil, tracked, r, got[r].Job.ID, got[r].Queue, want[r].Job.ID, want[r].Queue)
+					}
+					if at != nil && s.Jobs[at[r]-1] != got[r].Job {
+						t.Fatalf("%s seed %d step %d: RankIndexes()[%d] lists another job", name, seed, step, r)
+					}
+				}
+				if prev != nil {
+					kept += checkPrev(t, name, s, at, prev, lastAt, lastGen)
+				}
+				lastAt, lastGen = append(lastAt[:0], at...), append(lastGen[:0], s.JobGen...)
+				if prev == nil {
+					lastAt = nil
+				}
+			}
+		}
+		if fast < 120*100/2 || kept == 0 {
+			t.Fatalf("%s: ranked by changes %d of %d calls, %d ranks kept: the check saw too little", name, fast, 120*100, kept)
+		}
+	}
+}
+
+// checkPrev checks a last-rank map: an unchanged job (same stamp, not 0)
+// ranked now maps to its last rank, any other to -1. It returns how
+// many mapped.
+func checkPrev(t *testing.T, name string, s *policy.Snapshot, at, prev, lastAt []int32, lastGen []uint64) int {
+	t.Helper()
+	lastRank := map[int32]int{}
+	for r, p := range lastAt {
+		lastRank[p-1] = r
+	}
+	kept := 0
+	for r, pr := range prev {
+		p := at[r] - 1
+		lr, was := lastRank[p]
+		same := was && int(p) < len(lastGen) && s.JobGen[p] != 0 && lastGen[p] == s.JobGen[p]
+		switch {
+		case same && int(pr) != lr, !same && pr != -1:
+			t.Fatalf("%s: rank %d (unchanged %v, last rank %d) maps to %d", name, r, same, lr, pr)
+		case same:
+			kept++
+		}
+	}
+	return kept
+}
+
+var _ = math.Inf

@@ -8,7 +8,8 @@ import (
 )
 
 // changeRanks is submitRanks for an ordering with a key function and a
-// mover (2D-LAS, SRTF): its ranking of a tracked snapshot
+// mover (2D-LAS, SRTF; FIFO keeps its own: its 16-byte entries, against
+// 40 here, cost it ~3 ms less CPU a decision at 100,000 jobs): its ranking of a tracked snapshot
 // (Snapshot.JobGen) is kept in rank order and updated by what changed.
 // A changed job is keyed again; an unchanged accruing job is re-keyed
 // by the mover from what was kept of it (its service moved with Now);
@@ -27,7 +28,7 @@ type changeRanks struct {
 	sub  []float64
 	accr []bool   // its job accrues: re-keyed by the mover
 	acc  []accKey // what the mover needs of it
-	mark []uint8  // this call's marks (see submitRanks, and markMove)
+	mark []uint8  // this call's marks (scratch, cleared by merge)
 	ord  []rankEntry
 	next []rankEntry
 	adds []addEntry
@@ -40,10 +41,15 @@ type changeRanks struct {
 	movedAt []int32
 }
 
-// markMove marks a listed position whose job, unchanged, moved with Now
-// (an accruing job's key): it leaves and is merged back in, but the
-// Framework may still copy what it kept of it, from its last rank.
-const markMove = markStamp + 1
+// marks of changed positions that ord lists
+const (
+	markDrop  = 1 + iota // its job left or took another key
+	markStamp            // same key, new stamp: its place holds
+	// markMove: an unchanged job whose key moved with Now (an accruing
+	// job's): it leaves and is merged back in, but the Framework may
+	// still copy what it kept of it, from its last rank
+	markMove
+)
 
 // addEntry is an entry to merge in; moved: its job is unchanged
 // (markMove).

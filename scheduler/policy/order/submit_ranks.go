@@ -49,12 +49,6 @@ type lastKey struct {
 	listed bool
 }
 
-// marks of changed positions that ord lists
-const (
-	markDrop  = 1 + iota // its job left or took another key
-	markStamp            // same key, new stamp: its place holds
-)
-
 // subEntry is one active job in rank order: its Submit and position.
 type subEntry struct {
 	sub float64

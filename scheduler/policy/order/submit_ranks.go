@@ -119,7 +119,8 @@ func (t *submitRanks) changes(s *policy.Snapshot, oldN int) (adds []subEntry, na
 // merge writes next = ord without the dropped entries, with adds merged
 // in, and records each kept entry's last rank; next becomes ord.
 func (t *submitRanks) merge(s *policy.Snapshot, adds []subEntry) {
-	next, prev := t.next[:0], t.prev[:0]
+	size := len(t.ord) + len(adds)
+	next, prev := slices.Grow(t.next[:0], size), slices.Grow(t.prev[:0], size)
 	n := int32(len(s.Jobs))
 	a := 0
 	for i, e := range t.ord {

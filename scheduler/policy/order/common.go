@@ -18,15 +18,6 @@ func queuedAt(j *policy.Job) policy.Seconds {
 	return j.Submit
 }
 
-// bySubmit is the FIFO tie-break every ordering ends with, so equal keys
-// always rank the same way.
-func bySubmit(a, b *policy.Job) bool {
-	if a.Submit != b.Submit {
-		return a.Submit < b.Submit
-	}
-	return a.ID < b.ID
-}
-
 // keyed is a job with its sort keys, compared in order (lower first).
 type keyed struct {
 	job   *policy.Job
@@ -359,21 +350,33 @@ func floatKey(v float64) uint64 {
 	return b | 1<<63
 }
 
-// compareSubmit is bySubmit as a three-way comparison (-1 where
-// bySubmit(a, b), 1 where bySubmit(b, a), else 0), comparing the IDs
-// once: NaN submit times compare unequal and neither before the other,
-// as in bySubmit.
+// compareSubmit is the FIFO tie-break every ordering ends with, so equal
+// keys always rank the same way: Submit (submitOrder), then ID.
 func compareSubmit(a, b *policy.Job) int {
-	if x, y := a.Submit, b.Submit; x != y {
-		switch {
-		case x < y:
-			return -1
-		case y < x:
-			return 1
-		}
-		return 0
+	if c := submitOrder(a.Submit, b.Submit); c != 0 {
+		return c
 	}
 	return strings.Compare(a.ID, b.ID)
+}
+
+// submitOrder compares two Submits (0: tied). A NaN Submit (bad input)
+// sorts after every number and ties with another NaN, so the order stays
+// transitive: while a NaN tied with every Submit, an incremental re-rank
+// could keep an order no full sort gives.
+func submitOrder(x, y float64) int {
+	switch xn, yn := x != x, y != y; {
+	case xn && yn:
+		return 0
+	case xn:
+		return 1
+	case yn:
+		return -1
+	case x < y:
+		return -1
+	case y < x:
+		return 1
+	}
+	return 0
 }
 
 // radix is a stable least-significant-digit radix sort of indices by

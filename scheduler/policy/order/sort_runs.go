@@ -83,14 +83,10 @@ func compareRec(a, b *runRec) int {
 // compareTied is compareRec for records of equal fields, whose sub was
 // read: compareSubmit without reading the jobs' Submit again.
 func compareTied(a, b *runRec) int {
-	if x, y := a.sub, b.sub; x != y {
-		switch {
-		case x < y:
-			return -1
-		case y < x:
-			return 1
-		}
-	} else if c := strings.Compare(a.job.ID, b.job.ID); c != 0 {
+	if c := submitOrder(a.sub, b.sub); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.job.ID, b.job.ID); c != 0 {
 		return c
 	}
 	return cmpInt(int(a.i), int(b.i))

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
@@ -78,25 +79,40 @@ func TestSortKeyedMatchesComparator(t *testing.T) {
 	}
 }
 
-// compareSubmit is bySubmit as a three-way comparison, NaN submit times
-// and equal IDs included.
-func TestCompareSubmitIsBySubmit(t *testing.T) {
-	subs := []float64{0, 1, math.NaN(), math.Inf(1), math.Copysign(0, -1)}
-	idsOf := []string{"", "a", "b", "ab"}
-	for _, sa := range subs {
-		for _, sb := range subs {
-			for _, ia := range idsOf {
-				for _, ib := range idsOf {
-					a, b := &policy.Job{ID: ia, Submit: sa}, &policy.Job{ID: ib, Submit: sb}
-					want := 0
-					if bySubmit(a, b) {
-						want = -1
-					} else if bySubmit(b, a) {
-						want = 1
-					}
-					if got := compareSubmit(a, b); got != want {
-						t.Fatalf("compareSubmit(%v %q, %v %q) = %d, want %d", sa, ia, sb, ib, got, want)
-					}
+// compareSubmit is a total order on (Submit, ID), NaN submit times
+// (after every number) and -0 included: antisymmetric, transitive, and
+// by Submit, then ID, where the Submits are numbers.
+func TestCompareSubmitIsTotal(t *testing.T) {
+	subs := []float64{0, 1, math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1)}
+	ids := []string{"", "a", "b", "ab"}
+	var js []*policy.Job
+	for _, s := range subs {
+		for _, id := range ids {
+			js = append(js, &policy.Job{ID: id, Submit: s})
+		}
+	}
+	for _, a := range js {
+		for _, b := range js {
+			ab, ba := compareSubmit(a, b), compareSubmit(b, a)
+			if ab != -ba {
+				t.Fatalf("compareSubmit(%v %q, %v %q) = %d but reversed %d", a.Submit, a.ID, b.Submit, b.ID, ab, ba)
+			}
+			if !math.IsNaN(a.Submit) && !math.IsNaN(b.Submit) {
+				want := strings.Compare(a.ID, b.ID)
+				if a.Submit < b.Submit {
+					want = -1
+				} else if a.Submit > b.Submit {
+					want = 1
+				}
+				if ab != want {
+					t.Fatalf("compareSubmit(%v %q, %v %q) = %d, want %d", a.Submit, a.ID, b.Submit, b.ID, ab, want)
+				}
+			} else if math.IsNaN(a.Submit) != math.IsNaN(b.Submit) && (ab < 0) != math.IsNaN(b.Submit) {
+				t.Fatalf("compareSubmit(%v, %v) = %d: a NaN Submit must sort last", a.Submit, b.Submit, ab)
+			}
+			for _, c := range js {
+				if ab <= 0 && compareSubmit(b, c) <= 0 && compareSubmit(a, c) > 0 {
+					t.Fatalf("not transitive: %v %q ≤ %v %q ≤ %v %q", a.Submit, a.ID, b.Submit, b.ID, c.Submit, c.ID)
 				}
 			}
 		}

@@ -66,7 +66,8 @@ func plotPolicy(rows []policyRow, path string) error {
 			if r.variant != variant {
 				continue
 			}
-			x := float64(at[r.ordering]) + (float64(k)-float64(len(variants)-1)/2)*0.2
+			// bars 0.2 apart, closer where many variants would overlap the next ordering's
+			x := float64(at[r.ordering]) + (float64(k)-float64(len(variants)-1)/2)*min(0.2, 0.8/float64(len(variants)))
 			// A single figure (low = high) still shows: the bar spans at least 4 %.
 			bar, err := plotter.NewLine(plotter.XYs{{X: x, Y: r.low / 1.02}, {X: x, Y: max(r.high, r.low*1.02)}})
 			if err != nil {

@@ -70,20 +70,18 @@ type rankEntry struct {
 // ordering's keyCache has them); ok is false where this path does not
 // apply, and then nothing is kept.
 func (t *changeRanks) rank(s *policy.Snapshot, key func(*policy.Job) keyed, mv mover) (out []policy.Ranked, ok bool) {
-	if !s.JobsTracked() {
-		t.valid = false
+	oldN, ok := keptPositions(s, t.valid, len(t.gen))
+	if t.valid = false; !ok {
 		return nil, false
 	}
-	n := len(s.Jobs)
-	oldN := len(t.gen)
-	if !t.valid {
-		oldN, t.ord = 0, t.ord[:0]
+	if oldN == 0 {
+		t.ord = t.ord[:0]
 	}
+	n := len(s.Jobs)
 	t.gen, t.key, t.id, t.sub = growKeep(t.gen, n), growKeep(t.key, n), growKeep(t.id, n), growKeep(t.sub, n)
 	t.accr, t.acc, t.mark = growKeep(t.accr, n), growKeep(t.acc, n), growKeep(t.mark, n)
 	adds, nan := t.changes(s, oldN, key, mv)
 	if nan {
-		t.valid = false
 		return nil, false
 	}
 	t.merge(s, adds)

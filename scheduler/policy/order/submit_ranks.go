@@ -59,24 +59,36 @@ type subEntry struct {
 // path does not apply (s untracked, or an active job's Submit is NaN),
 // and then nothing is kept for the next call.
 func (t *submitRanks) rank(s *policy.Snapshot) (out []policy.Ranked, ok bool) {
-	if !s.JobsTracked() {
-		t.valid = false
+	oldN, ok := keptPositions(s, t.valid, len(t.gen))
+	if t.valid = false; !ok {
 		return nil, false
 	}
-	n := len(s.Jobs)
-	oldN := len(t.gen)
-	if !t.valid {
-		oldN, t.ord = 0, t.ord[:0]
+	if oldN == 0 {
+		t.ord = t.ord[:0]
 	}
+	n := len(s.Jobs)
 	t.gen, t.last, t.mark = growKeep(t.gen, n), growKeep(t.last, n), growKeep(t.mark, n)
 	adds, nan := t.changes(s, oldN)
 	if nan {
-		t.valid = false
 		return nil, false
 	}
 	t.merge(s, adds)
 	t.valid = true
 	return t.ranked(s), true
+}
+
+// keptPositions is where a change ranker starts: ok is false for an
+// untracked s (the ranker then keeps nothing), and oldN is how many
+// positions of the last call's state are reusable (0 when none: the
+// last call did not use the ranker, kept says so).
+func keptPositions(s *policy.Snapshot, kept bool, lastN int) (oldN int, ok bool) {
+	if !s.JobsTracked() {
+		return 0, false
+	}
+	if !kept {
+		return 0, true
+	}
+	return lastN, true
 }
 
 // changes compares the stamps and marks each changed position ord

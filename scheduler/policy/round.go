@@ -135,6 +135,7 @@ func newRound(f *Framework, s *Snapshot, q roundPlugins) *round {
 		r.tracked = f.jobs.refresh(s)
 	} else {
 		f.jobs.track.Reset() // it must see every snapshot to trust a stamp
+		f.jobs.kept = false  // nor is this round's ranking kept
 	}
 	if r.tracked { // JobGen's contract: the last Decision's storage is ours again
 		// room for every job, so no append regrows it mid-walk (a

@@ -19,8 +19,7 @@ import (
 // floatKey), Submit, ID, position. Like submitRanks it leaves snapshots
 // listing an active job with a NaN Submit to the general path.
 type changeRanks struct {
-	valid bool
-	gen   []uint64 // the last call's stamps by position
+	changeState
 	// key is each position's key as ord ranks it (ksAt ≥ 0: listed),
 	// id and sub its job's tie-breaks
 	key  []posKey
@@ -28,16 +27,11 @@ type changeRanks struct {
 	sub  []float64
 	accr []bool   // its job accrues: re-keyed by the mover
 	acc  []accKey // what the mover needs of it
-	mark []uint8  // this call's marks (scratch, cleared by merge)
 	ord  []rankEntry
 	next []rankEntry
 	adds []addEntry
 	out  []policy.Ranked
-	at   []int32
-	prev []int32
-	// dropAt[p] is the last rank of the moved job at p (merge's scratch),
-	// movedAt the ranks it placed moved jobs at
-	dropAt  []int32
+	// movedAt: the ranks merge placed moved jobs at (scratch)
 	movedAt []int32
 }
 
@@ -70,16 +64,16 @@ type rankEntry struct {
 // ordering's keyCache has them); ok is false where this path does not
 // apply, and then nothing is kept.
 func (t *changeRanks) rank(s *policy.Snapshot, key func(*policy.Job) keyed, mv mover) (out []policy.Ranked, ok bool) {
-	oldN, ok := keptPositions(s, t.valid, len(t.gen))
-	if t.valid = false; !ok {
+	oldN, ok := t.begin(s)
+	if !ok {
 		return nil, false
 	}
 	if oldN == 0 {
 		t.ord = t.ord[:0]
 	}
 	n := len(s.Jobs)
-	t.gen, t.key, t.id, t.sub = growKeep(t.gen, n), growKeep(t.key, n), growKeep(t.id, n), growKeep(t.sub, n)
-	t.accr, t.acc, t.mark = growKeep(t.accr, n), growKeep(t.acc, n), growKeep(t.mark, n)
+	t.key, t.id, t.sub = growKeep(t.key, n), growKeep(t.id, n), growKeep(t.sub, n)
+	t.accr, t.acc = growKeep(t.accr, n), growKeep(t.acc, n)
 	adds, nan := t.changes(s, oldN, key, mv)
 	if nan {
 		return nil, false
@@ -203,25 +197,15 @@ func (t *changeRanks) merge(s *policy.Snapshot, adds []addEntry) {
 	next, prev := slices.Grow(t.next[:0], size), slices.Grow(t.prev[:0], size)
 	moved := t.movedAt[:0]
 	t.dropAt = growKeep(t.dropAt, len(s.Jobs))
-	mark, dropAt := t.mark, t.dropAt
 	n := int32(len(s.Jobs))
 	a := 0
 	for i, e := range t.ord {
 		if e.pos >= n {
 			continue // the list shrank: this job is gone
 		}
-		lr := int32(i)
-		if m := mark[e.pos]; m != 0 {
-			mark[e.pos] = 0
-			switch m {
-			case markDrop:
-				continue
-			case markMove:
-				dropAt[e.pos] = lr
-				continue
-			case markStamp:
-				lr = -1
-			}
+		lr, keep := t.passOld(e.pos, int32(i))
+		if !keep {
+			continue
 		}
 		for a < len(adds) && compareEntry(s, &adds[a].rankEntry, &e) < 0 {
 			if adds[a].moved {
@@ -239,7 +223,7 @@ func (t *changeRanks) merge(s *policy.Snapshot, adds []addEntry) {
 		next, prev = append(next, adds[a].rankEntry), append(prev, -1)
 	}
 	for _, r := range moved {
-		prev[r] = dropAt[next[r].pos]
+		prev[r] = t.dropAt[next[r].pos]
 	}
 	t.ord, t.next, t.prev, t.movedAt = next, t.ord, prev, moved
 }
@@ -285,9 +269,6 @@ func compareEntry(s *policy.Snapshot, a, b *rankEntry) int {
 	}
 	return cmpInt(int(a.pos), int(b.pos))
 }
-
-// forget drops the kept ranking.
-func (t *changeRanks) forget() { t.valid = false }
 
 // changeRanked is what an ordering keeps to rank by changes: the
 // ranker, whether its last Order came from it, and its Order calls.

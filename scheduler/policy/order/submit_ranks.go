@@ -19,26 +19,70 @@ import (
 // 100,000 jobs.
 //
 // The order is sortKeyed's for FIFO's keys exactly: Submit (as
-// floatKey), then ID, then position. With a NaN Submit that order is not
-// transitive (NaN ties with +Inf by floatKey but not by compareSubmit),
-// so a snapshot listing an active job with a NaN Submit is left to the
-// general path.
+// floatKey), then ID, then position. compareSubEntry does not rank a NaN
+// Submit after +Inf as compareSubmit does, so a snapshot listing an
+// active job with a NaN Submit is left to the general path.
 type submitRanks struct {
-	// valid: the last call used this path and ord is its ranking
-	valid bool
-	gen   []uint64 // the last call's stamps by position
+	changeState
 	// last is what ord holds of the job at each position
-	last []lastKey
-	// mark is this call's note of a changed position listed in ord
-	// (scratch, cleared by merge)
-	mark      []uint8
+	last      []lastKey
 	ord, next []subEntry
 	adds      []subEntry
 	out       []policy.Ranked
-	at        []int32
+}
+
+// changeState is what both change rankers keep by position and by rank.
+type changeState struct {
+	// valid: the last call ranked by changes and ord is its ranking
+	valid bool
+	gen   []uint64 // the last call's stamps by position
+	// mark is this call's note of a changed position listed in ord
+	// (scratch, cleared by merge)
+	mark []uint8
+	at   []int32 // RankIndexes
 	// prev[r] is the rank in the last call's ranking of the job ranked r
 	// now, -1 where its stamp moved (or it arrived)
 	prev []int32
+	// dropAt[p] is the last rank of the moved job at p (markMove: only
+	// changeRanks marks one, and sizes it)
+	dropAt []int32
+}
+
+// passOld is a merge's step over the last call's entry at rank i, listed
+// at position pos: keep reports that it stays, lr being its last rank
+// (-1: re-stamped); a moved job leaves, its last rank noted in dropAt.
+// The mark is cleared.
+func (c *changeState) passOld(pos, i int32) (lr int32, keep bool) {
+	m := c.mark[pos]
+	if m == 0 {
+		return i, true
+	}
+	c.mark[pos] = 0
+	switch m {
+	case markStamp:
+		return -1, true
+	case markMove:
+		c.dropAt[pos] = i
+	}
+	return 0, false
+}
+
+// begin starts a call on s: ok is false for an untracked s (nothing is
+// kept), and oldN is how many positions of the last call's state are
+// reusable (0: the last call did not rank by changes). gen and mark are
+// sized for s; valid stays false until the call completes.
+func (c *changeState) begin(s *policy.Snapshot) (oldN int, ok bool) {
+	kept := c.valid
+	c.valid = false
+	if !s.JobsTracked() {
+		return 0, false
+	}
+	if kept {
+		oldN = len(c.gen)
+	}
+	n := len(s.Jobs)
+	c.gen, c.mark = growKeep(c.gen, n), growKeep(c.mark, n)
+	return oldN, true
 }
 
 // lastKey is a position's job as ord ranks it: listed (active), with
@@ -59,15 +103,14 @@ type subEntry struct {
 // path does not apply (s untracked, or an active job's Submit is NaN),
 // and then nothing is kept for the next call.
 func (t *submitRanks) rank(s *policy.Snapshot) (out []policy.Ranked, ok bool) {
-	oldN, ok := keptPositions(s, t.valid, len(t.gen))
-	if t.valid = false; !ok {
+	oldN, ok := t.begin(s)
+	if !ok {
 		return nil, false
 	}
 	if oldN == 0 {
 		t.ord = t.ord[:0]
 	}
-	n := len(s.Jobs)
-	t.gen, t.last, t.mark = growKeep(t.gen, n), growKeep(t.last, n), growKeep(t.mark, n)
+	t.last = growKeep(t.last, len(s.Jobs))
 	adds, nan := t.changes(s, oldN)
 	if nan {
 		return nil, false
@@ -75,20 +118,6 @@ func (t *submitRanks) rank(s *policy.Snapshot) (out []policy.Ranked, ok bool) {
 	t.merge(s, adds)
 	t.valid = true
 	return t.ranked(s), true
-}
-
-// keptPositions is where a change ranker starts: ok is false for an
-// untracked s (the ranker then keeps nothing), and oldN is how many
-// positions of the last call's state are reusable (0 when none: the
-// last call did not use the ranker, kept says so).
-func keptPositions(s *policy.Snapshot, kept bool, lastN int) (oldN int, ok bool) {
-	if !s.JobsTracked() {
-		return 0, false
-	}
-	if !kept {
-		return 0, true
-	}
-	return lastN, true
 }
 
 // changes compares the stamps and marks each changed position ord
@@ -139,13 +168,9 @@ func (t *submitRanks) merge(s *policy.Snapshot, adds []subEntry) {
 		if e.pos >= n {
 			continue // the list shrank: this job is gone
 		}
-		lr := int32(i)
-		switch t.mark[e.pos] {
-		case markDrop:
-			t.mark[e.pos] = 0
+		lr, keep := t.passOld(e.pos, int32(i))
+		if !keep {
 			continue
-		case markStamp:
-			t.mark[e.pos], lr = 0, -1
 		}
 		for a < len(adds) && compareSubEntry(s, adds[a], e) < 0 {
 			next, prev = append(next, adds[a]), append(prev, -1)
@@ -189,4 +214,4 @@ func compareSubEntry(s *policy.Snapshot, a, b subEntry) int {
 }
 
 // forget drops the kept ranking: the next call ranks every job.
-func (t *submitRanks) forget() { t.valid = false }
+func (c *changeState) forget() { c.valid = false }

@@ -92,16 +92,12 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, pr PrevRanker,
 	c.pass = rankPass{ranked: ranked, at: at, ranking: ranking, ids: ids, info: info,
 		oldIDs: oldIDs, oldInfo: oldInfo, guarded: guard != nil}
 	c.pass.prev, c.byPrev = c.prevRanks(pr, len(ranked), c.kept)
-	copyPart := c.copyUnchanged
-	if c.byPrev {
-		copyPart = c.copyByPrev
-	}
 	if k > 1 { // no closure on the serial path (a replay decides ~200,000 times)
 		split(len(ranked), k, func(part, lo, hi int) {
-			c.parts[part] = copyPart(&c.pass, lo, hi, c.parts[part])
+			c.parts[part] = c.copyPart(lo, hi, c.parts[part])
 		})
 	} else {
-		c.parts[0] = copyPart(&c.pass, 0, len(ranked), c.parts[0])
+		c.parts[0] = c.copyPart(0, len(ranked), c.parts[0])
 	}
 	c.pass = rankPass{} // holds no job past the round
 	changed, stale := c.changed[:0], c.stale[:0]
@@ -158,6 +154,15 @@ func (c *jobCache) prevRanks(pr PrevRanker, n int, kept bool) (prev []int32, ok 
 		return nil, false
 	}
 	return prev, true
+}
+
+// copyPart is rank's pass over the ranks [lo, hi): by last rank where
+// the ordering's map applies, else by position.
+func (c *jobCache) copyPart(lo, hi int, lists rankPart) rankPart {
+	if c.byPrev {
+		return c.copyByPrev(&c.pass, lo, hi, lists)
+	}
+	return c.copyUnchanged(&c.pass, lo, hi, lists)
 }
 
 // copyByPrev is copyUnchanged with the ordering's last-rank map: an

@@ -41,6 +41,9 @@ type FreeNode struct {
 	FreeSum, MaxFree   float64
 	// maxMem is the largest TotalMem of the node's GPUs.
 	maxMem int64
+	// exactFree: every GPU's Free is dyadic (preempt_exact.go), as of
+	// the last summarise
+	exactFree bool
 }
 
 // Capacity is the mutable free-capacity view a decision works on. It is
@@ -375,7 +378,9 @@ func growSums[T any](xs []T, n int) []T {
 // summarise recomputes a node's summary from its GPUs.
 func summarise(n *FreeNode) {
 	n.WholeFree, n.Partial, n.FreeSum, n.MaxFree, n.maxMem = 0, 0, 0, 0, 0
+	n.exactFree = true
 	for k := range n.GPUs {
+		n.exactFree = n.exactFree && dyadic(n.GPUs[k].Free)
 		n.MaxFree = max(n.MaxFree, n.GPUs[k].Free)
 		n.maxMem = max(n.maxMem, n.GPUs[k].TotalMem)
 		if n.GPUs[k].Whole() {

@@ -86,7 +86,7 @@ func (r *round) exact(i int) bool {
 			}
 			at, seen := r.nodes.get(rf.ni)
 			if !seen {
-				if !dyadicNode(&r.cap.Nodes[rf.ni]) {
+				if !r.cap.Nodes[rf.ni].exactFree {
 					return false
 				}
 				at = -1
@@ -106,16 +106,6 @@ func (r *round) exact(i int) bool {
 	}
 	for _, l := range loads {
 		if !(l.g.Free+l.frac <= 1) || l.mem > l.g.TotalMem-l.g.FreeMem {
-			return false
-		}
-	}
-	return true
-}
-
-// dyadicNode reports that every GPU of n has a dyadic Free.
-func dyadicNode(n *FreeNode) bool {
-	for k := range n.GPUs {
-		if !dyadic(n.GPUs[k].Free) {
 			return false
 		}
 	}

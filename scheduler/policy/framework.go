@@ -25,6 +25,8 @@ type Framework struct {
 	refs     []refSlot
 	refCache map[*Job]*victimRef
 	refRound uint64
+	// lazy is tryVictims' scratch for lazy releases (preempt_lazy.go)
+	lazy lazyTrial
 	// jobs is what was read of a tracked snapshot's jobs (jobcache.go)
 	jobs jobCache
 	// learnt follows the stamps of the jobs learn has looked at

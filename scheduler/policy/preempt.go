@@ -56,20 +56,29 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 	} else if t != nil {
 		defer func() { t.big = t.big || len(victims) >= minTrialVictims }()
 	}
+	lz := r.lazyFor(d) // preempt_lazy.go
+	r.lz = lz
 	batch, tested := 1, true
 	for k := len(r.running) - 1; k >= 0 && r.running[k] > i; k-- {
-		v := r.running[k]
-		if !r.victimOK(v) {
+		if !r.victimOK(r.running[k]) {
 			continue
 		}
-		vr := r.victimRefs(k)
-		r.cap.releaseJobRefs(r.ranked[v].Job, vr.refs, r.f.util(r.ranked[v].Job))
+		if lz != nil && !lz.add(r.cap, len(victims), r.victimRefs(k)) {
+			lz.flush(r, victims, true) // not exact: as before from here
+			lz = nil
+		}
+		if lz == nil {
+			r.release(k)
+		}
 		victims, tested = append(victims, k), false
 		if len(victims) < batch && k > 0 && r.running[k-1] > i {
 			continue // keep releasing until the batch is complete
 		}
 		batch *= 2
 		tested = true
+		if lz != nil {
+			lz.flush(r, victims, false) // what the placer sees
+		}
 		if shortOf(d, r.cap) != "" {
 			r.failed.clean = true
 			continue
@@ -117,8 +126,12 @@ func (r *round) settle(j *Job, p Placement, victims []int) {
 		} else {
 			hit = uses(used, v.Placement)
 		}
-		if !hit && r.recommit(victims[k]) == nil {
-			continue
+		out := r.lz.released(k)
+		if !hit && (!out || r.recommit(victims[k]) == nil) {
+			continue // never released (lazy) or back in place
+		}
+		if !out { // cannot happen (see lazyTrial): keep the books right
+			r.release(victims[k])
 		}
 		r.settled = append(r.settled, int32(k))
 		r.preempt(victims[k], j)
@@ -138,7 +151,9 @@ func (r *round) preempt(k int, j *Job) {
 
 func (r *round) restore(victims []int) {
 	for k := len(victims) - 1; k >= 0; k-- {
-		_ = r.recommit(victims[k])
+		if r.lz.released(k) {
+			_ = r.recommit(victims[k])
+		}
 	}
 }
 

@@ -38,9 +38,12 @@ type round struct {
 	// released (preempt_bound.go)
 	failed failedTrials
 	loads  []gpuLoad // roundTrips' scratch
-	room   bool      // tryPlace failed for lack of room
-	trip   tripCheck // the last roundTrips check that held
-	nodes  nodeMarks // roundTrips' GPUs by node
+	// lz is the running trial's lazy releases (nil: every victim is
+	// released; preempt_lazy.go)
+	lz    *lazyTrial
+	room  bool      // tryPlace failed for lack of room
+	trip  tripCheck // the last roundTrips check that held
+	nodes nodeMarks // roundTrips' GPUs by node
 	// info is the ranked jobs' states and gangs, read in one pass (nil
 	// when reasons are skipped: jobs are then read where needed)
 	info []rankInfo

@@ -58,6 +58,15 @@ func (*Consolidated) Harder(a, b policy.Demand) bool {
 // FreeSum or MaxFree is short of the fraction has no GPU that fits one).
 func (*Consolidated) CountsFits() bool { return true }
 
+// SeesWholeNodesOnly (policy.WholeSighted): for a whole-GPU gang
+// consolidate reads a node only through nodeFit, which is 0 on a node
+// without a whole GPU whatever else it holds; the single-node search
+// skips a node with fewer whole GPUs than workers before reading its
+// FreeSum, and the candidates, racks' room and fills read only nodes
+// hosting a worker. The memos keep every node's sums, but read them only
+// for such nodes.
+func (*Consolidated) SeesWholeNodesOnly() bool { return true }
+
 // Place chooses the gang's slots.
 func (*Consolidated) Place(_ *policy.Job, d policy.Demand, c *policy.Capacity) (policy.Placement, string) {
 	return consolidate(c, d)

@@ -1,0 +1,221 @@
+package policy
+
+import (
+	"math"
+	"sync/atomic"
+)
+
+// WholeSighted is implemented by placers that, for a whole-GPU demand,
+// read nothing of a node without a whole GPU (FreeGPU.Whole): Place
+// returns the same on two Capacities whose nodes holding a whole GPU
+// are the same, GPU for GPU and bit for bit, and whose total WholeFree
+// is the same, whatever the other nodes hold (FreeSum, partial GPUs).
+// Trials release lazily only for a placer that charges no utilisation
+// (not a UtilPredictor): GPU Util then never moves.
+type WholeSighted interface {
+	SeesWholeNodesOnly() bool
+}
+
+// lazyTrial lets a preemption trial for a whole-GPU gang release only
+// the victims its placer can see. tryVictims releases victims lowest
+// rank first until the gang places, then re-commits every one it did
+// not use: 2D-Gittins' trials released ~350 victims each to preempt one
+// (their shares do not free whole GPUs until hundreds are out), ~30,000
+// releases and re-commits a churned decision at 10,000 nodes, each
+// writing its GPUs and re-summarising their nodes.
+//
+// Released virtually, a victim is only added to per-GPU sums; it is
+// released in the Capacity (materialised) before a test once it holds a
+// slot on a node that then has a whole GPU (relevant). A WholeSighted
+// placer and shortOf's count of whole GPUs then see exactly what they
+// would with every victim released: a relevant node's victims are all
+// out, and every other node has no whole GPU either way (releases only
+// add). A victim never materialised is never re-committed either, which
+// leaves its GPUs as releasing and re-committing it would: every share,
+// Free and FreeMem is dyadic and no clamp applies (roundTrips' terms,
+// checked per victim), so those sums are exact and the node summaries
+// and the cluster totals the same, in any order. Util does not move (no
+// utilisation is charged). A victim that fails the terms ends the lazy
+// mode: every pending victim is materialised and the trial goes on as
+// before, from the same capacity.
+type lazyTrial struct {
+	marks nodeMarks  // node -> its record in nodes
+	nodes []lazyNode // nodes the trial's victims touch
+	loads []lazyLoad // what the victims release on each GPU
+	slots []int32    // each pending victim's slots' node records
+	pend  []lazyVictim
+	// out is, per victim of the trial (tryVictims' list), whether it is
+	// released in the Capacity
+	out []bool
+}
+
+// lazyNode is a node the trial's victims touch.
+type lazyNode struct {
+	head     int32 // its first GPU in loads, -1: none
+	relevant bool  // it has a whole GPU with the victims so far released
+}
+
+// lazyLoad is what the trial's victims release on one GPU, and the
+// GPU's state before the trial.
+type lazyLoad struct {
+	g       *FreeGPU
+	free    float64
+	freeMem int64
+	frac    float64
+	mem     int64
+	next    int32 // the node's next GPU, -1 at the end
+}
+
+// lazyVictim is a victim released virtually: its index in the trial's
+// list and its slots' node records (slots[lo:hi]).
+type lazyVictim struct {
+	at     int
+	lo, hi int32
+}
+
+// lazyFor is the lazy state for a trial of d, or nil where the trial
+// must release every victim: a fractional gang (shortOf reads FreeSum),
+// a placer that sees every node or charges utilisation, tracked
+// residents, or a cluster total that is not exact. A trial the memo
+// records (preempt_memo.go) may be lazy: the memo keeps the GPUs whose
+// state the trial changed, and a victim released and re-committed
+// exactly changes none.
+func (r *round) lazyFor(d Demand) *lazyTrial {
+	ws, ok := r.f.Place.(WholeSighted)
+	_, util := r.f.Place.(UtilPredictor)
+	if !ok || !ws.SeesWholeNodesOnly() || util || !d.WholeGPU() || r.cap.residents != nil ||
+		!dyadic(r.cap.freeSum) || lazyOff {
+		return nil
+	}
+	lz := &r.f.lazy
+	lz.marks.start(len(r.cap.Nodes))
+	lz.nodes, lz.loads, lz.slots, lz.pend, lz.out = lz.nodes[:0], lz.loads[:0], lz.slots[:0], lz.pend[:0], lz.out[:0]
+	return lz
+}
+
+// lazyOff turns lazy trials off; lazyAdds counts the victims released
+// virtually and lazyKept those of them never released in the Capacity
+// (tests compare decisions with and without lazy trials).
+var (
+	lazyOff            bool
+	lazyAdds, lazyKept atomic.Int64
+)
+
+// add releases the victim at index at of the trial's list virtually;
+// false when it fails the exactness terms (lz is then unchanged but for
+// scratch: the caller materialises what is pending and releases it).
+func (lz *lazyTrial) add(c *Capacity, at int, vr *victimRef) bool {
+	if vr.err != nil || len(vr.shares) != len(vr.refs) {
+		return false
+	}
+	lo := int32(len(lz.slots))
+	for s, rf := range vr.refs {
+		f, mem := math.Float64frombits(vr.shares[s].frac), vr.shares[s].mem
+		if rf.g == nil || !dyadic(f) || mem < 0 {
+			lz.slots = lz.slots[:lo]
+			return false
+		}
+		ni, ok := lz.node(c, rf.ni)
+		if !ok {
+			lz.slots = lz.slots[:lo]
+			return false
+		}
+		if !lz.load(ni, rf.g, f, mem) {
+			lz.slots = lz.slots[:lo]
+			return false
+		}
+		lz.slots = append(lz.slots, ni)
+	}
+	lz.pend = append(lz.pend, lazyVictim{at: at, lo: lo, hi: int32(len(lz.slots))})
+	lz.out = append(lz.out, false)
+	c.Epoch++ // as its release would: the trials' Epochs stay the same
+	lazyAdds.Add(1)
+	return true
+}
+
+// node is node i's record, made on first sight (false: a GPU of it has
+// a Free that is not dyadic).
+func (lz *lazyTrial) node(c *Capacity, i int) (int32, bool) {
+	if at, seen := lz.marks.get(i); seen {
+		return at, true
+	}
+	n := &c.Nodes[i]
+	if !n.exactFree {
+		return 0, false
+	}
+	at := int32(len(lz.nodes))
+	lz.nodes = append(lz.nodes, lazyNode{head: -1, relevant: n.WholeFree > 0})
+	lz.marks.set(i, at)
+	return at, true
+}
+
+// load adds a share and memory released on g (of node record ni),
+// marking the node relevant when g turns whole; false where a release
+// would clamp.
+func (lz *lazyTrial) load(ni int32, g *FreeGPU, f float64, mem int64) bool {
+	nd := &lz.nodes[ni]
+	e := nd.head
+	for e >= 0 && lz.loads[e].g != g {
+		e = lz.loads[e].next
+	}
+	if e < 0 {
+		e = int32(len(lz.loads))
+		lz.loads = append(lz.loads, lazyLoad{g: g, free: g.Free, freeMem: g.FreeMem, next: nd.head})
+		nd.head = e
+	}
+	l := &lz.loads[e]
+	l.frac += f
+	l.mem += mem
+	if !(l.free+l.frac <= 1) || l.mem > g.TotalMem-l.freeMem {
+		return false
+	}
+	v := FreeGPU{Free: l.free + l.frac, FreeMem: l.freeMem + l.mem, TotalMem: g.TotalMem}
+	if v.Whole() {
+		nd.relevant = true
+	}
+	return true
+}
+
+// flush materialises the pending victims holding a slot on a relevant
+// node (all: every one), in the order they were released.
+func (lz *lazyTrial) flush(r *round, victims []int, all bool) {
+	keep := lz.pend[:0]
+	for _, p := range lz.pend {
+		if !all && !lz.seen(p) {
+			keep = append(keep, p)
+			continue
+		}
+		lz.out[p.at] = true
+		k := victims[p.at]
+		j := r.ranked[r.running[k]].Job
+		r.cap.apply(j.Placement, r.victimRefs(k).refs, +1, r.f.util(j)) // its Epoch was counted by add
+	}
+	lz.pend = keep
+}
+
+// seen reports that a pending victim holds a slot on a relevant node.
+func (lz *lazyTrial) seen(p lazyVictim) bool {
+	for _, ni := range lz.slots[p.lo:p.hi] {
+		if lz.nodes[ni].relevant {
+			return true
+		}
+	}
+	return false
+}
+
+// released reports whether the trial's victim at index x is released in
+// the Capacity (lz nil: every one is).
+func (lz *lazyTrial) released(x int) bool {
+	if lz == nil || x >= len(lz.out) || lz.out[x] {
+		return true
+	}
+	lazyKept.Add(1)
+	return false
+}
+
+// release releases the running job at position k of r.running in the
+// Capacity.
+func (r *round) release(k int) {
+	j := r.ranked[r.running[k]].Job
+	r.cap.releaseJobRefs(j, r.victimRefs(k).refs, r.f.util(j))
+}

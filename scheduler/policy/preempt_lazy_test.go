@@ -1,0 +1,195 @@
+package policy_test
+
+import (
+	"testing"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+	"github.com/caravan-dl/caravan/scheduler/policy/order"
+	"github.com/caravan-dl/caravan/scheduler/policy/place"
+	pt "github.com/caravan-dl/caravan/scheduler/policy/policytest"
+)
+
+// Lazy trials (preempt_lazy.go) release in the Capacity only the victims
+// a whole-GPU gang's placer can see, so they change no decision and no
+// capacity: an instance with them and one without decide the same
+// churned snapshots (Starts, Preempts, Waiting, Ranking) and leave the
+// same capacity every round, bit for bit (Epoch included; GPU Util, which
+// neither moves, is not compared). Clusters of whole GPUs only, of
+// quarter shares (released and re-committed exactly: victims are kept
+// out of the Capacity) and of shares whose sums round (the lazy mode must
+// give up and release them).
+func TestLazyTrialsSameDecisions(t *testing.T) {
+	defer policy.LazyOff(false)
+	adds0, kept0 := policy.LazyOff(false)
+	for _, name := range []string{"tiresias-gittins", "tiresias-las", "srtf-oracle"} {
+		for seed := uint64(1); seed <= 6; seed++ {
+			frac := []float64{0, 0.3, 0.6}[seed%3]
+			s := pt.Random(seed, pt.RandomSpec{
+				Cluster: pt.ClusterSpec{Racks: 4, NodesPerRack: 8, GPUsPerNode: 8},
+				Running: 500, Queued: 800, Busy: 0.95, FracShare: frac,
+			})
+			if seed > 4 {
+				roundingShares(s)
+			}
+			c := pt.NewChurn(seed, s, pt.ChurnSpec{Interval: 10, Finish: 0.02, Arrive: 10})
+			with, without := newPolicy(t, name), newPolicy(t, name)
+			for round := 0; round < 12; round++ {
+				policy.LazyOff(true)
+				want := copyOf(without.Decide(c.S))
+				policy.LazyOff(false)
+				got := with.Decide(c.S)
+				sameDecision(t, name, round, want, got)
+				if policy.FreeState(with.(*policy.Framework)) != policy.FreeState(without.(*policy.Framework)) {
+					t.Fatalf("%s seed %d round %d: the rounds left different capacities", name, seed, round)
+				}
+				c.Step(want)
+			}
+		}
+	}
+	adds, kept := policy.LazyOff(false)
+	t.Logf("%d victims released virtually, %d of them never in the Capacity", adds-adds0, kept-kept0)
+	if kept == kept0 {
+		t.Error("no trial kept a victim out of the Capacity: the lazy path went untested")
+	}
+}
+
+// wholeSumPlacer is a WholeSighted placer that reads what such a placer
+// may: for a whole-GPU gang it picks, of the nodes holding a whole GPU,
+// the one with the largest FreeSum (the first on ties), and places there
+// or fails.
+type wholeSumPlacer struct{}
+
+func (wholeSumPlacer) Name() string { return "whole-sum" }
+func (wholeSumPlacer) Shape(_ *policy.Job, d policy.Demand) policy.ShapeKey {
+	return policy.DefaultShape(d)
+}
+func (wholeSumPlacer) SeesWholeNodesOnly() bool { return true }
+func (wholeSumPlacer) Place(_ *policy.Job, d policy.Demand, c *policy.Capacity) (policy.Placement, string) {
+	best := -1
+	for i := range c.Nodes {
+		if n := &c.Nodes[i]; n.WholeFree > 0 && (best < 0 || n.FreeSum > c.Nodes[best].FreeSum) {
+			best = i
+		}
+	}
+	if best < 0 || c.Nodes[best].WholeFree < d.Workers {
+		return policy.Placement{}, "no room"
+	}
+	var p policy.Placement
+	for _, g := range c.Nodes[best].GPUs {
+		if g.Whole() && len(p.Slots) < d.Workers {
+			p.Slots = append(p.Slots, d.Slot(c.Nodes[best].Name, &g))
+		}
+	}
+	return p, ""
+}
+
+// lazyCase is a cluster of (node, GPUs' used fractions), running victims
+// (lowest ranked last) and one queued whole-GPU gang that ranks above
+// them, decided by 2D-LAS with lazy trials on and off.
+type lazyCase struct {
+	name    string
+	nodes   map[string][]float64 // used fraction per GPU
+	usedMem map[string]int64     // memory used on every GPU of a node
+	victims []lazyVictimSpec
+	workers int
+	placer  policy.Placer
+}
+
+type lazyVictimSpec struct {
+	node  string
+	gpus  []int
+	share float64
+}
+
+func (lc lazyCase) snapshot() *policy.Snapshot {
+	s := &policy.Snapshot{Now: 1000}
+	for _, name := range []string{"a", "b", "c"} {
+		used, ok := lc.nodes[name]
+		if !ok {
+			continue
+		}
+		n := policy.Node{Name: name, Rack: "r"}
+		for k, u := range used {
+			n.GPUs = append(n.GPUs, policy.GPU{Index: k, MemoryMiB: 16000, UsedFraction: u, UsedMemoryMiB: lc.usedMem[name]})
+		}
+		s.Cluster.Nodes = append(s.Cluster.Nodes, n)
+	}
+	for i, v := range lc.victims {
+		j := &policy.Job{ID: "v" + string(rune('0'+i)), Workers: len(v.gpus), Fraction: v.share, State: policy.Running,
+			Submit: 1, QueuedSince: float64(10 + i), Attained: 1e9, Executed: 1e6}
+		for _, g := range v.gpus {
+			j.Placement.Slots = append(j.Placement.Slots, policy.Slot{Node: v.node, GPU: g, Fraction: v.share})
+		}
+		s.Jobs = append(s.Jobs, j)
+	}
+	s.Jobs = append(s.Jobs, &policy.Job{ID: "q", Workers: lc.workers, Fraction: 1, State: policy.Queued, Submit: 500, QueuedSince: 500})
+	return s
+}
+
+// TestLazyTrialsKeepTheirTerms decides trials where lazy releases must
+// not be used, or must see a node through its whole GPUs: each case
+// fails if its rule is dropped (a placer reading a node's FreeSum; a
+// cluster total that rounds, a victim whose share rounds, one whose
+// release clamps), because the trial then leaves another capacity or
+// another decision than releasing every victim does. (A node whose own
+// Free rounds is refused too, TestLazyNodeNeedsExactFree: a cluster's
+// Frees, 1 − used, are multiples of 2^-53 that dyadic shares add to
+// exactly, so no snapshot reaches that rule alone.)
+func TestLazyTrialsKeepTheirTerms(t *testing.T) {
+	defer policy.LazyOff(false)
+	cases := []lazyCase{{
+		// a's victims free no whole GPU, but a has one already: the
+		// placer reads a's FreeSum, so they must be released with b's
+		name:  "a node with a whole GPU is seen",
+		nodes: map[string][]float64{"a": {0, 1, 1, 1}, "b": {1, 1, 1, 1}},
+		victims: []lazyVictimSpec{{"b", []int{0}, 1}, {"b", []int{1}, 1},
+			{"a", []int{1}, 0.5}, {"a", []int{2}, 0.5}, {"a", []int{3}, 0.5}},
+		workers: 2, placer: wholeSumPlacer{},
+	}, {
+		// the victim's node is exact, but the cluster total 0.5+0.4 is
+		// not: releasing and re-committing leaves it 0.8999999999999999
+		name:    "a cluster total that rounds",
+		nodes:   map[string][]float64{"a": {0.5}, "c": {0.6}},
+		victims: []lazyVictimSpec{{"a", []int{0}, 0.25}},
+		workers: 1,
+	}, {
+		// 0.25+0.1-0.1 is 0.24999999999999997
+		name:    "a share that rounds",
+		nodes:   map[string][]float64{"a": {0.75}, "b": {0.5, 0.5}},
+		victims: []lazyVictimSpec{{"a", []int{0}, 0.1}},
+		workers: 1,
+	}, {
+		// the GPU reports less used than its job holds (and memory used
+		// outside): releasing clamps at a whole GPU's compute, and
+		// re-committing leaves 0.25 where 0.5 was
+		name:    "a release that clamps",
+		nodes:   map[string][]float64{"a": {0.5}, "b": {0.5}},
+		usedMem: map[string]int64{"a": 1000},
+		victims: []lazyVictimSpec{{"a", []int{0}, 0.75}},
+		workers: 1,
+	}}
+	for _, lc := range cases {
+		t.Run(lc.name, func(t *testing.T) {
+			pl := lc.placer
+			if pl == nil {
+				pl = place.NewConsolidated()
+			}
+			var states [2]string
+			var decs [2]policy.Decision
+			for k, off := range []bool{true, false} {
+				las, err := order.NewLAS(order.QueueConfig{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				f := policy.NewFramework(las, pl)
+				policy.LazyOff(off)
+				decs[k] = copyOf(f.Decide(lc.snapshot()))
+				states[k] = policy.FreeState(f)
+			}
+			sameDecision(t, lc.name, 0, decs[0], decs[1])
+			if states[0] != states[1] {
+				t.Fatalf("the trials left different capacities:\n%s\n%s", states[0], states[1])
+			}
+		})
+	}
+}

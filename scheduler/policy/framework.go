@@ -9,6 +9,10 @@ import "sync/atomic"
 type Framework struct {
 	Order Orderer
 	Place Placer
+	// EagerTrials makes every preemption trial release each victim in
+	// the Capacity, as before lazy trials (preempt_lazy.go): the same
+	// decisions, for benchmarks and tests that compare the two.
+	EagerTrials bool
 	// seen dedupes finished jobs fed to learners.
 	seen map[string]bool
 	// free is the last round's capacity, whose storage the next reuses.

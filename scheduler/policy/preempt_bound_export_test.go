@@ -32,12 +32,9 @@ func FreeState(f *Framework) string {
 	return string(b)
 }
 
-// LazyOff turns lazy trials off (preempt_lazy.go) and returns how many
-// victims they have released virtually so far, and never released.
-func LazyOff(off bool) (adds, kept int64) {
-	lazyOff = off
-	return lazyAdds.Load(), lazyKept.Load()
-}
+// LazyCounts is how many victims lazy trials (preempt_lazy.go) have
+// released virtually so far, and how many of them never in the Capacity.
+func LazyCounts() (adds, kept int64) { return lazyAdds.Load(), lazyKept.Load() }
 
 // Donations is how many victims' slot storage keepRefs has reused.
 func Donations() int64 { return donations.Load() }

@@ -84,7 +84,7 @@ func (r *round) lazyFor(d Demand) *lazyTrial {
 	ws, ok := r.f.Place.(WholeSighted)
 	_, util := r.f.Place.(UtilPredictor)
 	if !ok || !ws.SeesWholeNodesOnly() || util || !d.WholeGPU() || r.cap.residents != nil ||
-		!dyadic(r.cap.freeSum) || lazyOff {
+		!dyadic(r.cap.freeSum) || r.f.EagerTrials {
 		return nil
 	}
 	lz := &r.f.lazy
@@ -93,13 +93,9 @@ func (r *round) lazyFor(d Demand) *lazyTrial {
 	return lz
 }
 
-// lazyOff turns lazy trials off; lazyAdds counts the victims released
-// virtually and lazyKept those of them never released in the Capacity
-// (tests compare decisions with and without lazy trials).
-var (
-	lazyOff            bool
-	lazyAdds, lazyKept atomic.Int64
-)
+// lazyAdds counts the victims released virtually and lazyKept those of
+// them never released in the Capacity (tests check that lazy trials ran).
+var lazyAdds, lazyKept atomic.Int64
 
 // add releases the victim at index at of the trial's list virtually;
 // false when it fails the exactness terms (lz is then unchanged but for

@@ -19,8 +19,7 @@ import (
 // out of the Capacity) and of shares whose sums round (the lazy mode must
 // give up and release them).
 func TestLazyTrialsSameDecisions(t *testing.T) {
-	defer policy.LazyOff(false)
-	adds0, kept0 := policy.LazyOff(false)
+	adds0, kept0 := policy.LazyCounts()
 	for _, name := range []string{"tiresias-gittins", "tiresias-las", "srtf-oracle"} {
 		for seed := uint64(1); seed <= 6; seed++ {
 			frac := []float64{0, 0.3, 0.6}[seed%3]
@@ -33,10 +32,9 @@ func TestLazyTrialsSameDecisions(t *testing.T) {
 			}
 			c := pt.NewChurn(seed, s, pt.ChurnSpec{Interval: 10, Finish: 0.02, Arrive: 10})
 			with, without := newPolicy(t, name), newPolicy(t, name)
+			without.(*policy.Framework).EagerTrials = true
 			for round := 0; round < 12; round++ {
-				policy.LazyOff(true)
 				want := copyOf(without.Decide(c.S))
-				policy.LazyOff(false)
 				got := with.Decide(c.S)
 				sameDecision(t, name, round, want, got)
 				if policy.FreeState(with.(*policy.Framework)) != policy.FreeState(without.(*policy.Framework)) {
@@ -46,7 +44,7 @@ func TestLazyTrialsSameDecisions(t *testing.T) {
 			}
 		}
 	}
-	adds, kept := policy.LazyOff(false)
+	adds, kept := policy.LazyCounts()
 	t.Logf("%d victims released virtually, %d of them never in the Capacity", adds-adds0, kept-kept0)
 	if kept == kept0 {
 		t.Error("no trial kept a victim out of the Capacity: the lazy path went untested")
@@ -136,7 +134,6 @@ func (lc lazyCase) snapshot() *policy.Snapshot {
 // Frees, 1 − used, are multiples of 2^-53 that dyadic shares add to
 // exactly, so no snapshot reaches that rule alone.)
 func TestLazyTrialsKeepTheirTerms(t *testing.T) {
-	defer policy.LazyOff(false)
 	cases := []lazyCase{{
 		// a's victims free no whole GPU, but a has one already: the
 		// placer reads a's FreeSum, so they must be released with b's
@@ -182,7 +179,7 @@ func TestLazyTrialsKeepTheirTerms(t *testing.T) {
 					t.Fatal(err)
 				}
 				f := policy.NewFramework(las, pl)
-				policy.LazyOff(off)
+				f.EagerTrials = off
 				decs[k] = copyOf(f.Decide(lc.snapshot()))
 				states[k] = policy.FreeState(f)
 			}

@@ -40,7 +40,10 @@ func (z size) churnSpec() pt.ChurnSpec {
 // path). It reports trk- and unt- p50-ns, p99-ns and cpu-ns per decision
 // and fails if their Starts or Preempts ever differ. The two alternate
 // which decides first. CARAVAN_SCALE_CHURN=tracked (or untracked) runs
-// one side only (the other's garbage then does not land in its GC).
+// one side only (the other's garbage then does not land in its GC);
+// CARAVAN_SCALE_CHURN=eager runs two tracked sides, the second (eag-)
+// with Framework.EagerTrials, to measure lazy preemption trials side by
+// side on the same snapshots.
 // CARAVAN_SCALE_CHURN_LOG=1 logs each timed decision's wall time, starts
 // and preempts (with -test.v): a p99 of 10 decisions is their maximum.
 func BenchmarkScaleChurn(b *testing.B) {
@@ -90,12 +93,19 @@ func heapAllocs() uint64 {
 
 func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string) {
 	mode := os.Getenv("CARAVAN_SCALE_CHURN")
+	names := []string{"trk", "unt"}
+	if mode == "eager" {
+		names = []string{"trk", "eag"}
+	}
 	var sides []*side
-	for _, n := range []string{"trk", "unt"} {
-		if mode == "" || strings.HasPrefix(mode, map[string]string{"trk": "tracked", "unt": "untracked"}[n]) {
+	for _, n := range names {
+		if mode == "" || mode == "eager" || strings.HasPrefix(mode, map[string]string{"trk": "tracked", "unt": "untracked"}[n]) {
 			p, err := registry.New(name, registry.Config{GittinsPrior: []float64{100, 900, 3000, 20000, 80000}})
 			if err != nil {
 				b.Fatal(err)
+			}
+			if f, ok := p.(*policy.Framework); ok && n == "eag" {
+				f.EagerTrials = true // lazy trials' baseline, side by side
 			}
 			sides = append(sides, &side{name: n, p: p})
 		}

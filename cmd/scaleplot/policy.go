@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"image/color"
+	"math"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -94,8 +95,16 @@ func plotPolicy(rows []policyRow, path string) error {
 	p.Legend.Top, p.Legend.Left = true, true
 	p.X.Min, p.X.Max = -0.5, float64(len(names))-0.5
 	p.Y.Min, p.Y.Max = lo/1.5, hi*1.5
-	return p.Save(8*vg.Inch, 4.5*vg.Inch, path)
+	height := 6 * vg.Inch
+	// the legend sits above the bars: its rows take this share of the
+	// axis, added on top of the data's decades (log scale)
+	if share := float64(len(variants)+1) * 11 / (float64(height.Points()) - 60); share < 0.8 {
+		p.Y.Max *= math.Pow(p.Y.Max/p.Y.Min, share/(1-share))
+	}
+	return p.Save(8*vg.Inch, height, path)
 }
 
-// palette is Okabe and Ito's colour-blind-safe set.
-var palette = []color.RGBA{{0, 114, 178, 255}, {230, 159, 0, 255}, {0, 158, 115, 255}, {204, 121, 167, 255}}
+// palette is Okabe and Ito's colour-blind-safe set (its vermilion is the
+// goal's line, its yellow too faint on white).
+var palette = []color.RGBA{{0, 114, 178, 255}, {230, 159, 0, 255}, {0, 158, 115, 255}, {204, 121, 167, 255},
+	{86, 180, 233, 255}, {0, 0, 0, 255}}

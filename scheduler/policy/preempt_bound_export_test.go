@@ -32,9 +32,9 @@ func FreeState(f *Framework) string {
 	return string(b)
 }
 
-// LazyCounts is how many victims lazy trials (preempt_lazy.go) have
+// LazyCounts is how many victims f's lazy trials (preempt_lazy.go) have
 // released virtually so far, and how many of them never in the Capacity.
-func LazyCounts() (adds, kept int64) { return lazyAdds.Load(), lazyKept.Load() }
+func LazyCounts(f *Framework) (adds, kept int64) { return f.lazy.adds, f.lazy.kept }
 
 // Donations is how many victims' slot storage keepRefs has reused.
 func Donations() int64 { return donations.Load() }

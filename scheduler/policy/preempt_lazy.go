@@ -1,9 +1,6 @@
 package policy
 
-import (
-	"math"
-	"sync/atomic"
-)
+import "math"
 
 // WholeSighted is implemented by placers that, for a whole-GPU demand,
 // read nothing of a node without a whole GPU (FreeGPU.Whole): Place
@@ -47,6 +44,9 @@ type lazyTrial struct {
 	// out is, per victim of the trial (tryVictims' list), whether it is
 	// released in the Capacity
 	out []bool
+	// adds counts the victims released virtually, kept those of them
+	// never released in the Capacity (tests check that lazy trials ran)
+	adds, kept int64
 }
 
 // lazyNode is a node the trial's victims touch.
@@ -93,10 +93,6 @@ func (r *round) lazyFor(d Demand) *lazyTrial {
 	return lz
 }
 
-// lazyAdds counts the victims released virtually and lazyKept those of
-// them never released in the Capacity (tests check that lazy trials ran).
-var lazyAdds, lazyKept atomic.Int64
-
 // add releases the victim at index at of the trial's list virtually;
 // false when it fails the exactness terms (lz is then unchanged but for
 // scratch: the caller materialises what is pending and releases it).
@@ -125,7 +121,7 @@ func (lz *lazyTrial) add(c *Capacity, at int, vr *victimRef) bool {
 	lz.pend = append(lz.pend, lazyVictim{at: at, lo: lo, hi: int32(len(lz.slots))})
 	lz.out = append(lz.out, false)
 	c.Epoch++ // as its release would: the trials' Epochs stay the same
-	lazyAdds.Add(1)
+	lz.adds++
 	return true
 }
 
@@ -205,7 +201,7 @@ func (lz *lazyTrial) released(x int) bool {
 	if lz == nil || x >= len(lz.out) || lz.out[x] {
 		return true
 	}
-	lazyKept.Add(1)
+	lz.kept++
 	return false
 }
 

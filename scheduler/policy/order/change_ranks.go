@@ -27,10 +27,13 @@ type changeRanks struct {
 	sub  []float64
 	accr []bool   // its job accrues: re-keyed by the mover
 	acc  []accKey // what the mover needs of it
-	ord  []rankEntry
-	next []rankEntry
-	adds []addEntry
-	out  []policy.Ranked
+	// until is the latest Now at which its key cannot move (mover.until;
+	// −Inf: re-keyed every call)
+	until []float64
+	ord   []rankEntry
+	next  []rankEntry
+	adds  []addEntry
+	out   []policy.Ranked
 	// movedAt: the ranks merge placed moved jobs at (scratch)
 	movedAt []int32
 }
@@ -73,7 +76,7 @@ func (t *changeRanks) rank(s *policy.Snapshot, key func(*policy.Job) keyed, mv m
 	}
 	n := len(s.Jobs)
 	t.key, t.id, t.sub = growKeep(t.key, n), growKeep(t.id, n), growKeep(t.sub, n)
-	t.accr, t.acc = growKeep(t.accr, n), growKeep(t.acc, n)
+	t.accr, t.acc, t.until = growKeep(t.accr, n), growKeep(t.acc, n), growKeep(t.until, n)
 	adds, nan := t.changes(s, oldN, key, mv)
 	if nan {
 		return nil, false
@@ -123,8 +126,8 @@ func (t *changeRanks) changes(s *policy.Snapshot, oldN int, key func(*policy.Job
 // whose running jobs move only when they change queue.
 func (t *changeRanks) accrue(s *policy.Snapshot, p int, adds []addEntry, mv mover) (out []addEntry, read bool) {
 	e, a := &t.key[p], &t.acc[p]
-	if e.ksAt < 0 {
-		return adds, false // not active: nothing to rank
+	if e.ksAt < 0 || s.Now <= t.until[p] {
+		return adds, false // not active, or its key cannot have moved yet
 	}
 	at, ex := a.acc.At(s.Now, a.attained, a.executed)
 	k := *e
@@ -135,8 +138,17 @@ func (t *changeRanks) accrue(s *policy.Snapshot, p int, adds []addEntry, mv move
 		return adds, false
 	}
 	*e = k
+	t.setUntil(p, mv)
 	t.mark[p] = markMove
 	return append(adds, addEntry{rankEntry: t.entry(p), moved: true}), false
+}
+
+// setUntil recomputes how long position p's new key holds.
+func (t *changeRanks) setUntil(p int, mv mover) {
+	t.until[p] = math.Inf(-1)
+	if mv.until != nil {
+		t.until[p] = mv.until(&t.key[p], &t.acc[p])
+	}
 }
 
 // rekey reads the job at p (its stamp moved, or the mover could not):
@@ -155,6 +167,7 @@ func (t *changeRanks) rekey(p, oldN int, j *policy.Job, key func(*policy.Job) ke
 		return false
 	}
 	k := key(j)
+	nk := posKey{k: k.k, queue: k.queue}
 	if j.Accrues() && mv.move != nil {
 		t.accr[p] = true
 		a := accKey{acc: j.Accrual, attained: j.Attained, executed: j.Executed}
@@ -162,8 +175,11 @@ func (t *changeRanks) rekey(p, oldN int, j *policy.Job, key func(*policy.Job) ke
 			a.aux = mv.aux(j)
 		}
 		t.acc[p] = a
+		t.until[p] = math.Inf(-1)
+		if mv.until != nil {
+			t.until[p] = mv.until(&nk, &a)
+		}
 	}
-	nk := posKey{k: k.k, queue: k.queue}
 	if was && sameKeyBits(&nk, e) && t.id[p] == j.ID && math.Float64bits(t.sub[p]) == math.Float64bits(j.Submit) {
 		t.mark[p] = markStamp
 		return false

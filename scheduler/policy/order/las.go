@@ -26,7 +26,7 @@ func NewLAS(cfg QueueConfig) (*LAS, error) {
 	l.sc.kc.mv = mover{move: func(_ int, e *posKey, _, attained, _ float64) bool {
 		e.queue = int32(q.queueOf(attained))
 		return true
-	}}
+	}, until: q.holdsUntil}
 	return l, nil
 }
 

@@ -53,10 +53,13 @@ type accKey struct {
 // function does from the job, given aux, what aux took of the job when
 // it was last read (nil: nothing). It returns false, having changed
 // nothing, where it cannot: the job is then read. Both must be safe to
-// call concurrently (for distinct positions).
+// call concurrently (for distinct positions). until, where set, is the
+// latest Now at which move cannot change key e of a job accruing as a
+// says (−Inf: none known): changeRanks then skips the job until then.
 type mover struct {
-	aux  func(j *policy.Job) float64
-	move func(i int, e *posKey, aux, attained, executed float64) bool
+	aux   func(j *policy.Job) float64
+	move  func(i int, e *posKey, aux, attained, executed float64) bool
+	until func(e *posKey, a *accKey) float64
 }
 
 // posKey is what keyCache keeps of the job at one position: its key,

@@ -1,0 +1,59 @@
+package order
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+	pt "github.com/caravan-dl/caravan/scheduler/policy/policytest"
+)
+
+// BenchmarkLASUntil times 2D-LAS' change-driven ranking with and
+// without the movers' until (running jobs re-keyed only once their
+// service can reach their queue's limit), side by side on the scale
+// benchmark's churning tracked snapshot with accruing running jobs:
+// two instances rank the same snapshot each round, in alternating order.
+//
+//	go test -run '^$' -bench LASUntil -benchtime 40x ./scheduler/policy/order/
+func BenchmarkLASUntil(b *testing.B) {
+	sp := pt.RandomSpec{
+		Cluster: pt.ClusterSpec{Racks: 250, NodesPerRack: 40, GPUsPerNode: 8},
+		Running: 40000, Queued: 100000, Busy: 0.9, FracShare: 0.2, ElasticShare: 0.2,
+	}
+	s := pt.Random(42, sp)
+	c := pt.NewChurn(7, s, pt.ChurnSpec{Interval: 10, Finish: 10.0 / 5000, Arrive: 80, Jobs: sp, Accrue: true})
+	with, _ := NewLAS(DefaultQueueConfig())
+	without, _ := NewLAS(DefaultQueueConfig())
+	without.sc.kc.mv.until = nil
+	timed := func(o *LAS) time.Duration {
+		t0 := time.Now()
+		o.Order(c.S)
+		return time.Since(t0)
+	}
+	for range 3 { // the first calls sort in full
+		timed(with)
+		timed(without)
+		c.Step(policy.Decision{})
+	}
+	var tw, to []time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		if i%2 == 0 {
+			tw = append(tw, timed(with))
+			to = append(to, timed(without))
+		} else {
+			to = append(to, timed(without))
+			tw = append(tw, timed(with))
+		}
+		b.StopTimer()
+		c.Step(policy.Decision{})
+		b.StartTimer()
+	}
+	slices.Sort(tw)
+	slices.Sort(to)
+	b.ReportMetric(float64(tw[0].Microseconds())/1e3, "until-min-ms")
+	b.ReportMetric(float64(tw[len(tw)/2].Microseconds())/1e3, "until-p50-ms")
+	b.ReportMetric(float64(to[0].Microseconds())/1e3, "every-min-ms")
+	b.ReportMetric(float64(to[len(to)/2].Microseconds())/1e3, "every-p50-ms")
+}

@@ -392,10 +392,10 @@ func (r *round) indexVictims() {
 	r.held, r.preempted, r.running = r.f.victimBuffers(len(r.ranked))
 	for i, rk := range r.ranked {
 		if r.state(i) == Running && r.preemptable(i, rk.Job) {
-			r.held.add(i, r.holds(i))
 			r.running = append(r.running, i)
 		}
 	}
+	r.held.fill(r.running, r.holds)
 	r.f.running = r.running // kept for the next round's storage
 	r.refs, r.refRound = r.f.victimRefBuffer(len(r.running))
 }

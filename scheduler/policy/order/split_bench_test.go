@@ -40,39 +40,50 @@ func BenchmarkOrderSplit(b *testing.B) {
 			s := pt.Clone(base)
 			c := pt.NewChurn(7, s, pt.ChurnSpec{Interval: 10, Finish: 10.0 / 5000, Arrive: 80, Jobs: sp})
 			serial, split := mk[name](), mk[name]()
-			var ts, tp []time.Duration
-			timed := func(o policy.Orderer, w int) time.Duration {
-				pw := parWorkers
-				defer func() { parWorkers = pw }()
-				parWorkers = w
-				t0 := time.Now()
-				o.Order(s)
-				return time.Since(t0)
-			}
-			for range 2 { // the first calls sort in full
-				timed(serial, 1)
-				timed(split, 0)
-				c.Step(policy.Decision{})
-			}
-			b.ResetTimer()
-			for i := range b.N {
-				if i%2 == 0 {
-					ts = append(ts, timed(serial, 1))
-					tp = append(tp, timed(split, 0))
-				} else {
-					tp = append(tp, timed(split, 0))
-					ts = append(ts, timed(serial, 1))
+			timed := func(o policy.Orderer, w int) func() time.Duration {
+				return func() time.Duration {
+					pw := parWorkers
+					defer func() { parWorkers = pw }()
+					parWorkers = w
+					t0 := time.Now()
+					o.Order(s)
+					return time.Since(t0)
 				}
-				b.StopTimer()
-				c.Step(policy.Decision{})
-				b.StartTimer()
 			}
-			slices.Sort(ts)
-			slices.Sort(tp)
-			b.ReportMetric(float64(ts[0].Microseconds())/1e3, "serial-min-ms")
-			b.ReportMetric(float64(ts[len(ts)/2].Microseconds())/1e3, "serial-p50-ms")
-			b.ReportMetric(float64(tp[0].Microseconds())/1e3, "split-min-ms")
-			b.ReportMetric(float64(tp[len(tp)/2].Microseconds())/1e3, "split-p50-ms")
+			ts, tp := sideBySide(b, c, 2, timed(serial, 1), timed(split, 0))
+			reportMinP50(b, "serial", ts)
+			reportMinP50(b, "split", tp)
 		})
 	}
+}
+
+// sideBySide times two rankers on the same churning snapshot, warm calls
+// first (the first calls sort in full), then b.N rounds in alternating
+// order, the churn stepped between rounds outside the timer.
+func sideBySide(b *testing.B, c *pt.Churn, warm int, x, y func() time.Duration) (tx, ty []time.Duration) {
+	for range warm {
+		x()
+		y()
+		c.Step(policy.Decision{})
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		if i%2 == 0 {
+			tx, ty = append(tx, x()), append(ty, y())
+		} else {
+			ty, tx = append(ty, y()), append(tx, x())
+		}
+		b.StopTimer()
+		c.Step(policy.Decision{})
+		b.StartTimer()
+	}
+	return tx, ty
+}
+
+// reportMinP50 reports the fastest and the median of ds as name-min-ms
+// and name-p50-ms.
+func reportMinP50(b *testing.B, name string, ds []time.Duration) {
+	slices.Sort(ds)
+	b.ReportMetric(float64(ds[0].Microseconds())/1e3, name+"-min-ms")
+	b.ReportMetric(float64(ds[len(ds)/2].Microseconds())/1e3, name+"-p50-ms")
 }

@@ -1,11 +1,9 @@
 package order
 
 import (
-	"slices"
 	"testing"
 	"time"
 
-	"github.com/caravan-dl/caravan/scheduler/policy"
 	pt "github.com/caravan-dl/caravan/scheduler/policy/policytest"
 )
 
@@ -26,34 +24,14 @@ func BenchmarkLASUntil(b *testing.B) {
 	with, _ := NewLAS(DefaultQueueConfig())
 	without, _ := NewLAS(DefaultQueueConfig())
 	without.sc.kc.mv.until = nil
-	timed := func(o *LAS) time.Duration {
-		t0 := time.Now()
-		o.Order(c.S)
-		return time.Since(t0)
-	}
-	for range 3 { // the first calls sort in full
-		timed(with)
-		timed(without)
-		c.Step(policy.Decision{})
-	}
-	var tw, to []time.Duration
-	b.ResetTimer()
-	for i := range b.N {
-		if i%2 == 0 {
-			tw = append(tw, timed(with))
-			to = append(to, timed(without))
-		} else {
-			to = append(to, timed(without))
-			tw = append(tw, timed(with))
+	timed := func(o *LAS) func() time.Duration {
+		return func() time.Duration {
+			t0 := time.Now()
+			o.Order(c.S)
+			return time.Since(t0)
 		}
-		b.StopTimer()
-		c.Step(policy.Decision{})
-		b.StartTimer()
 	}
-	slices.Sort(tw)
-	slices.Sort(to)
-	b.ReportMetric(float64(tw[0].Microseconds())/1e3, "until-min-ms")
-	b.ReportMetric(float64(tw[len(tw)/2].Microseconds())/1e3, "until-p50-ms")
-	b.ReportMetric(float64(to[0].Microseconds())/1e3, "every-min-ms")
-	b.ReportMetric(float64(to[len(to)/2].Microseconds())/1e3, "every-p50-ms")
+	tw, to := sideBySide(b, c, 3, timed(with), timed(without))
+	reportMinP50(b, "until", tw)
+	reportMinP50(b, "every", to)
 }

@@ -56,18 +56,17 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 	} else if t != nil {
 		defer func() { t.big = t.big || len(victims) >= minTrialVictims }()
 	}
-	lz := r.lazyFor(d) // preempt_lazy.go
-	r.lz = lz
+	r.lz = r.lazyFor(d) // preempt_lazy.go
 	batch, tested := 1, true
 	for k := len(r.running) - 1; k >= 0 && r.running[k] > i; k-- {
 		if !r.victimOK(r.running[k]) {
 			continue
 		}
-		if lz != nil && !lz.add(r.cap, len(victims), r.victimRefs(k)) {
-			lz.flush(r, victims, true) // not exact: as before from here
-			lz = nil
+		if r.lz != nil && !r.lz.add(r.cap, len(victims), r.victimRefs(k)) {
+			r.lz.flush(r, victims, true) // not exact: as before from here
+			r.lz = nil                   // every victim so far is out
 		}
-		if lz == nil {
+		if r.lz == nil {
 			r.release(k)
 		}
 		victims, tested = append(victims, k), false
@@ -76,8 +75,8 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 		}
 		batch *= 2
 		tested = true
-		if lz != nil {
-			lz.flush(r, victims, false) // what the placer sees
+		if r.lz != nil {
+			r.lz.flush(r, victims, false) // what the placer sees
 		}
 		if shortOf(d, r.cap) != "" {
 			r.failed.clean = true

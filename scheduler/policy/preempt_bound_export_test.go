@@ -34,7 +34,9 @@ func FreeState(f *Framework) string {
 
 // LazyCounts is how many victims f's lazy trials (preempt_lazy.go) have
 // released virtually so far, and how many of them never in the Capacity.
-func LazyCounts(f *Framework) (adds, kept int64) { return f.lazy.adds, f.lazy.kept }
+func LazyCounts(f *Framework) (adds, kept int64) {
+	return f.lazy.adds, f.lazy.adds - f.lazy.materialised
+}
 
 // Donations is how many victims' slot storage keepRefs has reused.
 func Donations() int64 { return donations.Load() }

@@ -44,9 +44,10 @@ type lazyTrial struct {
 	// out is, per victim of the trial (tryVictims' list), whether it is
 	// released in the Capacity
 	out []bool
-	// adds counts the victims released virtually, kept those of them
-	// never released in the Capacity (tests check that lazy trials ran)
-	adds, kept int64
+	// adds counts the victims released virtually, materialised those of
+	// them later released in the Capacity (tests check that lazy trials
+	// kept some out)
+	adds, materialised int64
 }
 
 // lazyNode is a node the trial's victims touch.
@@ -94,26 +95,16 @@ func (r *round) lazyFor(d Demand) *lazyTrial {
 }
 
 // add releases the victim at index at of the trial's list virtually;
-// false when it fails the exactness terms (lz is then unchanged but for
-// scratch: the caller materialises what is pending and releases it).
+// false when it fails the exactness terms (lz's sums are then spoiled:
+// the caller materialises what is pending and drops lz).
 func (lz *lazyTrial) add(c *Capacity, at int, vr *victimRef) bool {
 	if vr.err != nil || len(vr.shares) != len(vr.refs) {
 		return false
 	}
 	lo := int32(len(lz.slots))
 	for s, rf := range vr.refs {
-		f, mem := math.Float64frombits(vr.shares[s].frac), vr.shares[s].mem
-		if rf.g == nil || !dyadic(f) || mem < 0 {
-			lz.slots = lz.slots[:lo]
-			return false
-		}
-		ni, ok := lz.node(c, rf.ni)
+		ni, ok := lz.slot(c, rf, vr.shares[s])
 		if !ok {
-			lz.slots = lz.slots[:lo]
-			return false
-		}
-		if !lz.load(ni, rf.g, f, mem) {
-			lz.slots = lz.slots[:lo]
 			return false
 		}
 		lz.slots = append(lz.slots, ni)
@@ -123,6 +114,18 @@ func (lz *lazyTrial) add(c *Capacity, at int, vr *victimRef) bool {
 	c.Epoch++ // as its release would: the trials' Epochs stay the same
 	lz.adds++
 	return true
+}
+
+// slot adds one resolved slot's share to its GPU's sums and returns its
+// node's record; false where the terms fail (an unresolved slot, a share
+// or a Free that is not dyadic, a clamp).
+func (lz *lazyTrial) slot(c *Capacity, rf slotRef, sh slotShare) (int32, bool) {
+	f := math.Float64frombits(sh.frac)
+	if rf.g == nil || !dyadic(f) || sh.mem < 0 {
+		return 0, false
+	}
+	ni, ok := lz.node(c, rf.ni)
+	return ni, ok && lz.load(ni, rf.g, f, sh.mem)
 }
 
 // node is node i's record, made on first sight (false: a GPU of it has
@@ -178,6 +181,7 @@ func (lz *lazyTrial) flush(r *round, victims []int, all bool) {
 			continue
 		}
 		lz.out[p.at] = true
+		lz.materialised++
 		k := victims[p.at]
 		j := r.ranked[r.running[k]].Job
 		r.cap.apply(j.Placement, r.victimRefs(k).refs, +1, r.f.util(j)) // its Epoch was counted by add
@@ -197,13 +201,7 @@ func (lz *lazyTrial) seen(p lazyVictim) bool {
 
 // released reports whether the trial's victim at index x is released in
 // the Capacity (lz nil: every one is).
-func (lz *lazyTrial) released(x int) bool {
-	if lz == nil || x >= len(lz.out) || lz.out[x] {
-		return true
-	}
-	lz.kept++
-	return false
-}
+func (lz *lazyTrial) released(x int) bool { return lz == nil || x >= len(lz.out) || lz.out[x] }
 
 // release releases the running job at position k of r.running in the
 // Capacity.

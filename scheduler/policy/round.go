@@ -38,8 +38,8 @@ type round struct {
 	// released (preempt_bound.go)
 	failed failedTrials
 	loads  []gpuLoad // roundTrips' scratch
-	// lz is the running trial's lazy releases (nil: every victim is
-	// released; preempt_lazy.go)
+	// lz is the running trial's lazy releases (nil: every victim of it
+	// is released; preempt_lazy.go)
 	lz    *lazyTrial
 	room  bool      // tryPlace failed for lack of room
 	trip  tripCheck // the last roundTrips check that held

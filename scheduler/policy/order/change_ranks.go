@@ -138,17 +138,9 @@ func (t *changeRanks) accrue(s *policy.Snapshot, p int, adds []addEntry, mv move
 		return adds, false
 	}
 	*e = k
-	t.setUntil(p, mv)
+	t.until[p] = mv.holds(e, a)
 	t.mark[p] = markMove
 	return append(adds, addEntry{rankEntry: t.entry(p), moved: true}), false
-}
-
-// setUntil recomputes how long position p's new key holds.
-func (t *changeRanks) setUntil(p int, mv mover) {
-	t.until[p] = math.Inf(-1)
-	if mv.until != nil {
-		t.until[p] = mv.until(&t.key[p], &t.acc[p])
-	}
 }
 
 // rekey reads the job at p (its stamp moved, or the mover could not):
@@ -175,10 +167,7 @@ func (t *changeRanks) rekey(p, oldN int, j *policy.Job, key func(*policy.Job) ke
 			a.aux = mv.aux(j)
 		}
 		t.acc[p] = a
-		t.until[p] = math.Inf(-1)
-		if mv.until != nil {
-			t.until[p] = mv.until(&nk, &a)
-		}
+		t.until[p] = mv.holds(&nk, &a)
 	}
 	if was && sameKeyBits(&nk, e) && t.id[p] == j.ID && math.Float64bits(t.sub[p]) == math.Float64bits(j.Submit) {
 		t.mark[p] = markStamp

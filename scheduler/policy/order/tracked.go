@@ -62,6 +62,14 @@ type mover struct {
 	until func(e *posKey, a *accKey) float64
 }
 
+// holds is until's answer for key e, −Inf without one.
+func (mv mover) holds(e *posKey, a *accKey) float64 {
+	if mv.until == nil {
+		return math.Inf(-1)
+	}
+	return mv.until(e, a)
+}
+
 // posKey is what keyCache keeps of the job at one position: its key,
 // and its index in the last call's keys (-1: it was not active). One
 // 32-byte record, so a position costs one sequential read.

@@ -104,10 +104,10 @@ func (*SRTFOracle) NextChange(*policy.Snapshot) policy.Seconds { return math.Inf
 // mover will, bounds every Now ≤ u.
 func (q *queues) holdsUntil(e *posKey, a *accKey) float64 {
 	k := int(e.queue)
-	if k < 0 || k >= q.cfg.Queues-1 {
-		if k == q.cfg.Queues-1 {
-			return math.Inf(1)
-		}
+	switch {
+	case k == q.cfg.Queues-1:
+		return math.Inf(1)
+	case k < 0 || k >= q.cfg.Queues:
 		return math.Inf(-1)
 	}
 	limit := q.cfg.Limits[k]
@@ -115,8 +115,7 @@ func (q *queues) holdsUntil(e *posKey, a *accKey) float64 {
 		at, _ := a.acc.At(u, a.attained, a.executed)
 		return !reached(at, limit)
 	}
-	switch {
-	case !(a.acc.GPUs > 0):
+	if !(a.acc.GPUs > 0) {
 		if a.acc.GPUs == 0 && short(a.acc.Since) {
 			return math.Inf(1) // it gains nothing
 		}

@@ -63,6 +63,9 @@ type scratch struct {
 	// and light, splitting measured no faster on 2 cores
 	// (BenchmarkOrderSplit). The radix sort splits for every ordering.
 	split bool
+	// run, when set for a call (setRun), sorts a large set of jobs that
+	// share a key prefix apart (keyRun)
+	run *keyRun
 }
 
 // coarseRho drops 33 low bits (three 11-bit passes of six): the top 31

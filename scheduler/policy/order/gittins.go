@@ -163,6 +163,9 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 	}
 	o.spans, o.spare = spans, o.spans
 	o.lastSvc, o.nextSvc, o.lastVer = next, o.lastSvc, o.dist.Added()
+	// never-run queued jobs share their keys but for queue-join time:
+	// a learned sample moves all of them, not their order (keyRun)
+	o.sc.setRun(keyed{queue: int32(o.q.queueOf(0)), k: [3]float64{stateTie(&policy.Job{State: policy.Queued}), -fresh}})
 	return o.sc.sortMatched(ks, prev, matched)
 }
 

@@ -55,16 +55,13 @@ func (in *incremental) matchAny(ks []keyed, listed bool) ([]int32, bool) {
 // that reuses last call's keys, like Gittins' indexes, matches first).
 func (sc *scratch) sortMatched(ks []keyed, prev []int32, ok bool) []policy.Ranked {
 	in := &sc.inc
-	if ok && in.full && manyChanged(ks, in.keys, prev) {
-		ok = false // the loop below would find as much, after ranks
-	}
-	in.full = !ok
 	if !ok {
-		in.keys = in.keys[:0]
-		idx := sc.order(ks)
-		sc.remember(ks, idx)
-		return sc.ranked(ks, idx)
+		return sc.sortFull(ks, nil)
 	}
+	if in.full && manyChanged(ks, in.keys, prev) {
+		return sc.sortFull(ks, prev) // the loop below would find as much, after ranks
+	}
+	in.full = false
 	in.ranks()
 	in.slot = grow(in.slot, len(in.keys))
 	for r := range in.slot {
@@ -84,7 +81,7 @@ func (sc *scratch) sortMatched(ks []keyed, prev []int32, ok bool) []policy.Ranke
 		// (fair's keys all move with Now: stop as soon as that is clear)
 		if changed++; manyMoved(changed, len(ks)) {
 			in.moved = moved
-			return sc.sortMatched(ks, nil, false)
+			return sc.sortFull(ks, prev)
 		}
 	}
 	arrived := len(moved)
@@ -101,9 +98,25 @@ func (sc *scratch) sortMatched(ks []keyed, prev []int32, ok bool) []policy.Ranke
 	// mostly keep (running jobs' indexes move together): nearly sorted
 	moved = append(moved[arrived:], moved[:arrived]...)
 	if manyMoved(len(moved), len(ks)) {
-		return sc.sortMatched(ks, nil, false)
+		return sc.sortFull(ks, prev)
 	}
+	sc.forgetRun()
 	return sc.mergeMoved(ks, moved, out)
+}
+
+// sortFull ends sortMatched with a full sort; prev, unless nil, matches
+// ks with the last call's keys (for the run's order, keyRun).
+func (sc *scratch) sortFull(ks []keyed, prev []int32) []policy.Ranked {
+	var idx []int32
+	if sc.useRun(len(ks)) {
+		idx = sc.orderRun(ks, prev)
+	} else {
+		idx = sc.order(ks)
+	}
+	sc.inc.full = true
+	sc.inc.keys = sc.inc.keys[:0]
+	sc.remember(ks, idx)
+	return sc.ranked(ks, idx)
 }
 
 // mergeMoved ends sortMatched: the moved jobs (changed, then new) are

@@ -66,6 +66,13 @@ type scratch struct {
 	// run, when set for a call (setRun), sorts a large set of jobs that
 	// share a key prefix apart (keyRun)
 	run *keyRun
+	// sub radix-sorts subsets of the keys (made on first use)
+	sub *subSorter
+	// movedCoarse and movedCoarseBits, when movedCoarse is non-zero,
+	// are coarse and coarseBits for an incremental call's many moved
+	// jobs (sortMoved), where an ordering knows its keys rarely tie
+	movedCoarse     int
+	movedCoarseBits uint
 }
 
 // coarseRho drops 33 low bits (three 11-bit passes of six): the top 31

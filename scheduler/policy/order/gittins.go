@@ -143,6 +143,10 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 	// under churn every running job's index moves, so most calls sort in
 	// full; queue-join times (k[2], the last key) rarely share top bits
 	o.sc.coarse, o.sc.coarseBits = 3, coarseTime
+	// the jobs whose index moved since the last call are running or
+	// learnt a sample: their services, so their indexes, rarely tie
+	// (the never-run ones, which share theirs, are sorted apart)
+	o.sc.movedCoarse, o.sc.movedCoarseBits = 2, coarseRho
 	o.sc.split = true
 	ks, svc := o.keyedJobs(s)
 	// between consecutive events few keys change (running jobs'

@@ -3,6 +3,7 @@ package order
 import (
 	"math"
 	"slices"
+	"sync/atomic"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
 )
@@ -19,9 +20,10 @@ type incremental struct {
 	// derived from it yet
 	order []int32
 	stale bool
-	// buffers: prev indexes, rank slots, moved jobs, and two outputs
-	prev, slot, moved []int32
-	out, merged       []int32
+	// buffers: prev indexes, rank slots, moved jobs (asc: listed
+	// order; sorted), and two outputs
+	prev, slot, moved, asc, sorted []int32
+	out, merged                    []int32
 	// full: the last call sorted in full (fair's and churned Gittins'
 	// every call), so this one counts its changes before ranks
 	full bool
@@ -67,7 +69,7 @@ func (sc *scratch) sortMatched(ks []keyed, prev []int32, ok bool) []policy.Ranke
 	for r := range in.slot {
 		in.slot[r] = -1
 	}
-	moved, changed := in.moved[:0], 0
+	moved, asc := in.moved[:0], in.asc[:0]
 	for i := range ks {
 		switch p := prev[i]; {
 		case p < 0:
@@ -79,13 +81,24 @@ func (sc *scratch) sortMatched(ks []keyed, prev []int32, ok bool) []policy.Ranke
 			in.slot[in.rank[p]] = -2 - int32(i) // changed keys
 		}
 		// (fair's keys all move with Now: stop as soon as that is clear)
-		if changed++; manyMoved(changed, len(ks)) {
-			in.moved = moved
+		if asc = append(asc, int32(i)); manyMoved(len(asc), len(ks)) {
+			in.moved, in.asc = moved, asc
 			return sc.sortFull(ks, prev)
 		}
 	}
+	in.asc = asc
+	defer sc.forgetRun()
 	arrived := len(moved)
 	out := in.out[:0]
+	if len(asc) >= movedRadix {
+		// too many to insert: radix-sort them (listed order, for ties)
+		for _, i := range in.slot {
+			if i >= 0 {
+				out = append(out, i)
+			}
+		}
+		return sc.mergeIn(ks, sc.sortMoved(ks, asc), out)
+	}
 	for _, i := range in.slot {
 		switch {
 		case i >= 0:
@@ -97,12 +110,52 @@ func (sc *scratch) sortMatched(ks []keyed, prev []int32, ok bool) []policy.Ranke
 	// changed jobs, listed in their last order, which their new keys
 	// mostly keep (running jobs' indexes move together): nearly sorted
 	moved = append(moved[arrived:], moved[:arrived]...)
-	if manyMoved(len(moved), len(ks)) {
-		return sc.sortFull(ks, prev)
-	}
-	sc.forgetRun()
-	return sc.mergeMoved(ks, moved, out)
+	sortNearly(ks, moved)
+	in.moved = moved
+	return sc.mergeIn(ks, moved, out)
 }
+
+// sortMoved radix-sorts the moved jobs asc (listed order). Their
+// coarse passes may be the ordering's own for moved jobs (movedCoarse),
+// with the run's members (keyRun), which all share a prefix, sorted
+// apart and spliced in.
+func (sc *scratch) sortMoved(ks []keyed, asc []int32) []int32 {
+	in, sub := &sc.inc, sc.subsets()
+	coarse, bits := sc.coarse, sc.coarseBits
+	if sc.movedCoarse != 0 {
+		coarse, bits = sc.movedCoarse, sc.movedCoarseBits
+	}
+	run := sc.run
+	if run == nil || !run.on {
+		in.sorted = sub.sort(ks, asc, in.sorted, coarse, bits)
+		return in.sorted
+	}
+	members, others := run.joined[:0], run.rest[:0]
+	for _, i := range asc {
+		if samePrefix(&ks[i], &run.prefix) {
+			members = append(members, i)
+		} else {
+			others = append(others, i)
+		}
+	}
+	run.joined, run.rest = members, others
+	if len(members) > 0 {
+		movedSplits.Add(1)
+	}
+	// the members share queue, k[0] and k[1]: sorted in full by k[2]
+	run.sorted2 = sub.sort(ks, members, run.sorted2, sc.coarse, sc.coarseBits)
+	in.sorted = sub.sort(ks, others, in.sorted, coarse, bits)
+	run.out = splice(ks, in.sorted, run.sorted2, &run.prefix, run.out)
+	return run.out
+}
+
+// movedSplits counts the re-ranks that split a run off their moved jobs
+// (for tests; written only where the ordering owns its scratch).
+var movedSplits atomic.Int64
+
+// movedRadix is the fewest moved jobs that are radix-sorted rather than
+// sorted by insertion or comparisons before the merge (tests lower it).
+var movedRadix = 2048
 
 // sortFull ends sortMatched with a full sort; prev, unless nil, matches
 // ks with the last call's keys (for the run's order, keyRun).
@@ -119,12 +172,11 @@ func (sc *scratch) sortFull(ks []keyed, prev []int32) []policy.Ranked {
 	return sc.ranked(ks, idx)
 }
 
-// mergeMoved ends sortMatched: the moved jobs (changed, then new) are
-// sorted and merged into out, the others in their last order.
-func (sc *scratch) mergeMoved(ks []keyed, moved, out []int32) []policy.Ranked {
+// mergeIn ends sortMatched: the moved jobs, sorted, are merged into
+// out, the others in their last order.
+func (sc *scratch) mergeIn(ks []keyed, moved, out []int32) []policy.Ranked {
 	in := &sc.inc
-	sortNearly(ks, moved)
-	in.moved, in.out = moved, out
+	in.out = out
 	if len(moved) > 0 {
 		in.merged = mergeSorted(ks, out, moved, in.merged)
 		out = in.merged
@@ -210,7 +262,15 @@ func sameJob(a, b *policy.Job) bool {
 
 // manyMoved reports that so many of n jobs changed (m) that sorting all
 // of them again is cheaper than merging the changed ones in.
-func manyMoved(m, n int) bool { return m > 64 && m > n/4 }
+// Below movedRadix they are sorted by comparisons, so they must be a
+// small part; from it they are radix-sorted and merged in one pass,
+// which costs a full sort's time at about half the jobs.
+func manyMoved(m, n int) bool {
+	if n < 4*movedRadix {
+		return m > 64 && m > n/4
+	}
+	return m > n/2
+}
 
 // remember keeps this call's keys and order (idx lists ks in rank
 // order; its ranks are derived when the next call needs them, which a

@@ -26,10 +26,7 @@ type keyRun struct {
 	// member p, or 0; the kept and joined members, the others, and the
 	// run and full order written
 	kept, keptOrder, joined, rest, merged, out []int32
-	// sub sorts the others (and a large joined set), subKs their copy,
-	// into sorted
-	sub             *scratch
-	subKs           []keyed
+	// sorted, sorted2: the others and a large joined set, radix-sorted
 	sorted, sorted2 []int32
 	// reused counts the calls that kept the last order (for tests)
 	reused int
@@ -111,10 +108,6 @@ func (sc *scratch) forgetRun() {
 // with the last call's keys (sc.inc.keys), or is nil.
 func (sc *scratch) orderRun(ks []keyed, prev []int32) []int32 {
 	r := sc.run
-	if r.sub == nil {
-		r.sub = &scratch{}
-	}
-	r.sub.coarse, r.sub.coarseBits = sc.coarse, sc.coarseBits
 	reuse := r.valid && prev != nil
 	r.valid = false
 	if reuse && !r.split(ks, prev, sc.inc.keys) {
@@ -126,26 +119,31 @@ func (sc *scratch) orderRun(ks []keyed, prev []int32) []int32 {
 	if reuse {
 		r.reused++
 	}
-	run := r.sortedRun(ks, reuse)
-	r.sorted = r.sortSubset(ks, r.rest, r.sorted)
+	run := r.sortedRun(sc, ks, reuse)
+	r.sorted = sc.subsets().sort(ks, r.rest, r.sorted, sc.coarse, sc.coarseBits)
 	rest := r.sorted
-	// the first of the others ranking after the run's prefix
-	lo, hi := 0, len(rest)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if comparePrefix(&ks[rest[m]], &r.prefix) < 0 {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	out := append(append(append(r.out[:0], rest[:lo]...), run...), rest[lo:]...)
+	out := splice(ks, rest, run, &r.prefix, r.out)
 	r.order, r.out = append(r.order[:0], run...), out
 	r.last, r.valid = r.prefix, true
 	if len(run) < len(ks)/8 {
 		r.small = runRetry
 	}
 	return out
+}
+
+// splice writes to out the sorted others with the sorted run inserted
+// where its prefix ranks (no other shares it).
+func splice(ks []keyed, others, run []int32, prefix *keyed, out []int32) []int32 {
+	lo, hi := 0, len(others)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if comparePrefix(&ks[others[m]], prefix) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return append(append(append(out[:0], others[:lo]...), run...), others[lo:]...)
 }
 
 // split sorts ks into the others (r.rest) and the run's members: with
@@ -185,10 +183,10 @@ func (r *keyRun) split(ks []keyed, prev []int32, last []keyed) bool {
 
 // sortedRun is the run in rank order: the kept members in their last
 // order (when reuse) merged with the joined ones, sorted.
-func (r *keyRun) sortedRun(ks []keyed, reuse bool) []int32 {
+func (r *keyRun) sortedRun(sc *scratch, ks []keyed, reuse bool) []int32 {
 	joined := r.joined
 	if len(joined) > runMin {
-		r.sorted2 = r.sortSubset(ks, joined, r.sorted2)
+		r.sorted2 = sc.subsets().sort(ks, joined, r.sorted2, sc.coarse, sc.coarseBits)
 		joined = r.sorted2
 	} else {
 		sortNearly(ks, joined) // listed in submit order: nearly sorted
@@ -210,16 +208,33 @@ func (r *keyRun) sortedRun(ks []keyed, reuse bool) []int32 {
 	return r.merged
 }
 
-// sortSubset writes the indexes idx of ks (ascending) in sortKeyed's
-// order to dst, radix-sorting a copy of their keys. The copy keeps their
-// relative order, so position ties break alike.
-func (r *keyRun) sortSubset(ks []keyed, idx, dst []int32) []int32 {
-	sub := grow(r.subKs, len(idx))
+// subSorter radix-sorts subsets of a call's keys: the run's others
+// (keyRun) and the incremental re-rank's many moved jobs.
+type subSorter struct {
+	sc scratch
+	ks []keyed // the subset's keys
+}
+
+// subsets is sc's subSorter.
+func (sc *scratch) subsets() *subSorter {
+	if sc.sub == nil {
+		sc.sub = &subSorter{}
+	}
+	return sc.sub
+}
+
+// sort writes the indexes idx of ks (ascending) in sortKeyed's order to
+// dst, radix-sorting a copy of their keys with the coarse passes given
+// (scratch.coarse). The copy keeps their relative order, so position
+// ties break alike.
+func (u *subSorter) sort(ks []keyed, idx, dst []int32, coarse int, bits uint) []int32 {
+	sub := grow(u.ks, len(idx))
 	for c, i := range idx {
 		sub[c] = ks[i]
 	}
-	r.subKs = sub
-	order := r.sub.order(sub)
+	u.ks = sub
+	u.sc.coarse, u.sc.coarseBits = coarse, bits
+	order := u.sc.order(sub)
 	dst = grow(dst, len(order))
 	for c, x := range order {
 		dst[c] = idx[x]

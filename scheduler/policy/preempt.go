@@ -59,10 +59,14 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 	r.lz = r.lazyFor(d) // preempt_lazy.go
 	batch, tested := 1, true
 	for k := len(r.running) - 1; k >= 0 && r.running[k] > i; k-- {
-		if !r.victimOK(r.running[k]) {
+		if r.preempted[r.running[k]] {
 			continue
 		}
-		if r.lz != nil && !r.lz.add(r.cap, len(victims), r.victimRefs(k)) {
+		vr := r.victimRefs(k)  // kept for the round: the job is not read again
+		if len(vr.refs) == 0 { // a ref per slot: no placement to release
+			continue
+		}
+		if r.lz != nil && !r.lz.add(r.cap, len(victims), vr) {
 			r.lz.flush(r, victims, true) // not exact: as before from here
 			r.lz = nil                   // every victim so far is out
 		}
@@ -95,12 +99,6 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 	}
 	r.restore(victims)
 	return Placement{}, false, tested
-}
-
-// victimOK reports whether the running job at rank v may still be released
-// (it was checked against the PreemptionGuard when indexed).
-func (r *round) victimOK(v int) bool {
-	return !r.preempted[v] && len(r.ranked[v].Job.Placement.Slots) > 0
 }
 
 // settle keeps preempted only the victims (positions in r.running) whose

@@ -75,7 +75,7 @@ func (r *round) exact(i int) bool {
 		if r.preempted[r.running[k]] {
 			continue
 		}
-		vr := r.victimRefs(k) // a ref per slot: victimOK without reading the job
+		vr := r.victimRefs(k) // a ref per slot: a placement, without reading the job
 		if vr.err != nil || len(vr.shares) != len(vr.refs) {
 			return false
 		}

@@ -140,7 +140,7 @@ func (r *round) victimSeq(t *trialStore, i, limit int) (seq []int, sa, sb uint64
 			continue
 		}
 		vr := r.victimRefs(k)
-		if len(vr.refs) == 0 { // victimOK without reading the job: a ref per slot
+		if len(vr.refs) == 0 { // a ref per slot: no placement (the job is not read)
 			continue
 		}
 		sa, sb = mix(sa, vr.ha, hashSeedA), mix(sb, vr.hb, hashSeedB)

@@ -26,10 +26,7 @@ import (
 //
 //	go test -run '^$' -bench GittinsRun -benchtime 40x ./scheduler/policy/order/
 func BenchmarkGittinsRun(b *testing.B) {
-	sp := pt.RandomSpec{
-		Cluster: pt.ClusterSpec{Racks: 250, NodesPerRack: 40, GPUsPerNode: 8},
-		Running: 40000, Queued: 100000, Busy: 0.9, FracShare: 0.2, ElasticShare: 0.2,
-	}
+	sp := scaleSpec
 	for _, backlog := range []bool{false, true} {
 		name := "preempted"
 		if backlog {

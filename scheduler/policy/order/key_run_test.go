@@ -1,7 +1,6 @@
 package order
 
 import (
-	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -21,13 +20,7 @@ func TestGittinsRunSameRanking(t *testing.T) {
 		runMin = min
 		reused := 0
 		for seed := uint64(1); seed <= 6; seed++ {
-			c := &lucidChurn{s: &policy.Snapshot{Now: 1000, Cluster: oneNode(8)}, users: 3,
-				rng: rand.New(rand.NewPCG(seed, 11)), touched: map[*policy.Job]bool{}}
-			for range 150 {
-				c.s.Jobs = append(c.s.Jobs, c.job())
-				c.s.JobGen = append(c.s.JobGen, 0)
-				c.touch(len(c.s.Jobs) - 1)
-			}
+			c := newLucidChurn(seed, 11, 150)
 			git, _ := NewGittins(GittinsConfig{Prior: prior})
 			learned := slices.Clone(prior)
 			for round := range 50 {

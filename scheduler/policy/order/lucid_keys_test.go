@@ -20,6 +20,19 @@ type lucidChurn struct {
 	touched map[*policy.Job]bool
 }
 
+// newLucidChurn is a churn of n fresh jobs of 3 users, its random
+// stream set by seed and stream.
+func newLucidChurn(seed, stream uint64, n int) *lucidChurn {
+	c := &lucidChurn{s: &policy.Snapshot{Now: 1000, Cluster: oneNode(8)}, users: 3,
+		rng: rand.New(rand.NewPCG(seed, stream)), touched: map[*policy.Job]bool{}}
+	for range n {
+		c.s.Jobs = append(c.s.Jobs, c.job())
+		c.s.JobGen = append(c.s.JobGen, 0)
+		c.touch(len(c.s.Jobs) - 1)
+	}
+	return c
+}
+
 func (c *lucidChurn) touch(i int) {
 	c.stamp++
 	c.s.JobGen[i] = c.stamp
@@ -181,13 +194,7 @@ func checkLucidRefs(t *testing.T, l *Lucid) {
 
 func lucidTrackedSameRanking(t *testing.T) {
 	for seed := uint64(1); seed <= 6; seed++ {
-		c := &lucidChurn{s: &policy.Snapshot{Now: 1000, Cluster: oneNode(8)}, users: 3,
-			rng: rand.New(rand.NewPCG(seed, 7)), touched: map[*policy.Job]bool{}}
-		for range 120 {
-			c.s.Jobs = append(c.s.Jobs, c.job())
-			c.s.JobGen = append(c.s.JobGen, 0)
-			c.touch(len(c.s.Jobs) - 1)
-		}
+		c := newLucidChurn(seed, 7, 120)
 		cfg := LucidConfig{Estimate: LucidEstimateConfig{HourOfDay: seed%2 == 0}}
 		tracked, plain, ref := newLucid(t, cfg), newLucid(t, cfg), newLucid(t, cfg)
 		for round := range 60 {

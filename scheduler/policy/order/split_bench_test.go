@@ -20,10 +20,7 @@ import (
 //	go test -run '^$' -bench OrderSplit -benchtime 20x ./scheduler/policy/order/
 func BenchmarkOrderSplit(b *testing.B) {
 	prior := []float64{100, 900, 3000, 20000, 80000}
-	sp := pt.RandomSpec{
-		Cluster: pt.ClusterSpec{Racks: 250, NodesPerRack: 40, GPUsPerNode: 8},
-		Running: 40000, Queued: 100000, Busy: 0.9, FracShare: 0.2, ElasticShare: 0.2,
-	}
+	sp := scaleSpec
 	base := pt.Random(42, sp)
 	mk := map[string]func() policy.Orderer{
 		"tiresias-gittins": func() policy.Orderer {
@@ -55,6 +52,14 @@ func BenchmarkOrderSplit(b *testing.B) {
 			reportMinP50(b, "split", tp)
 		})
 	}
+}
+
+// scaleSpec is the scale benchmark's snapshot (scalebench at 10k): 10,000
+// nodes of 8 GPUs, 40,000 running jobs (as many as fit 90 %) and 100,000
+// queued.
+var scaleSpec = pt.RandomSpec{
+	Cluster: pt.ClusterSpec{Racks: 250, NodesPerRack: 40, GPUsPerNode: 8},
+	Running: 40000, Queued: 100000, Busy: 0.9, FracShare: 0.2, ElasticShare: 0.2,
 }
 
 // sideBySide times two rankers on the same churning snapshot, warm calls

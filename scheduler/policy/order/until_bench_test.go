@@ -15,10 +15,7 @@ import (
 //
 //	go test -run '^$' -bench LASUntil -benchtime 40x ./scheduler/policy/order/
 func BenchmarkLASUntil(b *testing.B) {
-	sp := pt.RandomSpec{
-		Cluster: pt.ClusterSpec{Racks: 250, NodesPerRack: 40, GPUsPerNode: 8},
-		Running: 40000, Queued: 100000, Busy: 0.9, FracShare: 0.2, ElasticShare: 0.2,
-	}
+	sp := scaleSpec
 	s := pt.Random(42, sp)
 	c := pt.NewChurn(7, s, pt.ChurnSpec{Interval: 10, Finish: 10.0 / 5000, Arrive: 80, Jobs: sp, Accrue: true})
 	with, _ := NewLAS(DefaultQueueConfig())

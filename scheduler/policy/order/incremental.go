@@ -150,7 +150,7 @@ func (sc *scratch) sortMoved(ks []keyed, asc []int32) []int32 {
 }
 
 // movedSplits counts the re-ranks that split a run off their moved jobs
-// (for tests; written only where the ordering owns its scratch).
+// (for tests).
 var movedSplits atomic.Int64
 
 // movedRadix is the fewest moved jobs that are radix-sorted rather than

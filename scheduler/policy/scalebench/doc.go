@@ -13,7 +13,8 @@
 // between decisions as a live scheduler's do (policytest.Churn), each
 // with a tracked (Snapshot.JobGen) and an untracked instance side by
 // side; CARAVAN_SCALE_CHURN=tracked or untracked runs one side,
-// CARAVAN_SCALE_CHURN_WARMUP sets the untimed churned decisions (5).
+// CARAVAN_SCALE_CHURN_WARMUP sets the untimed churned decisions (5),
+// CARAVAN_SCALE_QUEUE=fresh starts from a queue of jobs that never ran.
 // Between decisions the benchmarks pace the garbage collector as the
 // live scheduler's loop does (internal/gcpace: collect at the idle point
 // when the next decision would probably start a cycle; paced-gc-ns is

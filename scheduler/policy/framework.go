@@ -24,6 +24,7 @@ type Framework struct {
 	held      fenwick
 	preempted []bool
 	running   []int
+	skip      []int32 // live's links, by position in running
 	info      []rankInfo
 	// refs, refCache and refRound are victimRefs' storage (preempt_refs.go)
 	refs     []refSlot

@@ -71,10 +71,7 @@ func (r *round) exact(i int) bool {
 	loads := r.loads[:0]
 	defer func() { r.loads = loads }() // gainOf reads them
 	r.nodes.start(len(r.cap.Nodes))
-	for k := len(r.running) - 1; k >= 0 && r.running[k] > i; k-- {
-		if r.preempted[r.running[k]] {
-			continue
-		}
+	for k := r.live(len(r.running) - 1); k >= 0 && r.running[k] > i; k = r.live(k - 1) {
 		vr := r.victimRefs(k) // a ref per slot: a placement, without reading the job
 		if vr.err != nil || len(vr.shares) != len(vr.refs) {
 			return false

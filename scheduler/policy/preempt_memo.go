@@ -135,10 +135,7 @@ func (r *round) trialKeyOf(d Demand, j *Job) trialKey {
 func (r *round) victimSeq(t *trialStore, i, limit int) (seq []int, sa, sb uint64, tested bool) {
 	seq = t.seq[:0]
 	last := -1
-	for k := len(r.running) - 1; k >= 0 && r.running[k] > i && len(seq) != limit; k-- {
-		if r.preempted[r.running[k]] {
-			continue
-		}
+	for k := r.live(len(r.running) - 1); k >= 0 && r.running[k] > i && len(seq) != limit; k = r.live(k - 1) {
 		vr := r.victimRefs(k)
 		if len(vr.refs) == 0 { // a ref per slot: no placement (the job is not read)
 			continue

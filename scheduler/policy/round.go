@@ -27,6 +27,7 @@ type round struct {
 	ranked     []Ranked
 	running    []int     // ranks of preemptable running jobs, ascending
 	preempted  []bool    // by rank
+	skip       []int32   // by position in running (live)
 	victims    []int     // tryVictims' scratch list
 	refs       []refSlot // by position in running (victimRefs)
 	refRound   uint64
@@ -397,6 +398,11 @@ func (r *round) indexVictims() {
 	}
 	r.held.fill(r.running, r.holds)
 	r.f.running = r.running // kept for the next round's storage
+	r.skip = grow(r.f.skip, len(r.running))
+	r.f.skip = r.skip
+	for k := range r.skip {
+		r.skip[k] = int32(k)
+	}
 	r.refs, r.refRound = r.f.victimRefBuffer(len(r.running))
 }
 

@@ -73,12 +73,12 @@ func (r *round) exact(i int) bool {
 	r.nodes.start(len(r.cap.Nodes))
 	for k := r.live(len(r.running) - 1); k >= 0 && r.running[k] > i; k = r.live(k - 1) {
 		vr := r.victimRefs(k) // a ref per slot: a placement, without reading the job
-		if vr.err != nil || len(vr.shares) != len(vr.refs) {
+		if !vr.resolved() {
 			return false
 		}
 		for s, rf := range vr.refs {
-			f := math.Float64frombits(vr.shares[s].frac)
-			if rf.g == nil || !dyadic(f) || vr.shares[s].mem < 0 {
+			f, ok := vr.dyadicShare(s)
+			if !ok {
 				return false
 			}
 			at, seen := r.nodes.get(rf.ni)

@@ -1,7 +1,5 @@
 package policy
 
-import "math"
-
 // WholeSighted is implemented by placers that, for a whole-GPU demand,
 // read nothing of a node without a whole GPU (FreeGPU.Whole): Place
 // returns the same on two Capacities whose nodes holding a whole GPU
@@ -98,12 +96,12 @@ func (r *round) lazyFor(d Demand) *lazyTrial {
 // false when it fails the exactness terms (lz's sums are then spoiled:
 // the caller materialises what is pending and drops lz).
 func (lz *lazyTrial) add(c *Capacity, at int, vr *victimRef) bool {
-	if vr.err != nil || len(vr.shares) != len(vr.refs) {
+	if !vr.resolved() {
 		return false
 	}
 	lo := int32(len(lz.slots))
-	for s, rf := range vr.refs {
-		ni, ok := lz.slot(c, rf, vr.shares[s])
+	for s := range vr.refs {
+		ni, ok := lz.slot(c, vr, s)
 		if !ok {
 			return false
 		}
@@ -116,16 +114,17 @@ func (lz *lazyTrial) add(c *Capacity, at int, vr *victimRef) bool {
 	return true
 }
 
-// slot adds one resolved slot's share to its GPU's sums and returns its
+// slot adds slot s of vr's share to its GPU's sums and returns its
 // node's record; false where the terms fail (an unresolved slot, a share
 // or a Free that is not dyadic, a clamp).
-func (lz *lazyTrial) slot(c *Capacity, rf slotRef, sh slotShare) (int32, bool) {
-	f := math.Float64frombits(sh.frac)
-	if rf.g == nil || !dyadic(f) || sh.mem < 0 {
+func (lz *lazyTrial) slot(c *Capacity, vr *victimRef, s int) (int32, bool) {
+	f, ok := vr.dyadicShare(s)
+	if !ok {
 		return 0, false
 	}
+	rf := vr.refs[s]
 	ni, ok := lz.node(c, rf.ni)
-	return ni, ok && lz.load(ni, rf.g, f, sh.mem)
+	return ni, ok && lz.load(ni, rf.g, f, vr.shares[s].mem)
 }
 
 // node is node i's record, made on first sight (false: a GPU of it has

@@ -24,6 +24,18 @@ type victimRef struct {
 	layout uint64
 }
 
+// resolved reports that every slot of the victim resolved and has its
+// share: what the exact-release checks (roundTrips, lazy trials) read.
+func (vr *victimRef) resolved() bool { return vr.err == nil && len(vr.shares) == len(vr.refs) }
+
+// dyadicShare is slot s's GPU share where releasing it sums exactly: its
+// GPU resolved, the share dyadic and its memory valid (the per-slot term
+// of roundTrips and lazy trials); false otherwise.
+func (vr *victimRef) dyadicShare(s int) (float64, bool) {
+	f := math.Float64frombits(vr.shares[s].frac)
+	return f, vr.refs[s].g != nil && dyadic(f) && vr.shares[s].mem >= 0
+}
+
 // refSlot is the victimRef of a position in r.running for one round.
 type refSlot struct {
 	vr    *victimRef

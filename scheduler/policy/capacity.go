@@ -90,7 +90,9 @@ type Capacity struct {
 	touched []int
 	marks   nodeMarks
 	used    nodeMarks // settle's GPUs of a new gang (markUsed)
-	placed  []slotRef // commitPlaced's resolved slots of the new gang
+	// deferred summarises a lazy trial's nodes once (capacity_defer.go)
+	deferred sumDefer
+	placed   []slotRef // commitPlaced's resolved slots of the new gang
 	// hash and trials serve the preemption trial memo (capacity_hash.go,
 	// preempt_memo.go)
 	hash   stateHash
@@ -601,7 +603,7 @@ func (c *Capacity) apply(p Placement, refs []slotRef, sign float64, util float64
 		}
 	}
 	for _, ni := range touched {
-		c.resummarise(ni)
+		c.touchedSum(ni)
 		c.track.touch(ni)
 		c.logChange(ni)
 	}

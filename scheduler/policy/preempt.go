@@ -104,6 +104,10 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 // slots r.cap.placed holds.
 func (r *round) settle(j *Job, p Placement, victims []int) {
 	r.settled = r.settled[:0]
+	if r.lz != nil { // every victim met the terms: exact (capacity_defer.go)
+		r.cap.deferSums()
+		defer r.cap.resumeSums()
+	}
 	marked := r.cap.markUsed(r.cap.placed) // else a map of p's GPUs by name
 	var used map[gpuKey]bool
 	if !marked {
@@ -166,6 +170,10 @@ func (r *round) live(k int) int {
 }
 
 func (r *round) restore(victims []int) {
+	if r.lz != nil { // as in settle
+		r.cap.deferSums()
+		defer r.cap.resumeSums()
+	}
 	for k := len(victims) - 1; k >= 0; k-- {
 		if r.lz.released(k) {
 			_ = r.recommit(victims[k])

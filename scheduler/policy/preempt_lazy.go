@@ -173,6 +173,8 @@ func (lz *lazyTrial) load(ni int32, g *FreeGPU, f float64, mem int64) bool {
 // flush materialises the pending victims holding a slot on a relevant
 // node (all: every one), in the order they were released.
 func (lz *lazyTrial) flush(r *round, victims []int, all bool) {
+	r.cap.deferSums() // every pending victim met the terms: exact
+	defer r.cap.resumeSums()
 	keep := lz.pend[:0]
 	for _, p := range lz.pend {
 		if !all && !lz.seen(p) {

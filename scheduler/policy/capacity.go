@@ -567,12 +567,7 @@ func (c *Capacity) apply(p Placement, refs []slotRef, sign float64, util float64
 		if g == nil {
 			continue
 		}
-		id := -1
-		if c.hash.on { // the trial memo's digest (capacity_hash.go)
-			var pos int
-			id, pos = c.gpuID(g, ni)
-			c.hashOut(g, ni, id, pos)
-		}
+		id := c.unhash(g, ni)
 		g.Free = clamp01(g.Free + sign*s.Fraction)
 		g.FreeMem += int64(sign) * s.MemMiB
 		if g.FreeMem < 0 {
@@ -582,9 +577,7 @@ func (c *Capacity) apply(p Placement, refs []slotRef, sign float64, util float64
 			g.FreeMem = g.TotalMem
 		}
 		g.Util = math.Max(0, g.Util-sign*util)
-		if id >= 0 {
-			c.hashIn(g, id)
-		}
+		c.rehash(g, id)
 		switch {
 		case seen:
 			if _, ok := c.marks.get(ni); !ok {
@@ -603,10 +596,24 @@ func (c *Capacity) apply(p Placement, refs []slotRef, sign float64, util float64
 		}
 	}
 	for _, ni := range touched {
-		c.touchedSum(ni)
-		c.track.touch(ni)
-		c.logChange(ni)
+		c.nodeChanged(ni)
 	}
+}
+
+// nodeChanged summarises (touchedSum), tracks and logs node i after a
+// change to its GPUs.
+func (c *Capacity) nodeChanged(i int) {
+	c.touchedSum(i)
+	c.track.touch(i)
+	c.logChange(i)
+}
+
+// setFree writes GPU g of node ni's free share and memory, as apply
+// does; the caller then reports the node changed (nodeChanged).
+func (c *Capacity) setFree(g *FreeGPU, ni int, free float64, freeMem int64) {
+	id := c.unhash(g, ni)
+	g.Free, g.FreeMem = free, freeMem
+	c.rehash(g, id)
 }
 
 func clamp01(v float64) float64 {

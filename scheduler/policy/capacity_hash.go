@@ -114,6 +114,24 @@ func (c *Capacity) hashOut(g *FreeGPU, ni, id, pos int) {
 	}
 }
 
+// unhash takes GPU g of node ni out of the digest before it changes
+// (hashOut) and returns its number for rehash; -1 when the digest is off.
+func (c *Capacity) unhash(g *FreeGPU, ni int) int {
+	if !c.hash.on {
+		return -1
+	}
+	id, pos := c.gpuID(g, ni)
+	c.hashOut(g, ni, id, pos)
+	return id
+}
+
+// rehash adds GPU g (number id from unhash) back after it changed.
+func (c *Capacity) rehash(g *FreeGPU, id int) {
+	if id >= 0 {
+		c.hashIn(g, id)
+	}
+}
+
 func (c *Capacity) hashIn(g *FreeGPU, id int) {
 	a, b := gpuHashes(id, g)
 	c.hash.a ^= a

@@ -64,8 +64,8 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 			continue
 		}
 		if r.lz != nil && !r.lz.add(r.cap, len(victims), vr) {
-			r.lz.flush(r, victims, true) // not exact: as before from here
-			r.lz = nil                   // every victim so far is out
+			r.lz.flush(r.cap, true) // not exact: as before from here
+			r.lz = nil              // every victim so far is out
 		}
 		if r.lz == nil {
 			r.release(k)
@@ -77,7 +77,7 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 		batch *= 2
 		tested = true
 		if r.lz != nil {
-			r.lz.flush(r, victims, false) // what the placer sees
+			r.lz.flush(r.cap, false) // what the placer sees
 		}
 		if shortOf(d, r.cap) != "" {
 			r.failed.clean = true
@@ -104,9 +104,8 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 // slots r.cap.placed holds.
 func (r *round) settle(j *Job, p Placement, victims []int) {
 	r.settled = r.settled[:0]
-	if r.lz != nil { // every victim met the terms: exact (capacity_defer.go)
-		r.cap.deferSums()
-		defer r.cap.resumeSums()
+	if r.lz != nil { // the victims put back are written at the end
+		defer r.lz.sync(r.cap)
 	}
 	marked := r.cap.markUsed(r.cap.placed) // else a map of p's GPUs by name
 	var used map[gpuKey]bool
@@ -125,6 +124,10 @@ func (r *round) settle(j *Job, p Placement, victims []int) {
 			hit = uses(used, v.Placement)
 		}
 		out := r.lz.released(k)
+		if !hit && out && r.lz != nil {
+			r.lz.putBack(k) // preempt_lazy_sync.go
+			continue
+		}
 		if !hit && (!out || r.recommit(victims[k]) == nil) {
 			continue // never released (lazy) or back in place
 		}
@@ -170,14 +173,16 @@ func (r *round) live(k int) int {
 }
 
 func (r *round) restore(victims []int) {
-	if r.lz != nil { // as in settle
-		r.cap.deferSums()
-		defer r.cap.resumeSums()
-	}
 	for k := len(victims) - 1; k >= 0; k-- {
-		if r.lz.released(k) {
+		switch {
+		case r.lz == nil:
 			_ = r.recommit(victims[k])
+		case r.lz.released(k):
+			r.lz.putBack(k)
 		}
+	}
+	if r.lz != nil {
+		r.lz.sync(r.cap)
 	}
 }
 

@@ -37,11 +37,16 @@ type lazyTrial struct {
 	marks nodeMarks  // node -> its record in nodes
 	nodes []lazyNode // nodes the trial's victims touch
 	loads []lazyLoad // what the victims release on each GPU
-	slots []int32    // each pending victim's slots' node records
+	slots []int32    // each victim's slots' node records
+	held  []lazySlot // and what they hold (as slots)
 	pend  []lazyVictim
 	// out is, per victim of the trial (tryVictims' list), whether it is
-	// released in the Capacity
-	out []bool
+	// released in the Capacity; spans its slots (slots[lo:hi])
+	out   []bool
+	spans []lazyVictim
+	// dirty lists the loads whose GPU sync writes; pass is its count
+	dirty []int32
+	pass  uint32
 	// adds counts the victims released virtually, materialised those of
 	// them later released in the Capacity (tests check that lazy trials
 	// kept some out)
@@ -50,19 +55,33 @@ type lazyTrial struct {
 
 // lazyNode is a node the trial's victims touch.
 type lazyNode struct {
+	ni       int   // its index in the Capacity
 	head     int32 // its first GPU in loads, -1: none
 	relevant bool  // it has a whole GPU with the victims so far released
+	synced   uint32
 }
 
 // lazyLoad is what the trial's victims release on one GPU, and the
 // GPU's state before the trial.
 type lazyLoad struct {
 	g       *FreeGPU
+	node    int32 // its node's record
 	free    float64
 	freeMem int64
 	frac    float64
 	mem     int64
 	next    int32 // the node's next GPU, -1 at the end
+	// delta is what the GPU gains in the Capacity at the next sync
+	delta    float64
+	deltaMem int64
+	dirty    bool
+}
+
+// lazySlot is a victim's slot: its GPU's load and what it holds there.
+type lazySlot struct {
+	load int32
+	frac float64
+	mem  int64
 }
 
 // lazyVictim is a victim released virtually: its index in the trial's
@@ -88,7 +107,8 @@ func (r *round) lazyFor(d Demand) *lazyTrial {
 	}
 	lz := &r.f.lazy
 	lz.marks.start(len(r.cap.Nodes))
-	lz.nodes, lz.loads, lz.slots, lz.pend, lz.out = lz.nodes[:0], lz.loads[:0], lz.slots[:0], lz.pend[:0], lz.out[:0]
+	lz.nodes, lz.loads, lz.slots, lz.held = lz.nodes[:0], lz.loads[:0], lz.slots[:0], lz.held[:0]
+	lz.pend, lz.out, lz.spans, lz.dirty = lz.pend[:0], lz.out[:0], lz.spans[:0], lz.dirty[:0]
 	return lz
 }
 
@@ -101,13 +121,14 @@ func (lz *lazyTrial) add(c *Capacity, at int, vr *victimRef) bool {
 	}
 	lo := int32(len(lz.slots))
 	for s := range vr.refs {
-		ni, ok := lz.slot(c, vr, s)
+		ni, h, ok := lz.slot(c, vr, s)
 		if !ok {
 			return false
 		}
-		lz.slots = append(lz.slots, ni)
+		lz.slots, lz.held = append(lz.slots, ni), append(lz.held, h)
 	}
-	lz.pend = append(lz.pend, lazyVictim{at: at, lo: lo, hi: int32(len(lz.slots))})
+	v := lazyVictim{at: at, lo: lo, hi: int32(len(lz.slots))}
+	lz.pend, lz.spans = append(lz.pend, v), append(lz.spans, v)
 	lz.out = append(lz.out, false)
 	c.Epoch++ // as its release would: the trials' Epochs stay the same
 	lz.adds++
@@ -115,16 +136,21 @@ func (lz *lazyTrial) add(c *Capacity, at int, vr *victimRef) bool {
 }
 
 // slot adds slot s of vr's share to its GPU's sums and returns its
-// node's record; false where the terms fail (an unresolved slot, a share
-// or a Free that is not dyadic, a clamp).
-func (lz *lazyTrial) slot(c *Capacity, vr *victimRef, s int) (int32, bool) {
+// node's record and what it holds; false where the terms fail (an
+// unresolved slot, a share or a Free that is not dyadic, a clamp).
+func (lz *lazyTrial) slot(c *Capacity, vr *victimRef, s int) (int32, lazySlot, bool) {
 	f, ok := vr.dyadicShare(s)
 	if !ok {
-		return 0, false
+		return 0, lazySlot{}, false
 	}
 	rf := vr.refs[s]
 	ni, ok := lz.node(c, rf.ni)
-	return ni, ok && lz.load(ni, rf.g, f, vr.shares[s].mem)
+	if !ok {
+		return 0, lazySlot{}, false
+	}
+	h := lazySlot{frac: f, mem: vr.shares[s].mem}
+	h.load, ok = lz.load(ni, rf.g, f, h.mem)
+	return ni, h, ok
 }
 
 // node is node i's record, made on first sight (false: a GPU of it has
@@ -138,15 +164,15 @@ func (lz *lazyTrial) node(c *Capacity, i int) (int32, bool) {
 		return 0, false
 	}
 	at := int32(len(lz.nodes))
-	lz.nodes = append(lz.nodes, lazyNode{head: -1, relevant: n.WholeFree > 0})
+	lz.nodes = append(lz.nodes, lazyNode{ni: i, head: -1, relevant: n.WholeFree > 0})
 	lz.marks.set(i, at)
 	return at, true
 }
 
 // load adds a share and memory released on g (of node record ni),
-// marking the node relevant when g turns whole; false where a release
-// would clamp.
-func (lz *lazyTrial) load(ni int32, g *FreeGPU, f float64, mem int64) bool {
+// marking the node relevant when g turns whole, and returns g's load;
+// false where a release would clamp.
+func (lz *lazyTrial) load(ni int32, g *FreeGPU, f float64, mem int64) (int32, bool) {
 	nd := &lz.nodes[ni]
 	e := nd.head
 	for e >= 0 && lz.loads[e].g != g {
@@ -154,27 +180,25 @@ func (lz *lazyTrial) load(ni int32, g *FreeGPU, f float64, mem int64) bool {
 	}
 	if e < 0 {
 		e = int32(len(lz.loads))
-		lz.loads = append(lz.loads, lazyLoad{g: g, free: g.Free, freeMem: g.FreeMem, next: nd.head})
+		lz.loads = append(lz.loads, lazyLoad{g: g, node: ni, free: g.Free, freeMem: g.FreeMem, next: nd.head})
 		nd.head = e
 	}
 	l := &lz.loads[e]
 	l.frac += f
 	l.mem += mem
 	if !(l.free+l.frac <= 1) || l.mem > g.TotalMem-l.freeMem {
-		return false
+		return e, false
 	}
 	v := FreeGPU{Free: l.free + l.frac, FreeMem: l.freeMem + l.mem, TotalMem: g.TotalMem}
 	if v.Whole() {
 		nd.relevant = true
 	}
-	return true
+	return e, true
 }
 
 // flush materialises the pending victims holding a slot on a relevant
 // node (all: every one), in the order they were released.
-func (lz *lazyTrial) flush(r *round, victims []int, all bool) {
-	r.cap.deferSums() // every pending victim met the terms: exact
-	defer r.cap.resumeSums()
+func (lz *lazyTrial) flush(c *Capacity, all bool) {
 	keep := lz.pend[:0]
 	for _, p := range lz.pend {
 		if !all && !lz.seen(p) {
@@ -183,11 +207,10 @@ func (lz *lazyTrial) flush(r *round, victims []int, all bool) {
 		}
 		lz.out[p.at] = true
 		lz.materialised++
-		k := victims[p.at]
-		j := r.ranked[r.running[k]].Job
-		r.cap.apply(j.Placement, r.victimRefs(k).refs, +1, r.f.util(j)) // its Epoch was counted by add
+		lz.move(p, +1) // its Epoch was counted by add
 	}
 	lz.pend = keep
+	lz.sync(c)
 }
 
 // seen reports that a pending victim holds a slot on a relevant node.

@@ -90,9 +90,7 @@ type Capacity struct {
 	touched []int
 	marks   nodeMarks
 	used    nodeMarks // settle's GPUs of a new gang (markUsed)
-	// deferred summarises a lazy trial's nodes once (capacity_defer.go)
-	deferred sumDefer
-	placed   []slotRef // commitPlaced's resolved slots of the new gang
+	placed  []slotRef // commitPlaced's resolved slots of the new gang
 	// hash and trials serve the preemption trial memo (capacity_hash.go,
 	// preempt_memo.go)
 	hash   stateHash
@@ -600,10 +598,10 @@ func (c *Capacity) apply(p Placement, refs []slotRef, sign float64, util float64
 	}
 }
 
-// nodeChanged summarises (touchedSum), tracks and logs node i after a
-// change to its GPUs.
+// nodeChanged summarises, tracks and logs node i after a change to its
+// GPUs.
 func (c *Capacity) nodeChanged(i int) {
-	c.touchedSum(i)
+	c.resummarise(i)
 	c.track.touch(i)
 	c.logChange(i)
 }

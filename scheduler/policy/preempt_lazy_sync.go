@@ -14,9 +14,12 @@ package policy
 // GPU's Free plus the summed delta is what adding the shares one at a
 // time gives, and each step of that sequence stays within [0, 1]
 // (releases only add up to a load add checked, re-commits only take back
-// what was released), where clamp01 changes nothing. A victim put back
-// was not hit by the new gang, so no GPU of it was committed since, and
-// the over-commit check a re-commit makes cannot fail.
+// what was released), where clamp01 changes nothing. A node's summary
+// is recomputed from its GPUs, and the cluster's FreeSum moves by each
+// node's old and new sums: dyadic values, the same in any order. A
+// victim put back was not hit by the new gang, so no GPU of it was
+// committed since, and the over-commit check a re-commit makes cannot
+// fail.
 
 // move adds (sign +1: materialise) or takes back (-1: put back) the
 // shares of victim v to its GPUs' deltas.
@@ -40,24 +43,20 @@ func (lz *lazyTrial) putBack(at int) {
 	lz.move(lz.spans[at], -1)
 }
 
-// sync writes each GPU whose delta moved, and summarises, tracks and
-// logs its node once.
+// sync writes each GPU whose delta moved, then summarises, tracks and
+// logs each of their nodes once (after all its GPUs are written).
 func (lz *lazyTrial) sync(c *Capacity) {
-	if len(lz.dirty) == 0 {
-		return
-	}
-	lz.pass++
-	c.deferSums()
 	for _, e := range lz.dirty {
 		l := &lz.loads[e]
-		nd := &lz.nodes[l.node]
-		c.setFree(l.g, nd.ni, l.g.Free+l.delta, l.g.FreeMem+l.deltaMem)
+		c.setFree(l.g, lz.nodes[l.node].ni, l.g.Free+l.delta, l.g.FreeMem+l.deltaMem)
 		l.delta, l.deltaMem, l.dirty = 0, 0, false
-		if nd.synced != lz.pass {
+	}
+	lz.pass++
+	for _, e := range lz.dirty {
+		if nd := &lz.nodes[lz.loads[e].node]; nd.synced != lz.pass {
 			nd.synced = lz.pass
 			c.nodeChanged(nd.ni)
 		}
 	}
 	lz.dirty = lz.dirty[:0]
-	c.resumeSums()
 }

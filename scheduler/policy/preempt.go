@@ -146,7 +146,8 @@ func (r *round) preempt(k int, j *Job) {
 	v := r.ranked[rank].Job
 	r.preempted[rank] = true
 	r.skip[k] = int32(k) - 1 // live passes it from now on
-	r.held.add(rank, -r.holds(rank)) // what indexVictims added: no second sum over its slots
+	// what indexVictims added: no second sum over the victim's slots
+	r.held.add(rank, -r.holds(rank))
 	r.dec.Preempts = append(r.dec.Preempts, v.ID)
 	r.wait(v, "preempted for higher-priority job "+j.ID)
 }

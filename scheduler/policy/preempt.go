@@ -104,9 +104,8 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 // slots r.cap.placed holds.
 func (r *round) settle(j *Job, p Placement, victims []int) {
 	r.settled = r.settled[:0]
-	if r.lz != nil { // the victims put back are written at the end
-		defer r.lz.sync(r.cap)
-	}
+	// a lazy trial writes the victims put back at the end
+	defer r.lz.sync(r.cap)
 	marked := r.cap.markUsed(r.cap.placed) // else a map of p's GPUs by name
 	var used map[gpuKey]bool
 	if !marked {
@@ -124,11 +123,7 @@ func (r *round) settle(j *Job, p Placement, victims []int) {
 			hit = uses(used, v.Placement)
 		}
 		out := r.lz.released(k)
-		if !hit && out && r.lz != nil {
-			r.lz.putBack(k) // preempt_lazy_sync.go
-			continue
-		}
-		if !hit && (!out || r.recommit(victims[k]) == nil) {
+		if !hit && (!out || r.giveBack(victims, k) == nil) {
 			continue // never released (lazy) or back in place
 		}
 		if !out { // cannot happen (see lazyTrial): keep the books right
@@ -175,16 +170,21 @@ func (r *round) live(k int) int {
 
 func (r *round) restore(victims []int) {
 	for k := len(victims) - 1; k >= 0; k-- {
-		switch {
-		case r.lz == nil:
-			_ = r.recommit(victims[k])
-		case r.lz.released(k):
-			r.lz.putBack(k)
+		if r.lz.released(k) {
+			_ = r.giveBack(victims, k)
 		}
 	}
+	r.lz.sync(r.cap)
+}
+
+// giveBack re-commits the released victim at index x of the trial's
+// list: a lazy trial at its next sync (preempt_lazy_sync.go), else now.
+func (r *round) giveBack(victims []int, x int) error {
 	if r.lz != nil {
-		r.lz.sync(r.cap)
+		r.lz.putBack(x)
+		return nil
 	}
+	return r.recommit(victims[x])
 }
 
 // recommit commits the released victim at position k of r.running back.

@@ -44,8 +44,12 @@ func (lz *lazyTrial) putBack(at int) {
 }
 
 // sync writes each GPU whose delta moved, then summarises, tracks and
-// logs each of their nodes once (after all its GPUs are written).
+// logs each of their nodes once (after all its GPUs are written); a nil
+// lz (an eager trial) has nothing to write.
 func (lz *lazyTrial) sync(c *Capacity) {
+	if lz == nil {
+		return
+	}
 	for _, e := range lz.dirty {
 		l := &lz.loads[e]
 		c.setFree(l.g, lz.nodes[l.node].ni, l.g.Free+l.delta, l.g.FreeMem+l.deltaMem)

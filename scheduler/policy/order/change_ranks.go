@@ -33,6 +33,7 @@ type changeRanks struct {
 	ord   []rankEntry
 	next  []rankEntry
 	adds  []addEntry
+	parts []changePart // changes' per-part lists (scratch)
 	out   []policy.Ranked
 	// movedAt: the ranks merge placed moved jobs at (scratch)
 	movedAt []int32
@@ -90,11 +91,41 @@ func (t *changeRanks) rank(s *policy.Snapshot, key func(*policy.Job) keyed, mv m
 // the listed positions whose job leaves or moves (markDrop) or keeps its
 // place under a new stamp (markStamp), and returns the active jobs that
 // take a new place, sorted.
+//
+// At 100,000 jobs the pass is split into parts of positions run side by
+// side (forRanges): a re-keyed job is a cache miss, 2D-LAS re-keys
+// ~18,000 a churned decision (running jobs report progress), and the
+// serial pass was most of its ranking, on the decision's path. A part
+// writes only its own positions' state and its own list; the lists are
+// joined in part order and sorted by compareEntry, a total order, so
+// the result is the serial pass's.
 func (t *changeRanks) changes(s *policy.Snapshot, oldN int, key func(*policy.Job) keyed, mv mover) (adds []addEntry, nan bool) {
-	adds = t.adds[:0]
+	n := len(s.Jobs)
+	if w := workers(n); w > 1 {
+		t.parts = growKeep(t.parts, w)
+		forRanges(n, w, func(k, lo, hi int) {
+			pa := &t.parts[k]
+			pa.adds, pa.nan = t.changesIn(s, oldN, lo, hi, key, mv, pa.adds[:0])
+		})
+		adds = t.adds[:0]
+		for k := range w {
+			adds = append(adds, t.parts[k].adds...)
+			nan = nan || t.parts[k].nan
+		}
+	} else {
+		adds, nan = t.changesIn(s, oldN, 0, n, key, mv, t.adds[:0])
+	}
+	slices.SortFunc(adds, func(a, b addEntry) int { return compareEntry(s, &a.rankEntry, &b.rankEntry) })
+	t.adds = adds
+	return adds, nan
+}
+
+// changesIn is changes' pass over the positions [lo, hi), appending the
+// jobs that take a new place to adds, unsorted.
+func (t *changeRanks) changesIn(s *policy.Snapshot, oldN, lo, hi int, key func(*policy.Job) keyed, mv mover, adds []addEntry) (_ []addEntry, nan bool) {
 	stamps := s.JobGen
-	for p, j := range s.Jobs {
-		g := stamps[p]
+	for p := lo; p < hi; p++ {
+		j, g := s.Jobs[p], stamps[p]
 		if p < oldN && g != 0 && t.gen[p] == g {
 			if !t.accr[p] {
 				continue
@@ -112,9 +143,13 @@ func (t *changeRanks) changes(s *policy.Snapshot, oldN int, key func(*policy.Job
 			adds = append(adds, addEntry{rankEntry: t.entry(p)})
 		}
 	}
-	slices.SortFunc(adds, func(a, b addEntry) int { return compareEntry(s, &a.rankEntry, &b.rankEntry) })
-	t.adds = adds
 	return adds, nan
+}
+
+// changePart is one part's list of changes.
+type changePart struct {
+	adds []addEntry
+	nan  bool
 }
 
 // accrue re-keys the unchanged accruing job at p by the mover: a key

@@ -3,6 +3,7 @@ package order
 import (
 	"math"
 	"slices"
+	"sort"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
 )
@@ -34,7 +35,11 @@ type changeRanks struct {
 	next  []rankEntry
 	adds  []addEntry
 	parts []changePart // changes' per-part lists (scratch)
-	out   []policy.Ranked
+	// olr and mparts are mergePar's (scratch): each old entry's last
+	// rank (dropped: it leaves) and the parts
+	olr    []int32
+	mparts []mergePart
+	out    []policy.Ranked
 	// movedAt: the ranks merge placed moved jobs at (scratch)
 	movedAt []int32
 }
@@ -231,12 +236,16 @@ func sameKeyBits(a, b *posKey) bool {
 
 // merge is submitRanks.merge for keyed entries; a moved job's last
 // rank is known once its old entry is passed, so its prev is filled in
-// after.
+// after. At 100,000 jobs it runs in parts side by side (mergePar).
 func (t *changeRanks) merge(s *policy.Snapshot, adds []addEntry) {
+	t.dropAt = growKeep(t.dropAt, len(s.Jobs))
+	if w := workers(len(t.ord)); w > 1 {
+		t.mergePar(s, adds, w)
+		return
+	}
 	size := len(t.ord) + len(adds)
 	next, prev := slices.Grow(t.next[:0], size), slices.Grow(t.prev[:0], size)
 	moved := t.movedAt[:0]
-	t.dropAt = growKeep(t.dropAt, len(s.Jobs))
 	n := int32(len(s.Jobs))
 	a := 0
 	for i, e := range t.ord {
@@ -262,10 +271,103 @@ func (t *changeRanks) merge(s *policy.Snapshot, adds []addEntry) {
 		}
 		next, prev = append(next, adds[a].rankEntry), append(prev, -1)
 	}
+	t.fillMoved(next, prev, moved)
+}
+
+// fillMoved gives each moved job (ranks moved) its last rank, then makes
+// next and prev the ranking.
+func (t *changeRanks) fillMoved(next []rankEntry, prev, moved []int32) {
 	for _, r := range moved {
 		prev[r] = t.dropAt[next[r].pos]
 	}
 	t.ord, t.next, t.prev, t.movedAt = next, t.ord, prev, moved
+}
+
+// dropped marks, in mergePar's first phase, an old entry that leaves.
+const dropped = math.MinInt32
+
+// mergePart is one part of the last ranking in mergePar: how many of
+// its entries stay, the rank of the last that does (-1: none), the adds
+// merged before its entries (adds[lo:hi]) and where its output starts,
+// and the output ranks of its moved jobs.
+type mergePart struct {
+	kept, last int
+	lo, hi     int
+	out        int
+	moved      []int32
+}
+
+// mergePar is merge over w parts of the last ranking, in two phases.
+// Each part first passes its old entries (passOld writes only their own
+// positions' marks and dropAt) and counts those that stay; an add goes
+// right before the first staying entry it ranks above (compareEntry is a
+// total order, and no add shares a staying entry's position), so the
+// adds a part takes are those ranking above its last staying entry and
+// not above an earlier part's, found by binary search, and every part's
+// output offset follows. Each part then writes its own ranks; the adds
+// ranking below every staying entry go last. The result is the serial
+// merge's.
+func (t *changeRanks) mergePar(s *policy.Snapshot, adds []addEntry, w int) {
+	ord, n := t.ord, int32(len(s.Jobs))
+	olr := grow(t.olr, len(ord))
+	t.olr = olr
+	t.mparts = growKeep(t.mparts, w)
+	parts := t.mparts[:w]
+	forRanges(len(ord), w, func(k, lo, hi int) {
+		kept, last := 0, -1
+		for i := lo; i < hi; i++ {
+			olr[i] = dropped
+			if e := &ord[i]; e.pos < n {
+				if lr, keep := t.passOld(e.pos, int32(i)); keep {
+					olr[i], kept, last = lr, kept+1, i
+				}
+			}
+		}
+		parts[k].kept, parts[k].last = kept, last
+	})
+	keptAll, addsAt := 0, 0
+	for k := range parts {
+		pa := &parts[k]
+		pa.lo, pa.out = addsAt, keptAll+addsAt
+		if pa.last >= 0 {
+			e := &ord[pa.last]
+			addsAt += sort.Search(len(adds)-addsAt, func(x int) bool {
+				return compareEntry(s, &adds[addsAt+x].rankEntry, e) >= 0
+			})
+		}
+		pa.hi, keptAll = addsAt, keptAll+pa.kept
+	}
+	next, prev := grow(t.next, keptAll+len(adds)), grow(t.prev, keptAll+len(adds))
+	forRanges(len(ord), w, func(k, lo, hi int) {
+		pa := &parts[k]
+		o, a, moved := pa.out, pa.lo, pa.moved[:0]
+		for i := lo; i < hi; i++ {
+			if olr[i] == dropped {
+				continue
+			}
+			e := &ord[i]
+			for ; a < pa.hi && compareEntry(s, &adds[a].rankEntry, e) < 0; a, o = a+1, o+1 {
+				if adds[a].moved {
+					moved = append(moved, int32(o))
+				}
+				next[o], prev[o] = adds[a].rankEntry, -1
+			}
+			next[o], prev[o] = *e, olr[i]
+			o++
+		}
+		pa.moved = moved
+	})
+	moved := t.movedAt[:0]
+	for k := range parts {
+		moved = append(moved, parts[k].moved...)
+	}
+	for a, o := addsAt, keptAll+addsAt; a < len(adds); a, o = a+1, o+1 {
+		if adds[a].moved {
+			moved = append(moved, int32(o))
+		}
+		next[o], prev[o] = adds[a].rankEntry, -1
+	}
+	t.fillMoved(next, prev, moved)
 }
 
 // ranked writes the Ranking and RankIndexes from ord: each rank reads

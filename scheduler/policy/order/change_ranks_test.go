@@ -56,8 +56,16 @@ func (c *serviceChurn) step() {
 
 // TestChangeRanksMatchSort checks 2D-LAS's and SRTF's change-driven
 // rankings of tracked snapshots against a fresh instance's full sort of
-// the same snapshot on every call, RankIndexes and PrevRanks with them.
+// the same snapshot on every call, RankIndexes and PrevRanks with them;
+// serially and with the passes split down to a few jobs a part (changes,
+// mergePar).
 func TestChangeRanksMatchSort(t *testing.T) {
+	for _, w := range []int{1, 3} {
+		withSplit(w, func() { changeRanksMatchSort(t) })
+	}
+}
+
+func changeRanksMatchSort(t *testing.T) {
 	orderings := map[string]func() interface {
 		policy.Orderer
 		RankIndexes() []int32

@@ -63,6 +63,12 @@ type scratch struct {
 	// measured no faster on 2 cores (BenchmarkOrderSplit). The radix
 	// sort and the ranking pass (ranked) split for every ordering.
 	split bool
+	// keyInOrder: the keying pass is split as with split, but the key
+	// function keeps state and is called in list order on one goroutine
+	// (lucid's: it finds each job's slot by scanning the list, and
+	// creates estimate entries); only the changed jobs are keyed, the
+	// rest of the pass runs side by side
+	keyInOrder bool
 	// run, when set for a call (setRun), sorts a large set of jobs that
 	// share a key prefix apart (keyRun)
 	run *keyRun

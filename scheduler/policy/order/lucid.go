@@ -145,6 +145,7 @@ func NewLucid(cfg LucidConfig) (*Lucid, error) {
 	}
 	l := &Lucid{cfg: cfg, est: est, pred: map[string]*lucidPred{}}
 	l.sc.kc.mv = mover{aux: l.profileEnd, move: l.move}
+	l.sc.keyInOrder = true // partKey keeps state: the keying pass splits around it
 	return l, nil
 }
 

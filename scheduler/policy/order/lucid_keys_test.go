@@ -18,6 +18,10 @@ type lucidChurn struct {
 	users int // users so far: new ones appear (levels unseen until they finish)
 	// touched: the jobs changed this step
 	touched map[*policy.Job]bool
+	// accrue: running jobs' service accrues (policy.Accrual) and they are
+	// stamped only when something else of them changes, so a profiling
+	// run ends under an unchanged stamp (Lucid's mover must read the job)
+	accrue bool
 }
 
 // newLucidChurn is a churn of n fresh jobs of 3 users, its random
@@ -53,6 +57,13 @@ func (c *lucidChurn) restamp() {
 	clear(c.touched)
 }
 
+// settle folds a running job's accrued service into its fields (it
+// stops running now).
+func (c *lucidChurn) settle(j *policy.Job) {
+	j.Attained, j.Executed = j.ServiceAt(c.s.Now)
+	j.Accrual = policy.Accrual{}
+}
+
 func (c *lucidChurn) job() *policy.Job {
 	c.born++
 	w := []int{1, 1, 2, 4, 8}[c.rng.IntN(5)]
@@ -82,14 +93,21 @@ func (c *lucidChurn) step(observe func(*policy.Job)) {
 		case j.State == policy.Finished:
 			s.Jobs[i] = c.job() // an arrival takes the finished job's place
 		case j.State == policy.Running && r.IntN(8) == 0:
+			c.settle(j)
 			j.State, j.Executed = policy.Finished, j.Executed+float64(r.IntN(3000))
 			observe(j)
 		case j.State == policy.Running && r.IntN(10) == 0:
+			c.settle(j)
 			j.State, j.QueuedSince, j.Preemptions = policy.Queued, s.Now, j.Preemptions+1
+		case j.State == policy.Running && c.accrue:
+			continue // its service accrues: no new stamp
 		case j.State == policy.Running:
 			j.Executed += 30
 		case r.IntN(5) == 0:
 			j.State, j.LastStart = policy.Running, s.Now
+			if c.accrue {
+				j.Accrual = policy.Accrual{On: true, Since: s.Now, GPUs: gpuShare(j)}
+			}
 		case r.IntN(60) == 0 && !c.touched[j]: // the same job under a new pointer: no new stamp
 			cp := *j
 			s.Jobs[i] = &cp
@@ -158,7 +176,19 @@ func lucidReference(l *Lucid, s *policy.Snapshot) []policy.Ranked {
 // brought to the model's version, features that change, levels learnt
 // later, jobs listed twice, pointers that change without a new stamp, an
 // entry dropped under a listed job, and untracked rounds in between.
-func TestLucidTrackedSameRanking(t *testing.T) { lucidTrackedSameRanking(t) }
+func TestLucidTrackedSameRanking(t *testing.T) {
+	lucidTrackedSameRanking(t, false)
+	lucidTrackedSameRanking(t, true)
+}
+
+// The same with the keying pass split down to a few jobs a part
+// (trackedKeysPar with keyInOrder: movers side by side, partKey in list
+// order between the phases), service fixed or accruing.
+func TestLucidTrackedSameRankingSplitKeys(t *testing.T) {
+	for _, accrue := range []bool{false, true} {
+		withSplit(3, func() { lucidTrackedSameRanking(t, accrue) })
+	}
+}
 
 // The same with modelKeys split over three workers at every size: the
 // parallel pass ranks as the serial one, and the count of entries held
@@ -166,7 +196,8 @@ func TestLucidTrackedSameRanking(t *testing.T) { lucidTrackedSameRanking(t) }
 func TestLucidTrackedSameRankingParallel(t *testing.T) {
 	defer func(n int, w func() int) { lucidParMin, lucidWorkers = n, w }(lucidParMin, lucidWorkers)
 	lucidParMin, lucidWorkers = 1, func() int { return 3 }
-	lucidTrackedSameRanking(t)
+	lucidTrackedSameRanking(t, false)
+	lucidTrackedSameRanking(t, true)
 }
 
 // checkLucidRefs recounts the slots holding each entry.
@@ -192,9 +223,10 @@ func checkLucidRefs(t *testing.T, l *Lucid) {
 	}
 }
 
-func lucidTrackedSameRanking(t *testing.T) {
+func lucidTrackedSameRanking(t *testing.T, accrue bool) {
 	for seed := uint64(1); seed <= 6; seed++ {
 		c := newLucidChurn(seed, 7, 120)
+		c.accrue = accrue
 		cfg := LucidConfig{Estimate: LucidEstimateConfig{HourOfDay: seed%2 == 0}}
 		tracked, plain, ref := newLucid(t, cfg), newLucid(t, cfg), newLucid(t, cfg)
 		for round := range 60 {

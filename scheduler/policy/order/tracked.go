@@ -24,8 +24,10 @@ type keyCache struct {
 	// on: this call's keys came from trackedKeys (so ranked records
 	// each job's snapshot index for RankIndexes)
 	on bool
-	// at: trackedKeysPar's matches by position
-	at []int32
+	// at: trackedKeysPar's matches by position; later: the positions
+	// each of its workers left to be keyed in list order (keyInOrder)
+	at    []int32
+	later [maxWorkers][]int32
 	// accr marks the positions whose job accrues (policy.Accrual) and
 	// whose key therefore moves with Now under an unchanged stamp; acc
 	// keeps, by position, what mv needs to re-key it without reading it
@@ -100,7 +102,7 @@ func (sc *scratch) trackedKeys(s *policy.Snapshot, key func(j *policy.Job) keyed
 	kc.pos, kc.gen = growKeep(kc.pos, n), growKeep(kc.gen, n)
 	kc.accr, kc.acc = growKeep(kc.accr, n), growKeep(kc.acc, n)
 	kc.now = s.Now
-	if w := workers(n); w > 1 && sc.split {
+	if w := workers(n); w > 1 && (sc.split || sc.keyInOrder) {
 		ks = sc.trackedKeysPar(s, key, oldN, w)
 		kc.valid, kc.fresh, kc.on = true, true, true
 		return ks, true
@@ -173,12 +175,18 @@ func (kc *keyCache) rekey(i, oldN int, j *policy.Job, g uint64, last []keyed, ke
 // where it cannot, the job is read and keyed again (as a changed job,
 // keeping its stamp).
 func (kc *keyCache) accrue(i, oldN int, j *policy.Job, last []keyed, key func(j *policy.Job) keyed) (int32, bool) {
-	e, a := &kc.pos[i], &kc.acc[i]
-	at, ex := a.acc.At(kc.now, a.attained, a.executed)
-	if kc.mv.move(i, e, a.aux, at, ex) {
-		return e.ksAt, true
+	if kc.move(i) {
+		return kc.pos[i].ksAt, true
 	}
 	return kc.rekey(i, oldN, j, kc.gen[i], last, key)
+}
+
+// move is accrue's mover step for position i: false where the mover
+// cannot re-key the job (it must be read).
+func (kc *keyCache) move(i int) bool {
+	e, a := &kc.pos[i], &kc.acc[i]
+	at, ex := a.acc.At(kc.now, a.attained, a.executed)
+	return kc.mv.move(i, e, a.aux, at, ex)
 }
 
 // skipped marks, in trackedKeysPar's first phase, a position that lists
@@ -191,7 +199,10 @@ const skipped = math.MinInt32
 // active ones, keeping each position's match in prev's slot of the same
 // index; then, from the counts' prefix sums, each writes its range's
 // keys and matches at the same indexes the serial loop appends them to.
-// key must be safe to call concurrently (scratch.split).
+// key must be safe to call concurrently (scratch.split), unless
+// scratch.keyInOrder: the jobs it must key are then listed by each
+// worker and keyed between the phases, serially in list order (movers
+// still run in the first: each writes only its own position).
 func (sc *scratch) trackedKeysPar(s *policy.Snapshot, key func(j *policy.Job) keyed, oldN, w int) []keyed {
 	n := len(s.Jobs)
 	kc := &sc.kc
@@ -202,14 +213,25 @@ func (sc *scratch) trackedKeysPar(s *policy.Snapshot, key func(j *policy.Job) ke
 	at := grow(sc.kc.at, n)
 	sc.kc.at = at
 	var counts [maxWorkers]int
+	inOrder := !sc.split
 	forRanges(n, w, func(k, lo, hi int) {
 		c := 0
+		later := kc.later[k][:0]
 		for i := lo; i < hi; i++ {
 			p, listed := pos[i].ksAt, pos[i].ksAt >= 0
-			if !kc.unchanged(i, oldN, stamps[i]) {
+			switch {
+			case !kc.unchanged(i, oldN, stamps[i]):
+				if inOrder {
+					later = append(later, int32(i)) // keyed between the phases
+					continue
+				}
 				p, listed = kc.rekey(i, oldN, jobs[i], stamps[i], last, key)
-			} else if kc.accr[i] {
-				p, listed = kc.accrue(i, oldN, jobs[i], last, key)
+			case kc.accr[i] && !kc.move(i): // accrue, the mover's step taken
+				if inOrder {
+					later = append(later, int32(i))
+					continue
+				}
+				p, listed = kc.rekey(i, oldN, jobs[i], kc.gen[i], last, key)
 			}
 			if !listed {
 				at[i] = skipped
@@ -218,8 +240,11 @@ func (sc *scratch) trackedKeysPar(s *policy.Snapshot, key func(j *policy.Job) ke
 			at[i] = p
 			c++
 		}
-		counts[k] = c
+		counts[k], kc.later[k] = c, later
 	})
+	if inOrder {
+		kc.keyLater(w, &counts, oldN, jobs, stamps, last, key)
+	}
 	total := 0
 	var starts [maxWorkers]int
 	for k := range w {
@@ -244,6 +269,24 @@ func (sc *scratch) trackedKeysPar(s *policy.Snapshot, key func(j *policy.Job) ke
 	ks = ks[:total]
 	sc.ks, sc.inc.prev = ks, prev
 	return ks
+}
+
+// keyLater keys, in list order, the positions trackedKeysPar's workers
+// left for it (its first phase, with keyInOrder), as the serial loop
+// would (an unchanged job its mover could not re-key keeps its stamp,
+// which equals gen), and counts the active ones in their parts.
+func (kc *keyCache) keyLater(w int, counts *[maxWorkers]int, oldN int, jobs []*policy.Job, stamps []uint64, last []keyed, key func(j *policy.Job) keyed) {
+	for k := range w {
+		for _, i := range kc.later[k] {
+			p, listed := kc.rekey(int(i), oldN, jobs[i], stamps[i], last, key)
+			if !listed {
+				kc.at[i] = skipped
+				continue
+			}
+			kc.at[i] = p
+			counts[k]++
+		}
+	}
 }
 
 // forget drops what was kept: the next tracked call keys every job.

@@ -99,6 +99,25 @@ type PreemptionGuard interface {
 	CanPreempt(j *Job, now Seconds) bool
 }
 
+// ConcurrentGuard is implemented by PreemptionGuards whose CanPreempt may
+// be called for different jobs from several goroutines at once: it reads
+// only the job and the guard's fixed settings. The Framework then asks
+// it inside the passes over the ranked jobs that it splits across cores
+// at scale, where the job is read anyway, instead of once more per
+// running job on the decision's goroutine (~40,000 at 10,000 nodes).
+type ConcurrentGuard interface {
+	PreemptionGuard
+	GuardsConcurrently() bool
+}
+
+// concurrentGuard is g when it may be asked concurrently, else nil.
+func concurrentGuard(g PreemptionGuard) PreemptionGuard {
+	if cg, ok := g.(ConcurrentGuard); ok && cg.GuardsConcurrently() {
+		return g
+	}
+	return nil
+}
+
 // FinishObserver is implemented by policies that learn from finished jobs.
 // The framework also feeds it jobs that appear in a snapshot as Finished.
 type FinishObserver interface {

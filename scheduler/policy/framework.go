@@ -26,6 +26,8 @@ type Framework struct {
 	running   []int
 	skip      []int32 // live's links, by position in running
 	info      []rankInfo
+	// guarded is rankAll's plain pass's ConcurrentGuard answers, by rank
+	guarded []bool
 	// refs, refCache and refRound are victimRefs' storage (preempt_refs.go)
 	refs     []refSlot
 	refCache map[*Job]*victimRef

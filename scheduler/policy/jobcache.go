@@ -77,7 +77,8 @@ type posRank struct {
 // its ranks' positions, distinct as RankIndexer promises), and its lists
 // of changed and stale ranks are joined in part order, so everything is
 // what one serial pass writes. The guard is asked serially, in the serial
-// order: it is the ordering's code.
+// order (it is the ordering's code), unless it is a ConcurrentGuard:
+// then in the parts, each answer written at its own rank.
 func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, pr PrevRanker, preemptive bool, guard PreemptionGuard) ([]Rank, []rankInfo) {
 	old, cur := c.cur, 1-c.cur
 	oldInfo, oldIDs := c.info[old], c.ids[old]
@@ -105,21 +106,33 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, pr PrevRanker,
 		changed = append(changed, c.parts[i].changed...)
 		stale = append(stale, c.parts[i].stale...)
 	}
+	c.guarded = nil
+	var ok []bool
+	if guard != nil && preemptive {
+		ok = grow(c.guard, len(ranked))
+		c.guard, c.guarded = ok, ok
+	}
 	// the changed jobs (every running job, every round), in a pass of
 	// their own: its iterations are short and independent, so the
 	// processor overlaps more of their cache misses than it could
-	// between the unchanged jobs' copies
-	if k := splitParts(len(changed)); k > 1 {
-		split(len(changed), k, func(_, lo, hi int) {
-			readChanged(ranked, changed[lo:hi], ranking, ids, info, preemptive)
-		})
-	} else {
-		readChanged(ranked, changed, ranking, ids, info, preemptive)
+	// between the unchanged jobs' copies. A ConcurrentGuard is asked in
+	// it, and for the stale jobs in parts of their own
+	rc := changedRead{ranked: ranked, ranking: ranking, ids: ids, info: info, preemptive: preemptive,
+		guard: concurrentGuard(guard), ok: ok, now: s.Now}
+	if ok == nil {
+		rc.guard = nil
 	}
-	c.guarded = nil
-	if guard != nil && preemptive {
-		ok := grow(c.guard, len(ranked))
-		c.guard, c.guarded = ok, ok
+	if k := splitParts(len(changed)); k > 1 {
+		split(len(changed), k, func(_, lo, hi int) { rc.read(changed[lo:hi]) })
+	} else {
+		rc.read(changed)
+	}
+	switch {
+	case rc.guard != nil && splitParts(len(stale)) > 1:
+		split(len(stale), splitParts(len(stale)), func(_, lo, hi int) { rc.ask(stale[lo:hi]) })
+	case rc.guard != nil:
+		rc.ask(stale)
+	case ok != nil: // the ordering's code, asked serially in rank order
 		for _, r := range changed {
 			if info[r].state == Running {
 				ok[r] = guard.CanPreempt(ranked[r].Job, s.Now)
@@ -261,19 +274,45 @@ func (c *jobCache) copyUnchanged(ps *rankPass, lo, hi int, lists rankPart) rankP
 	return rankPart{changed: changed, stale: stale}
 }
 
-// readChanged reads the jobs at ranks rs into the Ranking and walk info,
-// with a running job's GPU share for a preemptive ordering (its slots are
-// one more miss each, which only the victim index needs).
-func readChanged(ranked []Ranked, rs []int32, ranking []Rank, ids []string, info []rankInfo, preemptive bool) {
+// changedRead is what rank's changed-job pass reads and writes.
+type changedRead struct {
+	ranked     []Ranked
+	ranking    []Rank
+	ids        []string
+	info       []rankInfo
+	preemptive bool
+	// guard, unless nil, is a ConcurrentGuard asked for every running
+	// job read, and by ask, into ok (by rank)
+	guard PreemptionGuard
+	ok    []bool
+	now   Seconds
+}
+
+// read reads the jobs at ranks rs into the Ranking and walk info, with a
+// running job's GPU share for a preemptive ordering (its slots are one
+// more miss each, which only the victim index needs).
+func (rc *changedRead) read(rs []int32) {
+	ranked, ranking, ids, info := rc.ranked, rc.ranking, rc.ids, rc.info
 	for _, r := range rs {
 		x := &ranked[r]
 		j := x.Job
 		ids[r] = j.ID
 		info[r] = rankInfo{state: j.State, workers: j.Workers, frac: j.Fraction, mem: j.MemMiB}
 		ranking[r] = Rank{JobID: j.ID, Queue: x.Queue}
-		if preemptive && j.State == Running {
+		if rc.preemptive && j.State == Running {
 			info[r].held = j.Placement.GPUs()
+			if rc.guard != nil {
+				rc.ok[r] = rc.guard.CanPreempt(j, rc.now)
+			}
 		}
+	}
+}
+
+// ask asks the guard about the unchanged running jobs at ranks rs (its
+// answer moves with Now).
+func (rc *changedRead) ask(rs []int32) {
+	for _, r := range rs {
+		rc.ok[r] = rc.guard.CanPreempt(rc.ranked[r].Job, rc.now)
 	}
 }
 

@@ -268,18 +268,38 @@ func (r *round) rankAll(ranked []Ranked) {
 		r.f.info = make([]rankInfo, len(ranked))
 	}
 	r.info = r.f.info[:len(ranked)]
+	rr := rankRead{ranked: ranked, ranking: r.dec.Ranking, info: r.info, preemptive: r.preemptive, now: r.s.Now}
+	if g, ok := r.f.Order.(PreemptionGuard); ok && r.preemptive {
+		// asked here, where each job is read anyway (ConcurrentGuard)
+		if rr.guard = concurrentGuard(g); rr.guard != nil {
+			rr.ok = grow(r.f.guarded, len(ranked))
+			r.f.guarded, r.guarded = rr.ok, rr.ok
+		}
+	}
 	// parts side by side at 100,000 jobs, each writing its own ranks
 	if k := splitParts(len(ranked)); k > 1 {
-		split(len(ranked), k, func(_, lo, hi int) {
-			readRanked(ranked, lo, hi, r.dec.Ranking, r.info, r.preemptive)
-		})
+		split(len(ranked), k, func(_, lo, hi int) { rr.read(lo, hi) })
 	} else {
-		readRanked(ranked, 0, len(ranked), r.dec.Ranking, r.info, r.preemptive)
+		rr.read(0, len(ranked))
 	}
 }
 
-// readRanked is rankAll's plain pass over the ranks [lo, hi).
-func readRanked(ranked []Ranked, lo, hi int, ranking []Rank, info []rankInfo, preemptive bool) {
+// rankRead is rankAll's plain pass: what it reads and writes.
+type rankRead struct {
+	ranked     []Ranked
+	ranking    []Rank
+	info       []rankInfo
+	preemptive bool
+	// guard, unless nil, is asked for every running job into ok (by
+	// rank)
+	guard PreemptionGuard
+	ok    []bool
+	now   Seconds
+}
+
+// read is the plain pass over the ranks [lo, hi).
+func (rr *rankRead) read(lo, hi int) {
+	ranked, ranking, info := rr.ranked, rr.ranking, rr.info
 	for i := lo; i < hi; i++ {
 		// written field by field, not through a function returning the
 		// struct: that cost the untracked path ~1.5 ms at 100,000 jobs
@@ -287,8 +307,11 @@ func readRanked(ranked []Ranked, lo, hi int, ranking []Rank, info []rankInfo, pr
 		j := x.Job
 		ranking[i] = Rank{JobID: j.ID, Queue: x.Queue}
 		info[i] = rankInfo{state: j.State, workers: j.Workers, frac: j.Fraction, mem: j.MemMiB}
-		if j.State == Running && preemptive { // only victims' shares are read
+		if j.State == Running && rr.preemptive { // only victims' shares are read
 			info[i].held = j.Placement.GPUs()
+			if rr.guard != nil {
+				rr.ok[i] = rr.guard.CanPreempt(j, rr.now)
+			}
 		}
 	}
 }

@@ -141,3 +141,7 @@ func (o *Fair) rhoKeys(ks []keyed, lo, hi int, now policy.Seconds, gpus float64)
 		*k = keyed{job: k.job, k: [3]float64{-rho, float64(k.queue)}, at: k.at}
 	}
 }
+
+// GuardsConcurrently is true: CanPreempt reads only the job and the
+// lease (policy.ConcurrentGuard).
+func (*Fair) GuardsConcurrently() bool { return true }

@@ -207,6 +207,10 @@ func (l *Lucid) CanPreempt(j *policy.Job, now policy.Seconds) bool {
 	return j.State == policy.Running && l.phase(j, now) == profiled
 }
 
+// GuardsConcurrently is true: CanPreempt reads only the job and the
+// profiling settings (policy.ConcurrentGuard).
+func (*Lucid) GuardsConcurrently() bool { return true }
+
 // ObserveFinished scores the job's estimate and learns its run time.
 func (l *Lucid) ObserveFinished(j *policy.Job) {
 	if p, ok := l.pred[j.ID]; ok {

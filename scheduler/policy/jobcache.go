@@ -117,10 +117,9 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, pr PrevRanker,
 	// processor overlaps more of their cache misses than it could
 	// between the unchanged jobs' copies. A ConcurrentGuard is asked in
 	// it, and for the stale jobs in parts of their own
-	rc := changedRead{ranked: ranked, ranking: ranking, ids: ids, info: info, preemptive: preemptive,
-		guard: concurrentGuard(guard), ok: ok, now: s.Now}
-	if ok == nil {
-		rc.guard = nil
+	rc := changedRead{ranked: ranked, ranking: ranking, ids: ids, info: info, preemptive: preemptive, ok: ok, now: s.Now}
+	if ok != nil {
+		rc.guard = concurrentGuard(guard)
 	}
 	if k := splitParts(len(changed)); k > 1 {
 		split(len(changed), k, func(_, lo, hi int) { rc.read(changed[lo:hi]) })

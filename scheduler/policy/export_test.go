@@ -38,3 +38,15 @@ func CapacityState(f *Framework) string {
 // RankedByPrev reports whether f's last round copied its kept entries
 // by the ordering's last-rank map (PrevRanker).
 func RankedByPrev(f *Framework) bool { return f.jobs.byPrev }
+
+// SetSkipWalk sets the fewest ranked jobs the skipping walk takes and
+// whether it is off, and returns the old values.
+func SetSkipWalk(least int, off bool) (int, bool) {
+	oldLeast, oldOff := skipWalkMin, skipWalkOff
+	skipWalkMin, skipWalkOff = least, off
+	return oldLeast, oldOff
+}
+
+// SkipWalkPassed is how many ranges of ranks f's last skipping walk
+// passed over (0: it walked job by job).
+func SkipWalkPassed(f *Framework) int { return len(f.skips.segs) }

@@ -40,6 +40,9 @@ type Framework struct {
 	learnt JobTrack
 	// finished is learn's finished jobs by part (scratch)
 	finished [][]int32
+	// skips is the skipping walk's index of queued jobs by shape
+	// (walk_skip.go), whose storage the next round reuses
+	skips skipIndex
 }
 
 // victimBuffers returns a zeroed victim index, preempted flags for n

@@ -81,6 +81,8 @@ type failure struct {
 	// room: a placement failure for lack of room (shortOf or the
 	// placer's reason), not a placement the Capacity rejected
 	room bool
+	// warmed: byQueue is built for the queues below it (skipIndex.warm)
+	warmed int
 }
 
 // valid reports whether f is a failure still holding at epoch.
@@ -203,9 +205,12 @@ const (
 // multiplied so that every bit reaches the top ones: a fraction's bits
 // differ below the top, and without the multiply 0.25, 0.5 and 0.75 of
 // one memory shared a slot and evicted each other job after job.
-func (b shapeBits) slot() int {
+func (b shapeBits) slot() int { return int(b.hash() >> (64 - recentBits)) }
+
+// hash mixes b's fields into bits that all depend on every field.
+func (b shapeBits) hash() uint64 {
 	h := uint64(b.workers)*0x9e3779b97f4a7c15 ^ b.frac ^ b.extra>>7 ^ uint64(b.mem)*0xff51afd7ed558ccd
-	return int((h * 0xbf58476d1ce4e5b9) >> (64 - recentBits))
+	return h * 0xbf58476d1ce4e5b9
 }
 
 // memo is the memo entry of a shape, created on first use.
@@ -214,6 +219,11 @@ func (r *round) memo(key ShapeKey) *shapeMemo {
 	if !ok {
 		return &shapeMemo{} // a fresh entry: nothing is shared
 	}
+	return r.memoBits(b)
+}
+
+// memoBits is memo for the key b.
+func (r *round) memoBits(b shapeBits) *shapeMemo {
 	var free *recentShape
 	for i, s := 0, b.slot(); i < recentProbes; i++ {
 		c := &r.recent[(s+i)%recentSlots]
@@ -347,15 +357,19 @@ func (r *round) demand(i int) (Demand, error) {
 	if r.info == nil {
 		return DemandOf(r.ranked[i].Job)
 	}
-	in := &r.info[i]
+	if d, ok := r.info[i].demand(); ok {
+		return d, nil
+	}
+	return DemandOf(r.ranked[i].Job) // its error names the job
+}
+
+// demand is the gang in holds, and whether DemandOf would accept it.
+func (in *rankInfo) demand() (Demand, bool) {
 	d := Demand{Workers: in.workers, Fraction: in.frac, MemMiB: in.mem}
 	if d.Fraction == 0 {
 		d.Fraction = 1
 	}
-	if d.Workers <= 0 || !(d.Fraction > 0 && d.Fraction <= 1) || d.MemMiB < 0 {
-		return DemandOf(r.ranked[i].Job) // its error names the job
-	}
-	return d, nil
+	return d, d.Workers > 0 && d.Fraction > 0 && d.Fraction <= 1 && d.MemMiB >= 0
 }
 
 // waitAt is wait for the job at rank i.
@@ -374,6 +388,9 @@ func (r *round) walk(ranked []Ranked) {
 		r.initFailed()
 	}
 	hol, batch := r.f.blocksHead(), r.f.batchSize()
+	if !hol && batch <= 1 && r.walkSkipping() {
+		return
+	}
 	behind := 0 // queued jobs waiting ahead, under head-of-line blocking
 	for i := 0; i < len(ranked); i++ {
 		if r.state(i) != Queued {
@@ -451,16 +468,23 @@ func (f *Framework) holText(behind int) string {
 
 // admissible validates a queued job and rules out gangs that can never fit.
 func (r *round) admissible(i int) (Demand, bool) {
-	d, err := r.demand(i)
-	if err != nil {
-		r.waitAt(i, "invalid request: "+err.Error())
-		return d, false
-	}
-	if why := r.fit.Never(d); why != "" {
+	d, why := r.admission(i)
+	if why != "" {
 		r.waitAt(i, why)
 		return d, false
 	}
 	return d, true
+}
+
+// admission is the demand of the job at rank i, and why it can never
+// start ("" if it may): an invalid request, or one no cluster state fits.
+// It only reads (the skipping walk asks it from several goroutines).
+func (r *round) admission(i int) (Demand, string) {
+	d, err := r.demand(i)
+	if err != nil {
+		return d, "invalid request: " + err.Error()
+	}
+	return d, r.fit.Never(d)
 }
 
 // admit tries to start ranked[i], preempting if the ordering allows.

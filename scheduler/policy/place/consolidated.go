@@ -25,6 +25,10 @@ func (*Consolidated) Shape(_ *policy.Job, d policy.Demand) policy.ShapeKey {
 	return policy.DefaultShape(d)
 }
 
+// ShapesByDemand: Shape is policy.DefaultShape of the demand
+// (policy.DemandShaper).
+func (*Consolidated) ShapesByDemand() bool { return true }
+
 // PlacesOnCapacity: Place reads only the demand and the Capacity's
 // nodes and GPUs (policy.CapacityPlacer), so the Framework may replay
 // its preemption trials.

@@ -57,6 +57,10 @@ func (*Frag) Name() string { return "frag-aware" }
 // Shape depends only on the demand.
 func (*Frag) Shape(_ *policy.Job, d policy.Demand) policy.ShapeKey { return policy.DefaultShape(d) }
 
+// ShapesByDemand: Shape is policy.DefaultShape of the demand
+// (policy.DemandShaper).
+func (*Frag) ShapesByDemand() bool { return true }
+
 // Types is the current request-size distribution.
 func (f *Frag) Types() []TaskType { return f.types }
 

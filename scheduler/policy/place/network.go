@@ -61,6 +61,10 @@ func (n *Network) Name() string {
 // Shape depends only on the demand.
 func (*Network) Shape(_ *policy.Job, d policy.Demand) policy.ShapeKey { return policy.DefaultShape(d) }
 
+// ShapesByDemand: Shape is policy.DefaultShape of the demand
+// (policy.DemandShaper).
+func (*Network) ShapesByDemand() bool { return true }
+
 // BatchSize is the batch window (≤ 1: immediate mode).
 func (n *Network) BatchSize() int { return n.cfg.BatchSize }
 

@@ -1,0 +1,225 @@
+package policy
+
+import (
+	"slices"
+	"sort"
+)
+
+// The skipping walk. Once a shape's memo holds a failure at the current
+// epoch (and, for a preemptive ordering, its failure even with
+// preemption), every later queued job of that shape waits for that same
+// reason until a start or a preemption moves the epoch: admit reads the
+// memo and appends the Wait, changing nothing else. At 100,000 queued
+// jobs of tens of shapes almost every job of a decision is such a job,
+// and the walk spent ~60 ns on each. The skipping walk indexes the
+// queued jobs by shape in a pass split across cores, visits (admits)
+// only the next job of each shape the memos do not settle, and leaves
+// room in Waiting for the jobs it passes over; a second split pass
+// writes their Waits from the failures that held when the walk passed
+// them. Waiting holds the same entries in the same order as the plain
+// walk's: each passed-over job's slot is where the plain walk would have
+// appended it.
+
+// Values of skipIndex.id for a job that is not queued, and for a queued
+// job whose request is invalid (it waits for admission's reason).
+const (
+	notQueued    int32 = -1
+	inadmissible int32 = -2
+)
+
+// maxSkipShapes bounds the shapes the skipping walk follows: each visit
+// looks at every shape, so thousands of them walk job by job instead.
+const maxSkipShapes = 256
+
+// skipWalkMin is the fewest ranked jobs the skipping walk is taken for
+// (tests lower it), and skipWalkOff turns it off (tests compare).
+var (
+	skipWalkMin = 4096
+	skipWalkOff bool
+)
+
+// skipIndex is the skipping walk's index of the ranked jobs by shape and
+// its state; the Framework keeps it for its storage.
+type skipIndex struct {
+	id    []int32     // by rank: the queued job's shape, or a value above
+	qcum  []int32     // by rank: how many queued jobs rank above (n+1 long)
+	keys  []shapeBits // by shape
+	never []string    // by shape: why the cluster never fits it ("": it may)
+	start []int32     // by shape: where its ranks begin in ranks (len(keys)+1 long)
+	ranks []int32     // the queued jobs' ranks by shape, ascending in each
+	parts []skipPart
+	set   shapeSet
+	// maxQueue is the deepest queue of a queued job (texts are warmed up
+	// to it before the split pass writes them)
+	maxQueue int
+	// the walk's state: the memo of each shape once visited, each
+	// shape's next rank in ranks, the ranges passed over and the
+	// failures that held for them
+	memos []*shapeMemo
+	cur   []int32
+	segs  []skipSeg
+	snaps []*failure
+}
+
+// skipPart is one part's share of the index pass.
+type skipPart struct {
+	set      shapeSet
+	count    []int32  // by the part's own shape ids
+	never    []string // by the part's own shape ids: why no cluster state fits it
+	trans    []int32  // the part's shape ids to the index's
+	pos      []int32  // by shape: where the part's next rank of it goes
+	queued   int32
+	qbase    int32 // queued jobs in the parts before it
+	maxQueue int
+}
+
+// skipSeg is a range of ranks the walk passed over: its queued jobs'
+// Waits go to Waiting from at on, each the failure its shape had in
+// snaps[snap:] (or its own reason).
+type skipSeg struct {
+	at     int
+	lo, hi int32
+	snap   int32
+}
+
+// walkSkipping walks the ranked jobs as walk does, visiting only those a
+// memo does not settle; it reports false, having done nothing, where the
+// round does not allow it (walk then walks job by job).
+func (r *round) walkSkipping() bool {
+	sh, ok := r.f.Place.(DemandShaper)
+	if skipWalkOff || r.info == nil || len(r.ranked) < skipWalkMin || !ok || !sh.ShapesByDemand() {
+		return false
+	}
+	x := &r.f.skips
+	if !x.index(r) {
+		return false
+	}
+	x.memos = grow(x.memos, len(x.keys))
+	clear(x.memos)
+	x.cur = append(x.cur[:0], x.start[:len(x.keys)]...)
+	x.segs, x.snaps = x.segs[:0], x.snaps[:0]
+	n := len(r.ranked)
+	for i := 0; ; {
+		next := x.nextVisit(r, i)
+		r.passOver(x, i, next)
+		if next == n {
+			break
+		}
+		d, _ := r.demand(next) // admissible: index said so
+		r.admit(next, d)
+		if g := x.id[next]; x.memos[g] == nil {
+			x.memos[g] = r.memoBits(x.keys[g])
+		}
+		i = next + 1
+	}
+	r.fillPassed(x)
+	return true
+}
+
+// decides reports that m decides every job of its shape at this epoch.
+func (r *round) decides(m *shapeMemo) bool {
+	return m != nil && m.place.valid(r.cap.Epoch) && (!r.preemptive || m.preempt.valid(r.cap.Epoch))
+}
+
+// decidedBy is the failure a settled memo gives its jobs (admit's).
+func (r *round) decidedBy(m *shapeMemo) *failure {
+	if r.preemptive {
+		return m.preempt
+	}
+	return m.place
+}
+
+// nextVisit is the first rank from i of a queued job whose shape is not
+// settled (len(ranked) if none).
+func (x *skipIndex) nextVisit(r *round, i int) int {
+	next := len(r.ranked)
+	for g := range x.cur {
+		if r.decides(x.memos[g]) {
+			continue
+		}
+		c, end := x.cur[g], x.start[g+1]
+		for c < end && int(x.ranks[c]) < i {
+			c++ // each rank is passed once a round: linear in all
+		}
+		x.cur[g] = c
+		if c < end && int(x.ranks[c]) < next {
+			next = int(x.ranks[c])
+		}
+	}
+	return next
+}
+
+// passOver leaves room in Waiting for the queued jobs ranked [lo, hi),
+// which the memos settle, and notes the failures that hold for them.
+func (r *round) passOver(x *skipIndex, lo, hi int) {
+	c := int(x.qcum[hi] - x.qcum[lo])
+	if c == 0 {
+		return
+	}
+	snap := len(x.snaps)
+	for _, m := range x.memos {
+		var f *failure
+		if r.decides(m) {
+			f = r.decidedBy(m)
+		}
+		x.snaps = append(x.snaps, f)
+	}
+	x.segs = append(x.segs, skipSeg{at: len(r.dec.Waiting), lo: int32(lo), hi: int32(hi), snap: int32(snap)})
+	r.dec.Waiting = slices.Grow(r.dec.Waiting, c)[:len(r.dec.Waiting)+c]
+}
+
+// fillPassed writes the Waits of the jobs the walk passed over, split
+// across cores: each slot is known, and each text was built before
+// (warm), so the parts only read what they share.
+func (r *round) fillPassed(x *skipIndex) {
+	if len(x.segs) == 0 {
+		return
+	}
+	x.warm(r.queued)
+	n := len(r.ranked)
+	if k := splitParts(n); k > 1 {
+		split(n, k, func(_, lo, hi int) { x.fill(r, lo, hi) })
+	} else {
+		x.fill(r, 0, n)
+	}
+}
+
+// warm builds every text the fill may ask of a noted failure, so that
+// the split fill only reads them (failure.text caches what it builds).
+func (x *skipIndex) warm(prefixed bool) {
+	top := min(x.maxQueue, maxCachedQueue-1)
+	for _, f := range x.snaps {
+		if f != nil && f.warmed < top+1 {
+			for q := f.warmed; q <= top; q++ {
+				f.text(q, prefixed)
+			}
+			f.warmed = top + 1
+		}
+	}
+}
+
+// fill writes the Waits of the passed-over jobs ranked [lo, hi).
+func (x *skipIndex) fill(r *round, lo, hi int) {
+	s := sort.Search(len(x.segs), func(k int) bool { return int(x.segs[k].hi) > lo })
+	for ; s < len(x.segs) && int(x.segs[s].lo) < hi; s++ {
+		sg := &x.segs[s]
+		a, b := max(lo, int(sg.lo)), min(hi, int(sg.hi))
+		out := sg.at + int(x.qcum[a]-x.qcum[sg.lo])
+		snap := x.snaps[sg.snap:]
+		for i := a; i < b; i++ {
+			var why string
+			switch g := x.id[i]; {
+			case g == notQueued:
+				continue
+			case g >= 0 && x.never[g] != "":
+				why = x.never[g]
+			case g >= 0:
+				why = snap[g].text(r.ranked[i].Queue, r.queued)
+			default:
+				_, why = r.admission(i)
+			}
+			r.dec.Waiting[out] = Wait{JobID: r.dec.Ranking[i].JobID, Reason: why}
+			out++
+		}
+	}
+}

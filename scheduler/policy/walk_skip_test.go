@@ -1,0 +1,91 @@
+package policy_test
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+	pt "github.com/caravan-dl/caravan/scheduler/policy/policytest"
+	"github.com/caravan-dl/caravan/scheduler/policy/registry"
+)
+
+// The skipping walk (walk_skip.go) decides exactly as the walk that
+// visits every queued job: the same Starts, Preempts, Waiting (entries
+// and order, preempted victims' among them) and Ranking, every round of
+// a churn, tracked and untracked. The orderings are the preemptive ones
+// (2D-LAS and 2D-Gittins prefix their texts with queues), FIFO with
+// backfill (not preemptive) and SRTF on FGD's placement; the queue
+// holds jobs that wait for their own reasons (invalid requests, gangs
+// larger than the cluster, more memory than any GPU). Every pass is cut into parts of a few jobs on four
+// processors, and the walk must have passed jobs over.
+func TestSkipWalkSameDecisions(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	defer policy.SetSplitMin(policy.SetSplitMin(7))
+	defer policy.SetSkipWalk(policy.SetSkipWalk(0, false))
+	names := []string{"srtf-oracle", "tiresias-las", "tiresias-gittins", "fair", "lucid", "fifo+consolidated", "srtf-oracle+frag-aware"}
+	for _, name := range names {
+		for _, tracked := range []bool{true, false} {
+			skipping, plain := skipWalkPolicy(t, name), skipWalkPolicy(t, name)
+			sp := pt.RandomSpec{Cluster: pt.ClusterSpec{Racks: 3, NodesPerRack: 8, GPUsPerNode: 8},
+				Running: 300, Queued: 600, Busy: 0.9, FracShare: 0.5}
+			s := withOwnReasons(pt.Random(11, sp))
+			c := pt.NewChurn(11, s, pt.ChurnSpec{Interval: 120, Finish: 0.1, Arrive: 15, Jobs: sp, Accrue: true})
+			passed, preempts, starts := 0, 0, 0
+			for round := 0; round < 12; round++ {
+				gen := s.JobGen
+				if !tracked {
+					s.JobGen = nil
+				}
+				policy.SetSkipWalk(0, true)
+				want := copyOf(plain.Decide(s))
+				policy.SetSkipWalk(0, false)
+				got := skipping.Decide(s)
+				s.JobGen = gen
+				sameDecision(t, fmt.Sprintf("%s (tracked %v)", name, tracked), round, want, got)
+				passed += policy.SkipWalkPassed(skipping.(*policy.Framework))
+				preempts += len(want.Preempts)
+				starts += len(want.Starts)
+				for _, j := range s.Jobs {
+					if j.State == policy.Finished {
+						skipping.(policy.FinishObserver).ObserveFinished(j)
+						plain.(policy.FinishObserver).ObserveFinished(j)
+					}
+				}
+				c.Step(want)
+			}
+			if passed == 0 || starts == 0 {
+				t.Fatalf("%s (tracked %v): %d ranges passed over, %d starts in 12 rounds: nothing compared", name, tracked, passed, starts)
+			}
+			t.Logf("%s (tracked %v): %d ranges passed over, %d starts, %d preempts", name, tracked, passed, starts, preempts)
+		}
+	}
+}
+
+// withOwnReasons adds queued jobs that wait for their own reasons: an
+// invalid fraction, a negative memory, more memory than any GPU has.
+func withOwnReasons(s *policy.Snapshot) *policy.Snapshot {
+	for k, mod := range []func(j *policy.Job){
+		func(j *policy.Job) { j.Fraction = 1.5 },
+		func(j *policy.Job) { j.MemMiB = -1 },
+		func(j *policy.Job) { j.MemMiB = 1 << 40 },
+	} {
+		for n := 0; n < 3; n++ {
+			j := pt.Job(fmt.Sprintf("own%d-%d", k, n), 1+n, s.Now-policy.Seconds(100*(k+n)))
+			mod(j)
+			s.Jobs = append(s.Jobs, j)
+		}
+	}
+	return s
+}
+
+// skipWalkPolicy is the registry's policy of that name (FIFO
+// backfilling).
+func skipWalkPolicy(t *testing.T, name string) policy.Policy {
+	t.Helper()
+	p, err := registry.New(name, registry.Config{FIFOBackfill: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

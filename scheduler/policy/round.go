@@ -81,7 +81,8 @@ type failure struct {
 	// room: a placement failure for lack of room (shortOf or the
 	// placer's reason), not a placement the Capacity rejected
 	room bool
-	// warmed: byQueue is built for the queues below it (skipIndex.warm)
+	// warmed: byQueue is built for the queues below it (skipIndex.warm,
+	// warmText)
 	warmed int
 }
 
@@ -107,6 +108,19 @@ func (f *failure) text(q int, prefixed bool) string {
 		f.byQueue[q] = queuePrefix(q) + f.reason
 	}
 	return f.byQueue[q]
+}
+
+// warmText is text without building anything: a text warm did not
+// build is built anew each time, not cached (the skipping walk's split
+// fill asks it from several goroutines).
+func (f *failure) warmText(q int, prefixed bool) string {
+	switch {
+	case !prefixed && q <= 0:
+		return f.reason
+	case q >= 0 && q < f.warmed:
+		return f.byQueue[q]
+	}
+	return queuePrefix(q) + f.reason
 }
 
 func queuePrefix(q int) string { return "queue " + strconv.Itoa(q) + ": " }

@@ -49,9 +49,6 @@ type skipIndex struct {
 	ranks []int32     // the queued jobs' ranks by shape, ascending in each
 	parts []skipPart
 	set   shapeSet
-	// maxQueue is the deepest queue of a queued job (texts are warmed up
-	// to it before the split pass writes them)
-	maxQueue int
 	// the walk's state: the memo of each shape once visited, each
 	// shape's next rank in ranks, the ranges passed over and the
 	// failures that held for them
@@ -63,14 +60,13 @@ type skipIndex struct {
 
 // skipPart is one part's share of the index pass.
 type skipPart struct {
-	set      shapeSet
-	count    []int32  // by the part's own shape ids
-	never    []string // by the part's own shape ids: why no cluster state fits it
-	trans    []int32  // the part's shape ids to the index's
-	pos      []int32  // by shape: where the part's next rank of it goes
-	queued   int32
-	qbase    int32 // queued jobs in the parts before it
-	maxQueue int
+	set    shapeSet
+	count  []int32  // by the part's own shape ids
+	never  []string // by the part's own shape ids: why no cluster state fits it
+	trans  []int32  // the part's shape ids to the index's
+	pos    []int32  // by shape: where the part's next rank of it goes
+	queued int32
+	qbase  int32 // queued jobs in the parts before it
 }
 
 // skipSeg is a range of ranks the walk passed over: its queued jobs'
@@ -169,13 +165,18 @@ func (r *round) passOver(x *skipIndex, lo, hi int) {
 }
 
 // fillPassed writes the Waits of the jobs the walk passed over, split
-// across cores: each slot is known, and each text was built before
-// (warm), so the parts only read what they share.
+// across cores: each slot is known, and the parts only read what they
+// share (warm builds the texts first: failure.text caches what it
+// builds).
 func (r *round) fillPassed(x *skipIndex) {
 	if len(x.segs) == 0 {
 		return
 	}
-	x.warm(r.queued)
+	top := 0
+	if qs, ok := r.f.Order.(interface{ Queues() int }); ok {
+		top = qs.Queues() - 1
+	}
+	x.warm(r.queued, min(top, maxCachedQueue-1))
 	n := len(r.ranked)
 	if k := splitParts(n); k > 1 {
 		split(n, k, func(_, lo, hi int) { x.fill(r, lo, hi) })
@@ -184,10 +185,8 @@ func (r *round) fillPassed(x *skipIndex) {
 	}
 }
 
-// warm builds every text the fill may ask of a noted failure, so that
-// the split fill only reads them (failure.text caches what it builds).
-func (x *skipIndex) warm(prefixed bool) {
-	top := min(x.maxQueue, maxCachedQueue-1)
+// warm builds the texts of every noted failure for the queues up to top.
+func (x *skipIndex) warm(prefixed bool, top int) {
 	for _, f := range x.snaps {
 		if f != nil && f.warmed < top+1 {
 			for q := f.warmed; q <= top; q++ {
@@ -214,7 +213,7 @@ func (x *skipIndex) fill(r *round, lo, hi int) {
 			case g >= 0 && x.never[g] != "":
 				why = x.never[g]
 			case g >= 0:
-				why = snap[g].text(r.ranked[i].Queue, r.queued)
+				why = snap[g].warmText(r.dec.Ranking[i].Queue, r.queued)
 			default:
 				_, why = r.admission(i)
 			}

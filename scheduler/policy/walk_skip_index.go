@@ -39,7 +39,7 @@ func (x *skipIndex) each(k int, fn func(p, lo, hi int)) {
 func (x *skipIndex) classify(r *round, pt *skipPart, lo, hi int) {
 	pt.set.reset()
 	pt.count, pt.never = pt.count[:0], pt.never[:0]
-	pt.queued, pt.maxQueue = 0, 0
+	pt.queued = 0
 	last, lastID := shapeBits{}, int32(-1)
 	for i := lo; i < hi; i++ {
 		in := &r.info[i]
@@ -48,7 +48,6 @@ func (x *skipIndex) classify(r *round, pt *skipPart, lo, hi int) {
 			continue
 		}
 		pt.queued++
-		pt.maxQueue = max(pt.maxQueue, r.ranked[i].Queue)
 		d, ok := in.demand()
 		if !ok {
 			x.id[i] = inadmissible // an invalid request
@@ -73,14 +72,12 @@ func (x *skipIndex) classify(r *round, pt *skipPart, lo, hi int) {
 // in ranks; false where the shapes are more than maxSkipShapes.
 func (x *skipIndex) merge(parts []skipPart) bool {
 	x.set.reset()
-	x.maxQueue = 0
 	for p := range parts {
 		pt := &parts[p]
 		pt.trans = pt.trans[:0]
 		for _, b := range pt.set.keys {
 			pt.trans = append(pt.trans, x.set.id(b))
 		}
-		x.maxQueue = max(x.maxQueue, pt.maxQueue)
 	}
 	x.keys = x.set.keys
 	S := len(x.keys)

@@ -109,6 +109,8 @@ func (r *round) walkSkipping() bool {
 		i = next + 1
 	}
 	r.fillPassed(x)
+	clear(x.snaps) // kept for storage: not to keep this round's failures alive
+	clear(x.memos)
 	return true
 }
 

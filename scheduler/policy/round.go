@@ -377,7 +377,8 @@ func (r *round) demand(i int) (Demand, error) {
 	return DemandOf(r.ranked[i].Job) // its error names the job
 }
 
-// demand is the gang in holds, and whether DemandOf would accept it.
+// demand is the gang the entry holds, and whether DemandOf would
+// accept it.
 func (in *rankInfo) demand() (Demand, bool) {
 	d := Demand{Workers: in.workers, Fraction: in.frac, MemMiB: in.mem}
 	if d.Fraction == 0 {

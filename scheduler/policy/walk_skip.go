@@ -11,7 +11,7 @@ import (
 // reason until a start or a preemption moves the epoch: admit reads the
 // memo and appends the Wait, changing nothing else. At 100,000 queued
 // jobs of tens of shapes almost every job of a decision is such a job,
-// and the walk spent ~60 ns on each. The skipping walk indexes the
+// yet the walk visited each. The skipping walk indexes the
 // queued jobs by shape in a pass split across cores, visits (admits)
 // only the next job of each shape the memos do not settle, and leaves
 // room in Waiting for the jobs it passes over; a second split pass
@@ -180,11 +180,7 @@ func (r *round) fillPassed(x *skipIndex) {
 	}
 	x.warm(r.queued, min(top, maxCachedQueue-1))
 	n := len(r.ranked)
-	if k := splitParts(n); k > 1 {
-		split(n, k, func(_, lo, hi int) { x.fill(r, lo, hi) })
-	} else {
-		x.fill(r, 0, n)
-	}
+	split(n, splitParts(n), func(_, lo, hi int) { x.fill(r, lo, hi) })
 }
 
 // warm builds the texts of every noted failure for the queues up to top.

@@ -8,28 +8,19 @@ package policy
 func (x *skipIndex) index(r *round) bool {
 	n := len(r.ranked)
 	x.id, x.qcum = grow(x.id, n), grow(x.qcum, n+1)
-	k := max(splitParts(n), 1)
+	k := splitParts(n)
 	if len(x.parts) < k {
 		x.parts = append(x.parts, make([]skipPart, k-len(x.parts))...)
 	}
 	parts := x.parts[:k]
-	x.each(k, func(p, lo, hi int) { x.classify(r, &parts[p], lo, hi) })
+	split(n, k, func(p, lo, hi int) { x.classify(r, &parts[p], lo, hi) })
 	if !x.merge(parts) {
 		return false
 	}
 	x.ranks = grow(x.ranks, int(x.start[len(x.keys)]))
-	x.each(k, func(p, lo, hi int) { x.place(&parts[p], lo, hi) })
+	split(n, k, func(p, lo, hi int) { x.place(&parts[p], lo, hi) })
 	x.qcum[n] = parts[k-1].qbase + parts[k-1].queued
 	return true
-}
-
-// each runs fn over the k parts of the ranks, side by side where k > 1.
-func (x *skipIndex) each(k int, fn func(p, lo, hi int)) {
-	if k > 1 {
-		split(len(x.id), k, fn)
-	} else {
-		fn(0, 0, len(x.id))
-	}
 }
 
 // classify is the first pass over the ranks [lo, hi): each queued job's

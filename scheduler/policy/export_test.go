@@ -50,3 +50,15 @@ func SetSkipWalk(least int, off bool) (int, bool) {
 // SkipWalkPassed is how many ranges of ranks f's last skipping walk
 // passed over (0: it walked job by job).
 func SkipWalkPassed(f *Framework) int { return len(f.skips.segs) }
+
+// HolTailParts is how many parts f's last split pass behind a blocked
+// head was cut into (0: none ran yet).
+func HolTailParts(f *Framework) int { return len(f.holTail.parts) }
+
+// SetHolSplit turns waitBehind's split passes off or on and returns the
+// old setting.
+func SetHolSplit(off bool) bool {
+	old := holSplitOff
+	holSplitOff = off
+	return old
+}

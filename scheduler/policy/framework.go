@@ -19,6 +19,8 @@ type Framework struct {
 	free *Capacity
 	// hol caches head-of-line Waiting texts by position (see holText).
 	hol []string
+	// holTail is waitBehind's scratch (walk_hol.go)
+	holTail holTail
 	// held and preempted are the last round's victim index, whose storage
 	// the next reuses (a replay decides ~200,000 times over ~1,000 jobs).
 	held      fenwick

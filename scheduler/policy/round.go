@@ -406,7 +406,6 @@ func (r *round) walk(ranked []Ranked) {
 	if !hol && batch <= 1 && r.walkSkipping() {
 		return
 	}
-	behind := 0 // queued jobs waiting ahead, under head-of-line blocking
 	for i := 0; i < len(ranked); i++ {
 		if r.state(i) != Queued {
 			continue
@@ -418,20 +417,15 @@ func (r *round) walk(ranked []Ranked) {
 		if !ok {
 			continue
 		}
-		if behind > 0 {
-			if r.s.SkipReasons {
-				break // nothing behind a blocked head starts
-			}
-			r.waitAt(i, r.f.holText(behind))
-			behind++
-			continue
-		}
 		if batch > 1 && !hol {
 			i = r.batchFrom(i, batch)
 			continue
 		}
 		if !r.admit(i, d) && hol {
-			behind = 1
+			if !r.s.SkipReasons { // else nothing behind a blocked head would change
+				r.waitBehind(i + 1)
+			}
+			return
 		}
 	}
 }

@@ -23,3 +23,15 @@ func BenchmarkSkipWalkDecide(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHolTailDecide times FIFO's Waits behind a blocked head
+// written by split passes (walk_hol.go) against the serial loop, side by
+// side in one process (benchSides), at 10,000 nodes × 100,000 queued
+// jobs under churn.
+func BenchmarkHolTailDecide(b *testing.B) {
+	base, churn := scaleSpec()
+	defer policy.SetHolSplit(policy.SetHolSplit(false))
+	benchSides(b, pt.Clone(base), churn, "fifo", [2]string{"serial", "split"}, func(side int) {
+		policy.SetHolSplit(side == 0)
+	})
+}

@@ -34,7 +34,7 @@ type changeRanks struct {
 	ord   []rankEntry
 	next  []rankEntry
 	adds  []addEntry
-	parts []changePart // changes' per-part lists (scratch)
+	parts []partList[addEntry] // changes' per-part lists (scratch)
 	// olr and mparts are mergePar's (scratch): each old entry's last
 	// rank (dropped: it leaves) and the parts
 	olr    []int32
@@ -105,21 +105,9 @@ func (t *changeRanks) rank(s *policy.Snapshot, key func(*policy.Job) keyed, mv m
 // joined in part order and sorted by compareEntry, a total order, so
 // the result is the serial pass's.
 func (t *changeRanks) changes(s *policy.Snapshot, oldN int, key func(*policy.Job) keyed, mv mover) (adds []addEntry, nan bool) {
-	n := len(s.Jobs)
-	if w := workers(n); w > 1 {
-		t.parts = growKeep(t.parts, w)
-		forRanges(n, w, func(k, lo, hi int) {
-			pa := &t.parts[k]
-			pa.adds, pa.nan = t.changesIn(s, oldN, lo, hi, key, mv, pa.adds[:0])
-		})
-		adds = t.adds[:0]
-		for k := range w {
-			adds = append(adds, t.parts[k].adds...)
-			nan = nan || t.parts[k].nan
-		}
-	} else {
-		adds, nan = t.changesIn(s, oldN, 0, n, key, mv, t.adds[:0])
-	}
+	adds, nan = listParts(len(s.Jobs), &t.parts, t.adds, func(lo, hi int, buf []addEntry) ([]addEntry, bool) {
+		return t.changesIn(s, oldN, lo, hi, key, mv, buf)
+	})
 	slices.SortFunc(adds, func(a, b addEntry) int { return compareEntry(s, &a.rankEntry, &b.rankEntry) })
 	t.adds = adds
 	return adds, nan
@@ -149,12 +137,6 @@ func (t *changeRanks) changesIn(s *policy.Snapshot, oldN, lo, hi int, key func(*
 		}
 	}
 	return adds, nan
-}
-
-// changePart is one part's list of changes.
-type changePart struct {
-	adds []addEntry
-	nan  bool
 }
 
 // accrue re-keys the unchanged accruing job at p by the mover: a key
@@ -297,6 +279,27 @@ type mergePart struct {
 	moved      []int32
 }
 
+// placeParts gives each part of a two-phase merge (mergePar) its adds,
+// adds[lo:hi], and the rank its output starts at, from the parts' kept
+// counts and last staying entries: an add goes right before the first
+// staying entry it ranks above, so a part takes the adds ranking above
+// its last staying entry and not above an earlier part's (notBefore(a,
+// last): add a does not rank above the old entry at rank last). keptAll
+// is how many old entries stay, addsAt how many adds the parts took (the
+// rest go last).
+func placeParts(parts []mergePart, nAdds int, notBefore func(a, last int) bool) (keptAll, addsAt int) {
+	for k := range parts {
+		pa := &parts[k]
+		pa.lo, pa.out = addsAt, keptAll+addsAt
+		if pa.last >= 0 {
+			from := addsAt
+			addsAt += sort.Search(nAdds-from, func(x int) bool { return notBefore(from+x, pa.last) })
+		}
+		pa.hi, keptAll = addsAt, keptAll+pa.kept
+	}
+	return keptAll, addsAt
+}
+
 // mergePar is merge over w parts of the last ranking, in two phases.
 // Each part first passes its old entries (passOld writes only their own
 // positions' marks and dropAt) and counts those that stay; an add goes
@@ -325,18 +328,9 @@ func (t *changeRanks) mergePar(s *policy.Snapshot, adds []addEntry, w int) {
 		}
 		parts[k].kept, parts[k].last = kept, last
 	})
-	keptAll, addsAt := 0, 0
-	for k := range parts {
-		pa := &parts[k]
-		pa.lo, pa.out = addsAt, keptAll+addsAt
-		if pa.last >= 0 {
-			e := &ord[pa.last]
-			addsAt += sort.Search(len(adds)-addsAt, func(x int) bool {
-				return compareEntry(s, &adds[addsAt+x].rankEntry, e) >= 0
-			})
-		}
-		pa.hi, keptAll = addsAt, keptAll+pa.kept
-	}
+	keptAll, addsAt := placeParts(parts, len(adds), func(a, last int) bool {
+		return compareEntry(s, &adds[a].rankEntry, &ord[last]) >= 0
+	})
 	next, prev := grow(t.next, keptAll+len(adds)), grow(t.prev, keptAll+len(adds))
 	forRanges(len(ord), w, func(k, lo, hi int) {
 		pa := &parts[k]

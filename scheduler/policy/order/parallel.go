@@ -59,3 +59,31 @@ func rangeOf(k, w, n int) (lo, hi int) { return split.Range(k, w, n) }
 // on up to procs() goroutines (the caller's included) taking parts in
 // turn (internal/split), and returns when all are done.
 func forRanges(n, w int, fn func(k, lo, hi int)) { split.Run(n, w, procs(), fn) }
+
+// partList is one part's list in listParts, and whether the part
+// flagged something (a NaN Submit, say).
+type partList[E any] struct {
+	items []E
+	flag  bool
+}
+
+// listParts runs each over [0, n) split into parts side by side
+// (serially where workers says so), each part appending to a list of its
+// own, and returns the lists joined in part order into out: what one
+// serial pass appends. flag is whether any part flagged. parts is the
+// parts' storage, kept by the caller from one call to the next.
+func listParts[E any](n int, parts *[]partList[E], out []E, each func(lo, hi int, buf []E) ([]E, bool)) (_ []E, flag bool) {
+	w := workers(n)
+	if w <= 1 {
+		return each(0, n, out[:0])
+	}
+	*parts = growKeep(*parts, w)
+	ps := (*parts)[:w]
+	forRanges(n, w, func(k, lo, hi int) { ps[k].items, ps[k].flag = each(lo, hi, ps[k].items[:0]) })
+	out = out[:0]
+	for k := range ps {
+		out = append(out, ps[k].items...)
+		flag = flag || ps[k].flag
+	}
+	return out, flag
+}

@@ -29,6 +29,11 @@ type submitRanks struct {
 	ord, next []subEntry
 	adds      []subEntry
 	out       []policy.Ranked
+	// parts, olr and mparts are the split passes' scratch (changes'
+	// per-part lists; mergePar's last ranks and parts)
+	parts  []partList[subEntry]
+	olr    []int32
+	mparts []mergePart
 }
 
 // changeState is what both change rankers keep by position and by rank.
@@ -124,12 +129,25 @@ func (t *submitRanks) rank(s *policy.Snapshot) (out []policy.Ranked, ok bool) {
 // lists; it lists, sorted, the active jobs at changed positions that
 // take a new place (nan: one of them has a NaN Submit). A job re-stamped
 // with the same ID and Submit (a running job's progress, say) keeps its
-// place: FIFO's key is those and its position.
+// place: FIFO's key is those and its position. At 100,000 jobs the pass
+// runs in parts of positions side by side (listParts): a part writes
+// only its own positions' state and its own list, and the joined lists
+// are sorted by compareSubEntry, a total order.
 func (t *submitRanks) changes(s *policy.Snapshot, oldN int) (adds []subEntry, nan bool) {
-	adds = t.adds[:0]
+	adds, nan = listParts(len(s.Jobs), &t.parts, t.adds, func(lo, hi int, buf []subEntry) ([]subEntry, bool) {
+		return t.changesIn(s, oldN, lo, hi, buf)
+	})
+	slices.SortFunc(adds, func(a, b subEntry) int { return compareSubEntry(s, a, b) })
+	t.adds = adds
+	return adds, nan
+}
+
+// changesIn is changes' pass over the positions [lo, hi), appending the
+// jobs that take a new place to adds, unsorted.
+func (t *submitRanks) changesIn(s *policy.Snapshot, oldN, lo, hi int, adds []subEntry) (_ []subEntry, nan bool) {
 	stamps, gen, last, mark := s.JobGen, t.gen, t.last, t.mark
-	for p, j := range s.Jobs {
-		g := stamps[p]
+	for p := lo; p < hi; p++ {
+		j, g := s.Jobs[p], stamps[p]
 		if p < oldN && g != 0 && gen[p] == g {
 			continue
 		}
@@ -152,14 +170,16 @@ func (t *submitRanks) changes(s *policy.Snapshot, oldN int) (adds []subEntry, na
 			mark[p] = markDrop
 		}
 	}
-	slices.SortFunc(adds, func(a, b subEntry) int { return compareSubEntry(s, a, b) })
-	t.adds = adds
 	return adds, nan
 }
 
 // merge writes next = ord without the dropped entries, with adds merged
 // in, and records each kept entry's last rank; next becomes ord.
 func (t *submitRanks) merge(s *policy.Snapshot, adds []subEntry) {
+	if w := workers(len(t.ord)); w > 1 {
+		t.mergePar(s, adds, w)
+		return
+	}
 	size := len(t.ord) + len(adds)
 	next, prev := slices.Grow(t.next[:0], size), slices.Grow(t.prev[:0], size)
 	n := int32(len(s.Jobs))
@@ -184,16 +204,75 @@ func (t *submitRanks) merge(s *policy.Snapshot, adds []subEntry) {
 	t.ord, t.next, t.prev = next, t.ord, prev
 }
 
+// mergePar is merge over w parts of the last ranking, in the two phases
+// of changeRanks.mergePar: each part passes its old entries and counts
+// those that stay, placeParts finds each part's adds and output offset,
+// and each part writes its own ranks. The result is the serial merge's.
+func (t *submitRanks) mergePar(s *policy.Snapshot, adds []subEntry, w int) {
+	ord, n := t.ord, int32(len(s.Jobs))
+	olr := grow(t.olr, len(ord))
+	t.olr = olr
+	t.mparts = growKeep(t.mparts, w)
+	parts := t.mparts[:w]
+	forRanges(len(ord), w, func(k, lo, hi int) {
+		kept, last := 0, -1
+		for i := lo; i < hi; i++ {
+			olr[i] = dropped
+			if pos := ord[i].pos; pos < n {
+				if lr, keep := t.passOld(pos, int32(i)); keep {
+					olr[i], kept, last = lr, kept+1, i
+				}
+			}
+		}
+		parts[k].kept, parts[k].last = kept, last
+	})
+	keptAll, addsAt := placeParts(parts, len(adds), func(a, last int) bool {
+		return compareSubEntry(s, adds[a], ord[last]) >= 0
+	})
+	next, prev := grow(t.next, keptAll+len(adds)), grow(t.prev, keptAll+len(adds))
+	forRanges(len(ord), w, func(k, lo, hi int) {
+		pa := &parts[k]
+		o, a := pa.out, pa.lo
+		for i := lo; i < hi; i++ {
+			if olr[i] == dropped {
+				continue
+			}
+			for ; a < pa.hi && compareSubEntry(s, adds[a], ord[i]) < 0; a, o = a+1, o+1 {
+				next[o], prev[o] = adds[a], -1
+			}
+			next[o], prev[o] = ord[i], olr[i]
+			o++
+		}
+	})
+	for a, o := addsAt, keptAll+addsAt; a < len(adds); a, o = a+1, o+1 {
+		next[o], prev[o] = adds[a], -1
+	}
+	t.ord, t.next, t.prev = next, t.ord, prev
+}
+
 // ranked writes the Ranking and each rank's position (RankIndexes) from
 // ord: the *Job of an unchanged position may still be a new pointer.
+// Each rank reads its job's pointer (a miss at 100,000 jobs), so parts
+// run side by side.
 func (t *submitRanks) ranked(s *policy.Snapshot) []policy.Ranked {
 	out, at := grow(t.out, len(t.ord)), grow(t.at, len(t.ord))
-	for r, e := range t.ord {
-		out[r] = policy.Ranked{Job: s.Jobs[e.pos]}
+	t.out, t.at = out, at
+	if w := workers(len(out)); w > 1 {
+		forRanges(len(out), w, func(_, lo, hi int) { t.rankedRange(s, lo, hi) })
+	} else {
+		t.rankedRange(s, 0, len(out))
+	}
+	return out
+}
+
+// rankedRange is ranked's pass over the ranks [lo, hi).
+func (t *submitRanks) rankedRange(s *policy.Snapshot, lo, hi int) {
+	out, at, jobs := t.out, t.at, s.Jobs
+	for r := lo; r < hi; r++ {
+		e := t.ord[r]
+		out[r] = policy.Ranked{Job: jobs[e.pos]}
 		at[r] = e.pos + 1
 	}
-	t.out, t.at = out, at
-	return out
 }
 
 // compareSubEntry is compareKeyed then position for FIFO's keys of the

@@ -101,10 +101,16 @@ func fifoReference(s *policy.Snapshot) []policy.Ranked {
 // tracked snapshots against a full sort on every call of long random
 // churns, with the positions it reports (RankIndexes), untracked calls
 // and NaN Submits (the general path) in between: the general path too
-// matches the full sort, before and after a NaN.
+// matches the full sort, before and after a NaN. Serially and with the
+// passes split down to a few jobs a part (changes, mergePar, ranked).
 func TestFIFOTrackedRanksByChanges(t *testing.T) {
+	fifoTrackedRanksByChanges(t, 200)
+	withSplit(3, func() { fifoTrackedRanksByChanges(t, 30) }) // a pass split is ~10x slower on tiny lists
+}
+
+func fifoTrackedRanksByChanges(t *testing.T, seeds int64) {
 	fast := 0
-	for seed := int64(1); seed <= 200; seed++ {
+	for seed := int64(1); seed <= seeds; seed++ {
 		c := &submitChurn{rng: rand.New(rand.NewSource(seed)), s: &policy.Snapshot{JobGen: []uint64{}}, nan: seed%4 == 0}
 		o := NewFIFO(FIFOConfig{})
 		for step := 0; step < 150; step++ {
@@ -138,8 +144,8 @@ func TestFIFOTrackedRanksByChanges(t *testing.T) {
 			s.JobGen = gen
 		}
 	}
-	if fast < 200*150/2 {
-		t.Fatalf("the change-driven path ranked only %d of %d calls", fast, 200*150)
+	if fast < int(seeds)*150/2 {
+		t.Fatalf("the change-driven path ranked only %d of %d calls", fast, seeds*150)
 	}
 }
 
@@ -154,8 +160,15 @@ func hasNaNSubmit(s *policy.Snapshot) bool {
 
 // TestFIFOTrackedPrevRanks checks the last-rank map the change-driven
 // path keeps: a job ranked r now whose stamp did not move was ranked
-// prev[r] in the last call, and every moved or new job maps to -1.
+// prev[r] in the last call, and every moved or new job maps to -1;
+// serially and split.
 func TestFIFOTrackedPrevRanks(t *testing.T) {
+	for _, w := range []int{1, 3} {
+		withSplit(w, func() { fifoTrackedPrevRanks(t) })
+	}
+}
+
+func fifoTrackedPrevRanks(t *testing.T) {
 	c := &submitChurn{rng: rand.New(rand.NewSource(9)), s: &policy.Snapshot{JobGen: []uint64{}}}
 	o := NewFIFO(FIFOConfig{})
 	var lastIDs []*policy.Job

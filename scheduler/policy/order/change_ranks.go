@@ -35,11 +35,7 @@ type changeRanks struct {
 	next  []rankEntry
 	adds  []addEntry
 	parts []partList[addEntry] // changes' per-part lists (scratch)
-	// olr and mparts are mergePar's (scratch): each old entry's last
-	// rank (dropped: it leaves) and the parts
-	olr    []int32
-	mparts []mergePart
-	out    []policy.Ranked
+	out   []policy.Ranked
 	// movedAt: the ranks merge placed moved jobs at (scratch)
 	movedAt []int32
 }
@@ -279,6 +275,31 @@ type mergePart struct {
 	moved      []int32
 }
 
+// passParts is a two-phase merge's first phase (mergePar) over w parts
+// of the last ranking, m entries whose i-th is listed at pos(i) (n: the
+// positions listed now): each part passes its old entries (passOld
+// writes only their own positions' marks and dropAt), notes each one's
+// last rank in olr (dropped: it leaves) and counts those that stay.
+func (c *changeState) passParts(m int, n int32, w int, pos func(i int) int32) (olr []int32, parts []mergePart) {
+	olr = grow(c.olr, m)
+	c.olr = olr
+	c.mparts = growKeep(c.mparts, w)
+	parts = c.mparts[:w]
+	forRanges(m, w, func(k, lo, hi int) {
+		kept, last := 0, -1
+		for i := lo; i < hi; i++ {
+			olr[i] = dropped
+			if p := pos(i); p < n {
+				if lr, keep := c.passOld(p, int32(i)); keep {
+					olr[i], kept, last = lr, kept+1, i
+				}
+			}
+		}
+		parts[k].kept, parts[k].last = kept, last
+	})
+	return olr, parts
+}
+
 // placeParts gives each part of a two-phase merge (mergePar) its adds,
 // adds[lo:hi], and the rank its output starts at, from the parts' kept
 // counts and last staying entries: an add goes right before the first
@@ -311,23 +332,8 @@ func placeParts(parts []mergePart, nAdds int, notBefore func(a, last int) bool) 
 // ranking below every staying entry go last. The result is the serial
 // merge's.
 func (t *changeRanks) mergePar(s *policy.Snapshot, adds []addEntry, w int) {
-	ord, n := t.ord, int32(len(s.Jobs))
-	olr := grow(t.olr, len(ord))
-	t.olr = olr
-	t.mparts = growKeep(t.mparts, w)
-	parts := t.mparts[:w]
-	forRanges(len(ord), w, func(k, lo, hi int) {
-		kept, last := 0, -1
-		for i := lo; i < hi; i++ {
-			olr[i] = dropped
-			if e := &ord[i]; e.pos < n {
-				if lr, keep := t.passOld(e.pos, int32(i)); keep {
-					olr[i], kept, last = lr, kept+1, i
-				}
-			}
-		}
-		parts[k].kept, parts[k].last = kept, last
-	})
+	ord := t.ord
+	olr, parts := t.passParts(len(ord), int32(len(s.Jobs)), w, func(i int) int32 { return ord[i].pos })
 	keptAll, addsAt := placeParts(parts, len(adds), func(a, last int) bool {
 		return compareEntry(s, &adds[a].rankEntry, &ord[last]) >= 0
 	})

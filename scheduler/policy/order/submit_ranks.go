@@ -29,11 +29,8 @@ type submitRanks struct {
 	ord, next []subEntry
 	adds      []subEntry
 	out       []policy.Ranked
-	// parts, olr and mparts are the split passes' scratch (changes'
-	// per-part lists; mergePar's last ranks and parts)
-	parts  []partList[subEntry]
-	olr    []int32
-	mparts []mergePart
+	// parts are changes' per-part lists (scratch)
+	parts []partList[subEntry]
 }
 
 // changeState is what both change rankers keep by position and by rank.
@@ -51,6 +48,10 @@ type changeState struct {
 	// dropAt[p] is the last rank of the moved job at p (markMove: only
 	// changeRanks marks one, and sizes it)
 	dropAt []int32
+	// olr and mparts are passParts' (scratch): each old entry's last
+	// rank (dropped: it leaves) and the parts
+	olr    []int32
+	mparts []mergePart
 }
 
 // passOld is a merge's step over the last call's entry at rank i, listed
@@ -205,27 +206,12 @@ func (t *submitRanks) merge(s *policy.Snapshot, adds []subEntry) {
 }
 
 // mergePar is merge over w parts of the last ranking, in the two phases
-// of changeRanks.mergePar: each part passes its old entries and counts
+// of changeRanks.mergePar: passParts passes the old entries and counts
 // those that stay, placeParts finds each part's adds and output offset,
 // and each part writes its own ranks. The result is the serial merge's.
 func (t *submitRanks) mergePar(s *policy.Snapshot, adds []subEntry, w int) {
-	ord, n := t.ord, int32(len(s.Jobs))
-	olr := grow(t.olr, len(ord))
-	t.olr = olr
-	t.mparts = growKeep(t.mparts, w)
-	parts := t.mparts[:w]
-	forRanges(len(ord), w, func(k, lo, hi int) {
-		kept, last := 0, -1
-		for i := lo; i < hi; i++ {
-			olr[i] = dropped
-			if pos := ord[i].pos; pos < n {
-				if lr, keep := t.passOld(pos, int32(i)); keep {
-					olr[i], kept, last = lr, kept+1, i
-				}
-			}
-		}
-		parts[k].kept, parts[k].last = kept, last
-	})
+	ord := t.ord
+	olr, parts := t.passParts(len(ord), int32(len(s.Jobs)), w, func(i int) int32 { return ord[i].pos })
 	keptAll, addsAt := placeParts(parts, len(adds), func(a, last int) bool {
 		return compareSubEntry(s, adds[a], ord[last]) >= 0
 	})

@@ -3,8 +3,8 @@ package order
 import (
 	"math"
 	"slices"
-	"sort"
 
+	"github.com/caravan-dl/caravan/internal/split"
 	"github.com/caravan-dl/caravan/scheduler/policy"
 )
 
@@ -36,8 +36,10 @@ type changeRanks struct {
 	adds  []addEntry
 	parts []partList[addEntry] // changes' per-part lists (scratch)
 	out   []policy.Ranked
-	// movedAt: the ranks merge placed moved jobs at (scratch)
-	movedAt []int32
+	// movedAt: the ranks merge placed moved jobs at; partMoved:
+	// mergePar's parts' (scratch)
+	movedAt   []int32
+	partMoved [][]int32
 }
 
 // marks of changed positions that ord lists
@@ -264,23 +266,12 @@ func (t *changeRanks) fillMoved(next []rankEntry, prev, moved []int32) {
 // dropped marks, in mergePar's first phase, an old entry that leaves.
 const dropped = math.MinInt32
 
-// mergePart is one part of the last ranking in mergePar: how many of
-// its entries stay, the rank of the last that does (-1: none), the adds
-// merged before its entries (adds[lo:hi]) and where its output starts,
-// and the output ranks of its moved jobs.
-type mergePart struct {
-	kept, last int
-	lo, hi     int
-	out        int
-	moved      []int32
-}
-
 // passParts is a two-phase merge's first phase (mergePar) over w parts
 // of the last ranking, m entries whose i-th is listed at pos(i) (n: the
 // positions listed now): each part passes its old entries (passOld
 // writes only their own positions' marks and dropAt), notes each one's
 // last rank in olr (dropped: it leaves) and counts those that stay.
-func (c *changeState) passParts(m int, n int32, w int, pos func(i int) int32) (olr []int32, parts []mergePart) {
+func (c *changeState) passParts(m int, n int32, w int, pos func(i int) int32) (olr []int32, parts []split.MergePart) {
 	olr = grow(c.olr, m)
 	c.olr = olr
 	c.mparts = growKeep(c.mparts, w)
@@ -295,58 +286,36 @@ func (c *changeState) passParts(m int, n int32, w int, pos func(i int) int32) (o
 				}
 			}
 		}
-		parts[k].kept, parts[k].last = kept, last
+		parts[k].Kept, parts[k].Last = kept, last
 	})
 	return olr, parts
 }
 
-// placeParts gives each part of a two-phase merge (mergePar) its adds,
-// adds[lo:hi], and the rank its output starts at, from the parts' kept
-// counts and last staying entries: an add goes right before the first
-// staying entry it ranks above, so a part takes the adds ranking above
-// its last staying entry and not above an earlier part's (notBefore(a,
-// last): add a does not rank above the old entry at rank last). keptAll
-// is how many old entries stay, addsAt how many adds the parts took (the
-// rest go last).
-func placeParts(parts []mergePart, nAdds int, notBefore func(a, last int) bool) (keptAll, addsAt int) {
-	for k := range parts {
-		pa := &parts[k]
-		pa.lo, pa.out = addsAt, keptAll+addsAt
-		if pa.last >= 0 {
-			from := addsAt
-			addsAt += sort.Search(nAdds-from, func(x int) bool { return notBefore(from+x, pa.last) })
-		}
-		pa.hi, keptAll = addsAt, keptAll+pa.kept
-	}
-	return keptAll, addsAt
-}
-
-// mergePar is merge over w parts of the last ranking, in two phases.
-// Each part first passes its old entries (passOld writes only their own
-// positions' marks and dropAt) and counts those that stay; an add goes
-// right before the first staying entry it ranks above (compareEntry is a
-// total order, and no add shares a staying entry's position), so the
-// adds a part takes are those ranking above its last staying entry and
-// not above an earlier part's, found by binary search, and every part's
-// output offset follows. Each part then writes its own ranks; the adds
-// ranking below every staying entry go last. The result is the serial
-// merge's.
+// mergePar is merge over w parts of the last ranking, a two-phase
+// merge (internal/split): passParts passes the old entries (passOld
+// writes only their own positions' marks and dropAt) and counts those
+// that stay; split.PlaceAdds gives each part its adds (compareEntry is a
+// total order, and no add shares a staying entry's position) and output
+// offset; each part then writes its own ranks and lists its moved jobs'.
+// The adds ranking below every staying entry go last. The result is the
+// serial merge's.
 func (t *changeRanks) mergePar(s *policy.Snapshot, adds []addEntry, w int) {
 	ord := t.ord
 	olr, parts := t.passParts(len(ord), int32(len(s.Jobs)), w, func(i int) int32 { return ord[i].pos })
-	keptAll, addsAt := placeParts(parts, len(adds), func(a, last int) bool {
+	keptAll, addsAt := split.PlaceAdds(parts, len(adds), func(a, last int) bool {
 		return compareEntry(s, &adds[a].rankEntry, &ord[last]) >= 0
 	})
 	next, prev := grow(t.next, keptAll+len(adds)), grow(t.prev, keptAll+len(adds))
+	t.partMoved = growKeep(t.partMoved, w)
 	forRanges(len(ord), w, func(k, lo, hi int) {
 		pa := &parts[k]
-		o, a, moved := pa.out, pa.lo, pa.moved[:0]
+		o, a, moved := pa.Out, pa.Lo, t.partMoved[k][:0]
 		for i := lo; i < hi; i++ {
 			if olr[i] == dropped {
 				continue
 			}
 			e := &ord[i]
-			for ; a < pa.hi && compareEntry(s, &adds[a].rankEntry, e) < 0; a, o = a+1, o+1 {
+			for ; a < pa.Hi && compareEntry(s, &adds[a].rankEntry, e) < 0; a, o = a+1, o+1 {
 				if adds[a].moved {
 					moved = append(moved, int32(o))
 				}
@@ -355,11 +324,11 @@ func (t *changeRanks) mergePar(s *policy.Snapshot, adds []addEntry, w int) {
 			next[o], prev[o] = *e, olr[i]
 			o++
 		}
-		pa.moved = moved
+		t.partMoved[k] = moved
 	})
 	moved := t.movedAt[:0]
-	for k := range parts {
-		moved = append(moved, parts[k].moved...)
+	for _, m := range t.partMoved[:w] {
+		moved = append(moved, m...)
 	}
 	for a, o := addsAt, keptAll+addsAt; a < len(adds); a, o = a+1, o+1 {
 		if adds[a].moved {

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/caravan-dl/caravan/internal/split"
 	"github.com/caravan-dl/caravan/scheduler/policy"
 )
 
@@ -51,7 +52,7 @@ type changeState struct {
 	// olr and mparts are passParts' (scratch): each old entry's last
 	// rank (dropped: it leaves) and the parts
 	olr    []int32
-	mparts []mergePart
+	mparts []split.MergePart
 }
 
 // passOld is a merge's step over the last call's entry at rank i, listed
@@ -207,23 +208,24 @@ func (t *submitRanks) merge(s *policy.Snapshot, adds []subEntry) {
 
 // mergePar is merge over w parts of the last ranking, in the two phases
 // of changeRanks.mergePar: passParts passes the old entries and counts
-// those that stay, placeParts finds each part's adds and output offset,
-// and each part writes its own ranks. The result is the serial merge's.
+// those that stay, split.PlaceAdds finds each part's adds and output
+// offset, and each part writes its own ranks. The result is the serial
+// merge's.
 func (t *submitRanks) mergePar(s *policy.Snapshot, adds []subEntry, w int) {
 	ord := t.ord
 	olr, parts := t.passParts(len(ord), int32(len(s.Jobs)), w, func(i int) int32 { return ord[i].pos })
-	keptAll, addsAt := placeParts(parts, len(adds), func(a, last int) bool {
+	keptAll, addsAt := split.PlaceAdds(parts, len(adds), func(a, last int) bool {
 		return compareSubEntry(s, adds[a], ord[last]) >= 0
 	})
 	next, prev := grow(t.next, keptAll+len(adds)), grow(t.prev, keptAll+len(adds))
 	forRanges(len(ord), w, func(k, lo, hi int) {
 		pa := &parts[k]
-		o, a := pa.out, pa.lo
+		o, a := pa.Out, pa.Lo
 		for i := lo; i < hi; i++ {
 			if olr[i] == dropped {
 				continue
 			}
-			for ; a < pa.hi && compareSubEntry(s, adds[a], ord[i]) < 0; a, o = a+1, o+1 {
+			for ; a < pa.Hi && compareSubEntry(s, adds[a], ord[i]) < 0; a, o = a+1, o+1 {
 				next[o], prev[o] = adds[a], -1
 			}
 			next[o], prev[o] = ord[i], olr[i]

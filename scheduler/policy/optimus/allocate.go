@@ -115,16 +115,19 @@ func (o *Optimus) entryOf(lim policy.ClusterLimits, pos int, j *policy.Job, e *e
 func (o *Optimus) allocate(es []*entry, queue []qrec) {
 	rs := &o.run
 	budget, minGrow := rs.budget, rs.minGrow // running jobs' minimums (collect)
+	at := o.admits.at[:0]
 	for i := range queue {
 		if r := &queue[i]; r.need <= budget+1e-9 {
 			e := &o.buf.slab[r.pos]
 			e.target, r.admit = e.lo, true
+			at = append(at, int32(i))
 			budget -= r.need
 			if e.lo < e.hi {
 				minGrow = min(minGrow, e.frac)
 			}
 		}
 	}
+	o.admits.at = at
 	// A job whose next worker does not fit the spare GPUs never grows (the
 	// budget only shrinks): when none fits, nothing grows, whatever the
 	// gains, and no estimate is read. Under a long queue the admissions

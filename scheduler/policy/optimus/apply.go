@@ -15,9 +15,13 @@ func (o *Optimus) apply(c *policy.Capacity, es []*entry, queue []qrec, dec *poli
 			o.shrink(c, e, dec)
 		}
 	}
-	var buf []byte // reused to build each waiting text
-	for i := range queue {
-		buf = o.admit(c, &queue[i], dec, buf)
+	if w := parWorkers(); w > 1 && !o.skipReasons && len(queue) >= parMin {
+		o.admitSplit(c, queue, dec, w)
+	} else {
+		var buf []byte // reused to build each waiting text
+		for i := range queue {
+			buf = o.admit(c, &queue[i], dec, buf)
+		}
 	}
 	for _, e := range o.resized(es) {
 		if e.running() && e.target > e.cur {

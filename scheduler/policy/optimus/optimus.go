@@ -66,6 +66,9 @@ type Optimus struct {
 	// waits is the storage of the last tracked decision's Waiting
 	waits policy.Waits
 	run   runs
+	// admits are allocate's admitted records and apply's Wait runs
+	// (admit_par.go)
+	admits admitted
 	// epoch counts collectPar's parallel estimates (curveCache.claim)
 	epoch uint64
 	// now is the current decision's Snapshot.Now (service is read at it)

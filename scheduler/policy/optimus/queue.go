@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 
+	parts "github.com/caravan-dl/caravan/internal/split"
 	"github.com/caravan-dl/caravan/scheduler/policy"
 	"github.com/caravan-dl/caravan/scheduler/policy/order"
 )
@@ -33,6 +34,10 @@ type queue struct {
 	costs  []float64
 	// par is queuedRecs' per-worker share
 	par []queuedPart
+	// stay and mparts are mergeSplit's (scratch): whether each record of
+	// the last order stays, and the merge's parts
+	stay   []bool
+	mparts []parts.MergePart
 }
 
 // admissionOrder lists queued entries, least estimated GPU-time first,
@@ -99,6 +104,11 @@ func (o *Optimus) mergeOrder() ([]qrec, bool) {
 		}
 		return 1 // distinct positions never tie
 	})
+	if w := parWorkers(); w > 1 && len(q.recs) >= parMin {
+		merged := o.mergeSplit(fresh, w)
+		q.fbuf, q.spare, q.recs = fresh, q.recs, merged
+		return merged, true
+	}
 	merged := slices.Grow(q.spare[:0], len(q.recs)+len(fresh))
 	f := 0
 	for _, r := range q.recs {

@@ -20,8 +20,10 @@ type round struct {
 	// shapes, and comparing a key beats hashing it (recentSlots, probed
 	// from slot on).
 	recent [recentSlots]recentShape
-	// queued is whether Waiting texts carry a "queue N: " prefix.
+	// queued is whether Waiting texts carry a "queue N: " prefix, and
+	// topQueue the ordering's deepest queue then (0 otherwise)
 	queued     bool
+	topQueue   int
 	preemptive bool
 	held       *fenwick // GPU share of preemptable running jobs by rank
 	ranked     []Ranked
@@ -129,12 +131,16 @@ func queuePrefix(q int) string { return "queue " + strconv.Itoa(q) + ": " }
 // starts, asked on the Decide goroutine (newRound may run beside Order).
 type roundPlugins struct {
 	queued, preemptive, residents, trials bool
+	topQueue                              int
 }
 
 func (f *Framework) roundPlugins() roundPlugins {
-	_, queued := f.Order.(interface{ Queues() int })
+	qs, queued := f.Order.(interface{ Queues() int })
 	cp, ok := f.Place.(CapacityPlacer)
 	q := roundPlugins{queued: queued, preemptive: f.Order.Preemptive(), residents: f.tracksResidents()}
+	if queued {
+		q.topQueue = max(qs.Queues()-1, 0)
+	}
 	q.trials = q.preemptive && ok && cp.PlacesOnCapacity() && !q.residents
 	return q
 }
@@ -149,6 +155,7 @@ func newRound(f *Framework, s *Snapshot, q roundPlugins) *round {
 		cap:        f.capacity(&s.Cluster),
 		shapes:     map[shapeBits]*shapeMemo{},
 		queued:     q.queued,
+		topQueue:   q.topQueue,
 		preemptive: q.preemptive,
 	}
 	if !s.SkipReasons {

@@ -174,11 +174,7 @@ func (r *round) fillPassed(x *skipIndex) {
 	if len(x.segs) == 0 {
 		return
 	}
-	top := 0
-	if qs, ok := r.f.Order.(interface{ Queues() int }); ok {
-		top = qs.Queues() - 1
-	}
-	x.warm(r.queued, min(top, maxCachedQueue-1))
+	x.warm(r.queued, min(r.topQueue, maxCachedQueue-1))
 	n := len(r.ranked)
 	split(n, splitParts(n), func(_, lo, hi int) { x.fill(r, lo, hi) })
 }

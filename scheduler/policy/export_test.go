@@ -8,8 +8,8 @@ import (
 // TrialMemoOff turns the preemption trial memo off (true) or on.
 func TrialMemoOff(off bool) { trialMemoOff = off }
 
-// TrialStats are the trial memo's lookups and hits in f's last round.
-func TrialStats(f *Framework) (lookups, hits int) {
+// TrialMemoStats are the trial memo's lookups and hits in f's last round.
+func TrialMemoStats(f *Framework) (lookups, hits int) {
 	if f.free == nil || f.free.trials == nil {
 		return 0, 0
 	}

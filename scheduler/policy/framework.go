@@ -45,6 +45,8 @@ type Framework struct {
 	// skips is the skipping walk's index of queued jobs by shape
 	// (walk_skip.go), whose storage the next round reuses
 	skips skipIndex
+	// stats counts the last Decide's preemption trials (trial_stats.go)
+	stats TrialStats
 }
 
 // victimBuffers returns a zeroed victim index, preempted flags for n
@@ -91,6 +93,7 @@ func (f *Framework) Decide(s *Snapshot) Decision {
 		return Decision{}
 	}
 	f.learn(s)
+	f.stats = TrialStats{}
 	r, ranked := f.roundAndOrder(s)
 	if !s.SkipReasons {
 		r.rankAll(ranked)

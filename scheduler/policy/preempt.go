@@ -47,6 +47,7 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 	if t := r.trials; t != nil && t.on && r.cap.residents == nil { // preempt_memo.go
 		key := r.trialKeyOf(d, j)
 		if p, ok, complete, hit := r.replayTrial(t, key, i, j); hit {
+			r.f.stats.Replayed++
 			return p, ok, complete
 		}
 		epoch0 := r.cap.Epoch
@@ -56,7 +57,12 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 	} else if t != nil {
 		defer func() { t.big = t.big || len(victims) >= minTrialVictims }()
 	}
+	st := &r.f.stats
+	st.Trials++
 	r.lz = r.lazyFor(d) // preempt_lazy.go
+	if r.lz != nil {
+		defer func(m0 int64) { st.Materialised += int(r.f.lazy.materialised - m0) }(r.f.lazy.materialised)
+	}
 	batch, tested := 1, true
 	for k := r.live(len(r.running) - 1); k >= 0 && r.running[k] > i; k = r.live(k - 1) {
 		vr := r.victimRefs(k)  // kept for the round: the job is not read again
@@ -71,6 +77,7 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 			r.release(k)
 		}
 		victims, tested = append(victims, k), false
+		st.Victims, st.VictimSlots = st.Victims+1, st.VictimSlots+len(vr.refs)
 		if len(victims) < batch && k > 0 && r.running[k-1] > i {
 			continue // keep releasing until the batch is complete
 		}
@@ -84,6 +91,7 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 			continue
 		}
 		p, bad := r.f.Place.Place(j, d, r.cap)
+		st.PlacerCalls++
 		if bad == "" && len(p.Slots) == d.Workers && r.cap.commitPlaced(j, p, r.f.util(j)) == nil {
 			r.settle(j, p, victims)
 			r.keepRefs(j, p, victims)
@@ -180,6 +188,7 @@ func (r *round) restore(victims []int) {
 // giveBack re-commits the released victim at index x of the trial's
 // list: a lazy trial at its next sync (preempt_lazy_sync.go), else now.
 func (r *round) giveBack(victims []int, x int) error {
+	r.f.stats.GivenBack++
 	if r.lz != nil {
 		r.lz.putBack(x)
 		return nil

@@ -230,6 +230,7 @@ func (lz *lazyTrial) released(x int) bool { return lz == nil || x >= len(lz.out)
 // release releases the running job at position k of r.running in the
 // Capacity.
 func (r *round) release(k int) {
+	r.f.stats.Materialised++
 	j := r.ranked[r.running[k]].Job
 	r.cap.releaseJobRefs(j, r.victimRefs(k).refs, r.f.util(j))
 }

@@ -44,7 +44,7 @@ func TestTrialMemoSameDecisions(t *testing.T) {
 				got := with.Decide(s)
 				sameDecision(t, name, round, want, got)
 				if f, ok := with.(*policy.Framework); ok {
-					_, h := policy.TrialStats(f)
+					_, h := policy.TrialMemoStats(f)
 					hits += h
 					if policy.CapacityState(f) != policy.CapacityState(without.(*policy.Framework)) {
 						t.Fatalf("%s round %d (tenths %v): the rounds left different capacities", name, round, tenths)

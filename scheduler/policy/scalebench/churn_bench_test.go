@@ -16,19 +16,28 @@ import (
 	"github.com/caravan-dl/caravan/scheduler/policy/registry"
 )
 
-// churnInterval is the time between decisions: a live round.
-const churnInterval = 10
+// churnInterval is the time between decisions in seconds: the live
+// scheduler's quantum, 10 s; CARAVAN_SCALE_INTERVAL sets another (the
+// live loop also decides 200 ms after an event, so under a steady
+// stream of events its rounds are closer and each sees less churn).
+func churnInterval() float64 {
+	if v, err := strconv.ParseFloat(os.Getenv("CARAVAN_SCALE_INTERVAL"), 64); err == nil && v > 0 {
+		return v
+	}
+	return 10
+}
 
 // churnSpec is a round's churn at size z: every running job advances by
 // the interval, a running job finishes with probability interval/5000 s
-// (its mean remaining time: ~80 of 40,000 at 10k nodes), and as many jobs
-// arrive, so the queue stays as long. Running jobs' service accrues
-// (policy.Accrual) unless CARAVAN_SCALE_ACCRUE=0, which adds it and
-// re-stamps every running job every round, as before the accrual.
+// (its mean remaining time: ~80 of 40,000 at 10k nodes and 10 s), and as
+// many jobs arrive, so the queue stays as long. Running jobs' service
+// accrues (policy.Accrual) unless CARAVAN_SCALE_ACCRUE=0, which adds it
+// and re-stamps every running job every round, as before the accrual.
 func (z size) churnSpec() pt.ChurnSpec {
 	sp := z.spec()
-	finish := churnInterval / 5000.0
-	return pt.ChurnSpec{Interval: churnInterval, Finish: finish, Arrive: int(float64(sp.Running) * finish), Jobs: sp,
+	every := churnInterval()
+	finish := every / 5000.0
+	return pt.ChurnSpec{Interval: every, Finish: finish, Arrive: int(float64(sp.Running) * finish), Jobs: sp,
 		Accrue: os.Getenv("CARAVAN_SCALE_ACCRUE") != "0"}
 }
 
@@ -92,12 +101,17 @@ type side struct {
 	cpu  time.Duration
 	heap uint64 // bytes allocated by its decisions
 	last policy.Decision
+	// trials sums its Framework's TrialStats over the timed decisions
+	trials policy.TrialStats
 }
 
 func (sd *side) decide(s *policy.Snapshot, gen []uint64) {
 	s.JobGen = gen
 	a0, c0, t0 := heapAllocs(), cpuTime(), time.Now()
 	sd.last = sd.p.Decide(s)
+	if f, ok := sd.p.(*policy.Framework); ok {
+		sd.trials = addTrials(sd.trials, f.LastTrialStats())
+	}
 	sd.lat = append(sd.lat, time.Since(t0))
 	c := cpuTime() - c0
 	sd.cpus = append(sd.cpus, c)
@@ -152,7 +166,7 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 		c.Step(copyDecision(sides[0].last))
 	}
 	for _, sd := range sides {
-		sd.lat, sd.cpus, sd.cpu, sd.heap = sd.lat[:0], sd.cpus[:0], 0, 0
+		sd.lat, sd.cpus, sd.cpu, sd.heap, sd.trials = sd.lat[:0], sd.cpus[:0], 0, 0, policy.TrialStats{}
 	}
 	gc.Reset()
 	logEach := os.Getenv("CARAVAN_SCALE_CHURN_LOG") != "" // each decision's wall time and size
@@ -199,6 +213,33 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 	b.ReportMetric(float64(c.Changed), "stamps")
 	b.ReportMetric(float64(starts)/float64(b.N), "starts")
 	b.ReportMetric(float64(preempts)/float64(b.N), "preempts")
+	reportTrials(b, sides[0].trials)
+}
+
+// addTrials sums two decisions' trial counts.
+func addTrials(a, b policy.TrialStats) policy.TrialStats {
+	return policy.TrialStats{Trials: a.Trials + b.Trials, Replayed: a.Replayed + b.Replayed,
+		Victims: a.Victims + b.Victims, VictimSlots: a.VictimSlots + b.VictimSlots,
+		Materialised: a.Materialised + b.Materialised, GivenBack: a.GivenBack + b.GivenBack,
+		PlacerCalls: a.PlacerCalls + b.PlacerCalls}
+}
+
+// reportTrials reports the first side's preemption trials per timed
+// decision (none for a policy that is not a Framework, or preempts
+// nothing): how many, and how many victims they released, in the
+// Capacity (materialised) or virtually, and gave back.
+func reportTrials(b *testing.B, t policy.TrialStats) {
+	if t.Trials+t.Replayed == 0 {
+		return
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(t.Trials)/n, "trials")
+	b.ReportMetric(float64(t.Replayed)/n, "replayed")
+	b.ReportMetric(float64(t.Victims)/n, "victims")
+	b.ReportMetric(float64(t.VictimSlots)/n, "victim-slots")
+	b.ReportMetric(float64(t.Materialised)/n, "materialised")
+	b.ReportMetric(float64(t.GivenBack)/n, "given-back")
+	b.ReportMetric(float64(t.PlacerCalls)/n, "trial-places")
 }
 
 // copyDecision copies what Churn applies: a tracked decision's slices

@@ -14,7 +14,10 @@
 // with a tracked (Snapshot.JobGen) and an untracked instance side by
 // side; CARAVAN_SCALE_CHURN=tracked or untracked runs one side,
 // CARAVAN_SCALE_CHURN_WARMUP sets the untimed churned decisions (5),
-// CARAVAN_SCALE_QUEUE=fresh starts from a queue of jobs that never ran.
+// CARAVAN_SCALE_QUEUE=fresh starts from a queue of jobs that never ran,
+// CARAVAN_SCALE_INTERVAL the seconds between decisions (10). The
+// preemptive orderings' trials are reported per decision too (trials,
+// victims, materialised, given-back: policy.TrialStats).
 // Between decisions the benchmarks pace the garbage collector as the
 // live scheduler's loop does (internal/gcpace: collect at the idle point
 // when the next decision would probably start a cycle; paced-gc-ns is

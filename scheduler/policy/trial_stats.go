@@ -1,0 +1,28 @@
+package policy
+
+// TrialStats counts what one Decide's preemption trials did, for the
+// benchmarks that ask where a preemptive ordering's decision goes
+// (scalebench reports them per decision). Counting is a few integer
+// increments on the walk's goroutine; nothing decides by them.
+//
+// Every victim released in the Capacity is then preempted or given
+// back, so Materialised equals GivenBack plus the Decision's Preempts,
+// less those of replayed trials (a replay preempts without releasing).
+type TrialStats struct {
+	// Trials ran (tryVictims past its memo); Replayed were answered by
+	// the trial memo (preempt_memo.go).
+	Trials, Replayed int
+	// Victims were released, virtually (a lazy trial) or in the
+	// Capacity, holding VictimSlots slots between them.
+	Victims, VictimSlots int
+	// Materialised: victims released in the Capacity.
+	Materialised int
+	// GivenBack: released victims re-committed, the gang placed without
+	// them or the trial failed.
+	GivenBack int
+	// PlacerCalls: placement attempts within trials.
+	PlacerCalls int
+}
+
+// LastTrialStats is TrialStats of the last Decide.
+func (f *Framework) LastTrialStats() TrialStats { return f.stats }

@@ -62,14 +62,37 @@ func (z size) churnSpec() pt.ChurnSpec {
 // queue that waits; by default each was preempted once (policytest's
 // random jobs all carry service), the harder case for the orderings
 // whose keys follow service.
+//
+// CARAVAN_SCALE_GIANTS=whole makes the queued gangs larger than the
+// cluster (one job in 200, GPUs+1 workers) ask whole GPUs, so that none
+// ever fits: by default a fifth of them ask a quarter to three quarters
+// of a GPU per worker, fit, run, and are a trial's victim or leave tens
+// of thousands of GPU shares to refill when preempted.
 func BenchmarkScaleChurn(b *testing.B) {
 	for _, z := range pick(sizes, "CARAVAN_SCALE_SIZES", func(z size) string { return z.name }) {
 		base := pt.Random(42, z.spec())
 		if os.Getenv("CARAVAN_SCALE_QUEUE") == "fresh" {
 			freshQueue(base)
 		}
+		if os.Getenv("CARAVAN_SCALE_GIANTS") == "whole" {
+			wholeGiants(base)
+		}
 		for _, name := range pick(orderings, "CARAVAN_SCALE_POLICIES", func(s string) string { return s }) {
 			b.Run(z.name+"/"+name, func(b *testing.B) { benchChurn(b, pt.Clone(base), z.churnSpec(), name) })
+		}
+	}
+}
+
+// wholeGiants makes every queued gang of s larger than its cluster's
+// GPUs ask whole GPUs (no memory share), so that it never fits.
+func wholeGiants(s *policy.Snapshot) {
+	gpus := 0
+	for _, n := range s.Cluster.Nodes {
+		gpus += len(n.GPUs)
+	}
+	for _, j := range s.Jobs {
+		if j.State == policy.Queued && j.Workers > gpus {
+			j.Fraction, j.MemMiB = 1, 0
 		}
 	}
 }

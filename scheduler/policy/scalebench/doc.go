@@ -15,7 +15,9 @@
 // side; CARAVAN_SCALE_CHURN=tracked or untracked runs one side,
 // CARAVAN_SCALE_CHURN_WARMUP sets the untimed churned decisions (5),
 // CARAVAN_SCALE_QUEUE=fresh starts from a queue of jobs that never ran,
-// CARAVAN_SCALE_INTERVAL the seconds between decisions (10). The
+// CARAVAN_SCALE_INTERVAL the seconds between decisions (10),
+// CARAVAN_SCALE_GIANTS=whole makes the queued gangs larger than the
+// cluster ask whole GPUs (none then ever fits). The
 // preemptive orderings' trials are reported per decision too (trials,
 // victims, materialised, given-back: policy.TrialStats).
 // Between decisions the benchmarks pace the garbage collector as the

@@ -45,8 +45,10 @@ type Framework struct {
 	// skips is the skipping walk's index of queued jobs by shape
 	// (walk_skip.go), whose storage the next round reuses
 	skips skipIndex
-	// stats counts the last Decide's preemption trials (trial_stats.go)
-	stats TrialStats
+	// stats counts the last Decide's preemption trials (trial_stats.go);
+	// lazyMat0 is the lazy trials' materialised count when it began
+	stats    TrialStats
+	lazyMat0 int64
 }
 
 // victimBuffers returns a zeroed victim index, preempted flags for n
@@ -93,7 +95,7 @@ func (f *Framework) Decide(s *Snapshot) Decision {
 		return Decision{}
 	}
 	f.learn(s)
-	f.stats = TrialStats{}
+	f.stats, f.lazyMat0 = TrialStats{}, f.lazy.materialised
 	r, ranked := f.roundAndOrder(s)
 	if !s.SkipReasons {
 		r.rankAll(ranked)

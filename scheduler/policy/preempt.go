@@ -60,9 +60,6 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 	st := &r.f.stats
 	st.Trials++
 	r.lz = r.lazyFor(d) // preempt_lazy.go
-	if r.lz != nil {
-		defer func(m0 int64) { st.Materialised += int(r.f.lazy.materialised - m0) }(r.f.lazy.materialised)
-	}
 	batch, tested := 1, true
 	for k := r.live(len(r.running) - 1); k >= 0 && r.running[k] > i; k = r.live(k - 1) {
 		vr := r.victimRefs(k)  // kept for the round: the job is not read again

@@ -24,5 +24,11 @@ type TrialStats struct {
 	PlacerCalls int
 }
 
-// LastTrialStats is TrialStats of the last Decide.
-func (f *Framework) LastTrialStats() TrialStats { return f.stats }
+// LastTrialStats is TrialStats of the last Decide. The victims lazy
+// trials materialised are their own count's growth over the Decide
+// (stats counts the eager releases), so tryVictims keeps no tally.
+func (f *Framework) LastTrialStats() TrialStats {
+	st := f.stats
+	st.Materialised += int(f.lazy.materialised - f.lazyMat0)
+	return st
+}

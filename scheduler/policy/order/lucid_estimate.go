@@ -421,16 +421,17 @@ func remainingFrom(mu, sigma, e float64) float64 {
 		return math.Exp(mu)
 	}
 	sigma = max(sigma, 0.05)
-	z := (math.Log(e) - mu) / sigma
+	lne := math.Log(e)
+	z := (lne - mu) / sigma
 	var lnm float64
 	if z < 6 {
-		// S(e) = P(D > e); the conditional median m has S(m) = S(e)/2.
-		s := 0.5 * math.Erfc(z/math.Sqrt2)
-		lnm = mu + sigma*math.Sqrt2*math.Erfcinv(s)
+		// S(e) = P(D > e); the conditional median m has S(m) = S(e)/2,
+		// ln m = mu + sigma·condMedianZ(z)
+		lnm = mu + sigma*condMedianZ(z)
 	} else {
 		// far in the tail: the excess of ln D over ln e is ≈ exponential
 		// with rate z/σ, whose median is σ·ln2/z
-		lnm = math.Log(e) + sigma*math.Ln2/z
+		lnm = lne + sigma*math.Ln2/z
 	}
 	return max(math.Exp(lnm)-e, 1e-3*e)
 }

@@ -81,6 +81,10 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 		batch *= 2
 		tested = true
 		if r.lz != nil {
+			if r.lz.shortWhole(d) { // as shortOf after the flush
+				r.failed.clean = true
+				continue
+			}
 			r.lz.flush(r.cap, false) // what the placer sees
 		}
 		if shortOf(d, r.cap) != "" {
@@ -98,6 +102,9 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 	}
 	if tested { // every victim is out: what a later trial can reach at most
 		r.failed.released = r.cap.WholeFree()
+		if r.lz != nil {
+			r.failed.released = r.lz.whole0 + r.lz.turned // as flushed
+		}
 	}
 	r.restore(victims)
 	return Placement{}, false, tested

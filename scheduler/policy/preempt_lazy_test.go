@@ -1,6 +1,8 @@
 package policy_test
 
 import (
+	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
@@ -190,4 +192,65 @@ func TestLazyTrialsKeepTheirTerms(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A lazy trial skips the flushes whose shortOf test must fail (the
+// victims stay pending), yet a trial that fails with every victim
+// released records the whole GPUs it freed for the failed-trial bound
+// (preempt_bound.go) as an eager one does. Four 1-GPU gangs preempt
+// first (each counted as a miss, so the bound stops counting and the
+// next trial runs); then a 5-GPU gang's trial fails with four whole GPUs
+// out (node b's stay shared with a job ranked above it), and the 4-GPU
+// gang queued behind it is not bounded off: it preempts the last four
+// one-GPU jobs. One instance each way.
+func TestLazyTrialFailureBound(t *testing.T) {
+	for _, eager := range []bool{false, true} {
+		p := newPolicy(t, "tiresias-las")
+		p.(*policy.Framework).EagerTrials = eager
+		d := p.Decide(failedBoundSnapshot())
+		var started []string
+		for _, st := range d.Starts {
+			started = append(started, st.JobID)
+		}
+		if !slices.Equal(started, []string{"q1", "q2", "q3", "q4", "g4"}) || len(d.Preempts) != 8 || slices.Contains(d.Preempts, "lob") {
+			t.Errorf("eager %v: started %v, preempted %v; want q1..q4 and g4 started in place of the eight one-GPU jobs", eager, started, d.Preempts)
+		}
+	}
+}
+
+// failedBoundSnapshot is three nodes of four GPUs: a and c held by
+// one-GPU jobs deep in the last 2D-LAS queue, b shared by a job that
+// ranks above every queued one (running, first queue) and one as deep as
+// a's, half a GPU each; queued, four 1-GPU gangs, a 5-GPU gang and then
+// a 4-GPU gang.
+func failedBoundSnapshot() *policy.Snapshot {
+	used := func() []policy.GPU {
+		gs := make([]policy.GPU, 4)
+		for i := range gs {
+			gs[i] = policy.GPU{Index: i, UsedFraction: 1}
+		}
+		return gs
+	}
+	run := func(id, node string, gpus []int, frac, attained float64) *policy.Job {
+		j := &policy.Job{ID: id, State: policy.Running, Workers: len(gpus), Fraction: frac, Attained: attained, Executed: attained}
+		for _, g := range gpus {
+			j.Placement.Slots = append(j.Placement.Slots, policy.Slot{Node: node, GPU: g, Fraction: frac})
+		}
+		return j
+	}
+	queued := func(id string, workers int, at float64) *policy.Job {
+		return &policy.Job{ID: id, State: policy.Queued, Workers: workers, Fraction: 1, Submit: at, QueuedSince: at}
+	}
+	s := &policy.Snapshot{Now: 1000, Cluster: policy.Cluster{Nodes: []policy.Node{
+		{Name: "a", Rack: "r", GPUs: used()}, {Name: "b", Rack: "r", GPUs: used()}, {Name: "c", Rack: "r", GPUs: used()},
+	}}}
+	s.Jobs = append(s.Jobs, run("hi", "b", []int{0, 1, 2, 3}, 0.5, 100), run("lob", "b", []int{0, 1, 2, 3}, 0.5, 1e5))
+	for k := range 4 {
+		s.Jobs = append(s.Jobs, run("lo"+strconv.Itoa(k), "a", []int{k}, 1, 1e5), run("lc"+strconv.Itoa(k), "c", []int{k}, 1, 1e5))
+	}
+	for k := range 4 {
+		s.Jobs = append(s.Jobs, queued("q"+strconv.Itoa(k+1), 1, float64(k+1)))
+	}
+	s.Jobs = append(s.Jobs, queued("g5", 5, 10), queued("g4", 4, 20))
+	return s
 }

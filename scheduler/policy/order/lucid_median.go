@@ -8,7 +8,7 @@ import "math"
 // upper tail, the median's z-score is h(z) = Q⁻¹(Q(z)/2), i.e.
 // √2·erfcinv(erfc(z/√2)/2). Lucid sizes every job by it after every
 // refit of its model, ~140,000 jobs at 10,000 nodes, and math's Erfc and
-// Erfcinv cost ~60 ns a job. h is smooth, so it is read from a table of
+// Erfcinv cost ~80 ns a job. h is smooth, so it is read from a table of
 // its values and slopes (cubic Hermite between knots 1/64 apart, within
 // 1e-10 of the closed form: TestCondMedianTable) over the z a job meets
 // in practice; outside it the closed form is used.

@@ -15,7 +15,7 @@ import "math"
 
 const (
 	medianZLo   = -8.0 // below it h is 0 to the last bit of mu
-	medianZHi   = 6.0  // remainingLn's tail form takes over
+	medianZHi   = 6.0  // remainingFrom's tail form takes over
 	medianSteps = 64   // knots per unit of z
 )
 

@@ -101,9 +101,10 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 		r.failed.clean = bad != "" // not a placement the Capacity rejected
 	}
 	if tested { // every victim is out: what a later trial can reach at most
-		r.failed.released = r.cap.WholeFree()
 		if r.lz != nil {
-			r.failed.released = r.lz.whole0 + r.lz.turned // as flushed
+			r.failed.released = r.lz.wholeFlushed() // pending victims count as out
+		} else {
+			r.failed.released = r.cap.WholeFree()
 		}
 	}
 	r.restore(victims)

@@ -129,7 +129,11 @@ func (r *round) lazyFor(d Demand) *lazyTrial {
 // pass over every pending victim, which each doubling batch made again
 // (2D-Gittins' trials keep hundreds pending: 0.27 → 0.11 s of flushes
 // in a 30-decision profile at 10,000 nodes).
-func (lz *lazyTrial) shortWhole(d Demand) bool { return d.Workers > lz.whole0+lz.turned }
+func (lz *lazyTrial) shortWhole(d Demand) bool { return d.Workers > lz.wholeFlushed() }
+
+// wholeFlushed is the Capacity's WholeFree once the victims so far are
+// flushed.
+func (lz *lazyTrial) wholeFlushed() int { return lz.whole0 + lz.turned }
 
 // add releases the victim at index at of the trial's list virtually;
 // false when it fails the exactness terms (lz's sums are then spoiled:

@@ -17,13 +17,14 @@ import (
 // Ranking every round of a churn, tracked and untracked, with every pass
 // cut into parts of a few jobs on four processors. The churn's lease is
 // short enough that running jobs cross it, and lucid's profiling runs
-// end, so answers change from round to round.
+// end, so answers change from round to round. A GuardHorizon's answers
+// kept by the job cache hold exactly as long as asking again would.
 func TestConcurrentGuardSameDecisions(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	defer policy.SetSplitMin(policy.SetSplitMin(7))
 	mk := map[string]func() policy.Orderer{
 		"fair": func() policy.Orderer {
-			o, err := order.NewFair(order.FairConfig{Lease: 400})
+			o, err := order.NewFair(order.FairConfig{Lease: 470})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -37,12 +38,16 @@ func TestConcurrentGuardSameDecisions(t *testing.T) {
 			return o
 		},
 	}
+	// fair's lease (470 s) ends 10 s before a round, and lucid's rounds
+	// are shorter than its profiling run and grace: a GuardHorizon bound
+	// kept past its end changes a decision
+	interval := map[string]policy.Seconds{"fair": 120, "lucid": 25}
 	for name, newOrder := range mk {
 		for _, tracked := range []bool{true, false} {
 			sp := pt.RandomSpec{Cluster: pt.ClusterSpec{Racks: 3, NodesPerRack: 8, GPUsPerNode: 8},
 				Running: 300, Queued: 500, Busy: 0.9, FracShare: 0.5}
 			s := pt.Random(9, sp)
-			c := pt.NewChurn(9, s, pt.ChurnSpec{Interval: 120, Finish: 0.1, Arrive: 15, Jobs: sp, Accrue: true})
+			c := pt.NewChurn(9, s, pt.ChurnSpec{Interval: interval[name], Finish: 0.1, Arrive: 15, Jobs: sp, Accrue: true})
 			conc := policy.NewFramework(newOrder(), place.NewConsolidated())
 			serial := policy.NewFramework(serialGuard(newOrder()), place.NewConsolidated())
 			preempts := 0

@@ -39,6 +39,10 @@ type jobCache struct {
 	// guarded is this round's PreemptionGuard answer for each running
 	// job by rank (nil: not kept); guard is its storage
 	guarded, guard []bool
+	// gates are a GuardHorizon's answers by rank, [cur] this round's (as
+	// info); gated: the last round kept them
+	gates [2][]gate
+	gated bool
 	// byPrev: the last rank call copied by the ordering's PrevRanks
 	// (pos was not kept); kept: the last round's entries (info, ids by
 	// rank) are the last rank call's; calls: the ordering's Order count
@@ -57,6 +61,13 @@ func (c *jobCache) refresh(s *Snapshot) bool {
 	}
 	c.ranked, c.kept = 0, false
 	return false
+}
+
+// gate is a GuardHorizon's answer about a running job, which holds
+// while Now is before until and the job is unchanged.
+type gate struct {
+	until Seconds
+	ok    bool
 }
 
 // posRank is one position's rank in the last round and in this one (-1:
@@ -90,8 +101,27 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, pr PrevRanker,
 	c.prepared = false
 	k := splitParts(len(ranked))
 	c.parts = grow(c.parts, k)
+	c.guarded = nil
+	var ok []bool
+	if guard != nil && preemptive {
+		ok = grow(c.guard, len(ranked))
+		c.guard, c.guarded = ok, ok
+	}
+	// a GuardHorizon's answers are kept by rank beside the info: an
+	// unchanged running job's holds until its bound, without reading it
+	var horizon GuardHorizon
+	var gates []gate
+	if ok != nil {
+		if horizon = guardHorizon(guard); horizon != nil {
+			gates = grow(c.gates[cur], len(ranked))
+			c.gates[cur] = gates
+		}
+	}
 	c.pass = rankPass{ranked: ranked, at: at, ranking: ranking, ids: ids, info: info,
-		oldIDs: oldIDs, oldInfo: oldInfo, guarded: guard != nil}
+		oldIDs: oldIDs, oldInfo: oldInfo, guarded: guard != nil, ok: ok, gates: gates, now: s.Now}
+	if horizon != nil && c.gated {
+		c.pass.oldGates = c.gates[old]
+	}
 	c.pass.prev, c.byPrev = c.prevRanks(pr, len(ranked), c.kept)
 	if k > 1 { // no closure on the serial path (a replay decides ~200,000 times)
 		split(len(ranked), k, func(part, lo, hi int) {
@@ -106,18 +136,13 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, pr PrevRanker,
 		changed = append(changed, c.parts[i].changed...)
 		stale = append(stale, c.parts[i].stale...)
 	}
-	c.guarded = nil
-	var ok []bool
-	if guard != nil && preemptive {
-		ok = grow(c.guard, len(ranked))
-		c.guard, c.guarded = ok, ok
-	}
 	// the changed jobs (every running job, every round), in a pass of
 	// their own: its iterations are short and independent, so the
 	// processor overlaps more of their cache misses than it could
 	// between the unchanged jobs' copies. A ConcurrentGuard is asked in
 	// it, and for the stale jobs in parts of their own
-	rc := changedRead{ranked: ranked, ranking: ranking, ids: ids, info: info, preemptive: preemptive, ok: ok, now: s.Now}
+	rc := changedRead{ranked: ranked, ranking: ranking, ids: ids, info: info, preemptive: preemptive, ok: ok, now: s.Now,
+		horizon: horizon, gates: gates}
 	if ok != nil {
 		rc.guard = concurrentGuard(guard)
 	}
@@ -143,6 +168,7 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, pr PrevRanker,
 	}
 	c.changed, c.stale = changed, stale
 	c.info[cur], c.ids[cur], c.cur, c.ranking = info, ids, cur, ranking
+	c.gated = horizon != nil
 	c.ranked = len(c.pos)
 	if c.byPrev {
 		c.ranked = 0 // pos was not kept: a next round by position reads all
@@ -187,7 +213,7 @@ func (c *jobCache) copyByPrev(ps *rankPass, lo, hi int, lists rankPart) rankPart
 		if lr := ps.prev[r]; lr >= 0 && int(lr) < len(oldInfo) {
 			ids[r], info[r] = oldIDs[lr], oldInfo[lr]
 			ranking[r] = Rank{JobID: ids[r], Queue: ps.ranked[r].Queue}
-			if ps.guarded && info[r].state == Running {
+			if ps.guarded && info[r].state == Running && !ps.keepGate(r, lr) {
 				stale = append(stale, int32(r)) // its guard moves with Now
 			}
 			continue
@@ -241,6 +267,26 @@ type rankPass struct {
 	oldInfo []rankInfo
 	guarded bool
 	prev    []int32 // the ordering's last-rank map (copyByPrev)
+	// ok and gates are this round's guard answers by rank; oldGates, the
+	// last round's GuardHorizon answers (nil: none kept), hold before now
+	ok              []bool
+	gates, oldGates []gate
+	now             Seconds
+}
+
+// keepGate copies the last round's guard answer about the unchanged running
+// job now at rank r (last at lr) where it still holds; false: the guard
+// must be asked again (its answer moves with Now).
+func (ps *rankPass) keepGate(r int, lr int32) bool {
+	if ps.oldGates == nil || int(lr) >= len(ps.oldGates) {
+		return false
+	}
+	g := ps.oldGates[lr]
+	if !(ps.now < g.until) {
+		return false
+	}
+	ps.gates[r], ps.ok[r] = g, g.ok
+	return true
 }
 
 // copyUnchanged is rank's pass over the ranks [lo, hi): an unchanged
@@ -262,7 +308,7 @@ func (c *jobCache) copyUnchanged(ps *rankPass, lo, hi int, lists rankPart) rankP
 			if lr := e.last; lr >= 0 {
 				ids[r], info[r] = oldIDs[lr], oldInfo[lr]
 				ranking[r] = Rank{JobID: ids[r], Queue: x.Queue}
-				if ps.guarded && info[r].state == Running {
+				if ps.guarded && info[r].state == Running && !ps.keepGate(r, lr) {
 					stale = append(stale, int32(r)) // its guard moves with Now
 				}
 				continue
@@ -285,6 +331,10 @@ type changedRead struct {
 	guard PreemptionGuard
 	ok    []bool
 	now   Seconds
+	// horizon, unless nil, is the guard as a GuardHorizon, whose answers
+	// are kept in gates (by rank)
+	horizon GuardHorizon
+	gates   []gate
 }
 
 // read reads the jobs at ranks rs into the Ranking and walk info, with a
@@ -301,7 +351,7 @@ func (rc *changedRead) read(rs []int32) {
 		if rc.preemptive && j.State == Running {
 			info[r].held = j.Placement.GPUs()
 			if rc.guard != nil {
-				rc.ok[r] = rc.guard.CanPreempt(j, rc.now)
+				rc.ok[r] = rc.askJob(r, j)
 			}
 		}
 	}
@@ -319,10 +369,23 @@ func readSplitMin() int { return max(splitMin/8, 1) }
 // answer moves with Now).
 func (rc *changedRead) ask(rs []int32) {
 	for _, r := range rs {
-		rc.ok[r] = rc.guard.CanPreempt(rc.ranked[r].Job, rc.now)
+		rc.ok[r] = rc.askJob(r, rc.ranked[r].Job)
 	}
+}
+
+// askJob asks the guard about the running job j at rank r, keeping a
+// GuardHorizon's answer for the next rounds.
+func (rc *changedRead) askJob(r int32, j *Job) bool {
+	if rc.horizon == nil {
+		return rc.guard.CanPreempt(j, rc.now)
+	}
+	ok, until := rc.horizon.GuardUntil(j, rc.now)
+	rc.gates[r] = gate{until: until, ok: ok}
+	return ok
 }
 
 // forgetRanks drops the last round's ranks (a round ranked without
 // them): the next round reads every job.
-func (c *jobCache) forgetRanks() { c.ranked, c.prepared, c.byPrev, c.kept = 0, false, false, false }
+func (c *jobCache) forgetRanks() {
+	c.ranked, c.prepared, c.byPrev, c.kept, c.gated = 0, false, false, false, false
+}

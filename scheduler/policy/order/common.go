@@ -525,3 +525,8 @@ func gpuShare(j *policy.Job) float64 {
 	}
 	return float64(j.Workers) * f
 }
+
+// horizon is a GuardUntil bound d seconds after now, a millisecond early:
+// far more than the rounding of the sums that decide the guard, so the
+// answer cannot flip before it.
+func horizon(now, d policy.Seconds) policy.Seconds { return now + d - 1e-3 }

@@ -145,3 +145,13 @@ func (o *Fair) rhoKeys(ks []keyed, lo, hi int, now policy.Seconds, gpus float64)
 // GuardsConcurrently is true: CanPreempt reads only the job and the
 // lease (policy.ConcurrentGuard).
 func (*Fair) GuardsConcurrently() bool { return true }
+
+// GuardUntil is CanPreempt and how long it holds for the unchanged job
+// (policy.GuardHorizon): an expired lease stays expired, one running
+// holds until it ends.
+func (f *Fair) GuardUntil(j *policy.Job, now policy.Seconds) (bool, policy.Seconds) {
+	if f.CanPreempt(j, now) {
+		return true, math.Inf(1)
+	}
+	return false, horizon(now, j.LastStart+f.cfg.Lease-now)
+}

@@ -211,6 +211,26 @@ func (l *Lucid) CanPreempt(j *policy.Job, now policy.Seconds) bool {
 // profiling settings (policy.ConcurrentGuard).
 func (*Lucid) GuardsConcurrently() bool { return true }
 
+// GuardUntil is CanPreempt and how long it holds for the unchanged job
+// (policy.GuardHorizon): for good outside the profiling run (a job in
+// its main phase, or one never profiled), else until executed time,
+// which grows at most one second a second, reaches the end of the run
+// or of its grace window.
+func (l *Lucid) GuardUntil(j *policy.Job, now policy.Seconds) (bool, policy.Seconds) {
+	ok := l.CanPreempt(j, now)
+	if j.State != policy.Running || !l.profilesNow(j) || !j.Accrues() {
+		return ok, math.Inf(1) // its phase moves only with a new stamp
+	}
+	_, ex := j.ServiceAt(now)
+	switch end := l.cfg.ProfileTime; {
+	case ex < end:
+		return ok, horizon(now, end-ex)
+	case ex < end+l.cfg.ProfileGrace:
+		return ok, horizon(now, end+l.cfg.ProfileGrace-ex)
+	}
+	return ok, math.Inf(1)
+}
+
 // ObserveFinished scores the job's estimate and learns its run time.
 func (l *Lucid) ObserveFinished(j *policy.Job) {
 	if p, ok := l.pred[j.ID]; ok {

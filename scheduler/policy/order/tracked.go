@@ -363,3 +363,6 @@ func (o *Gittins) RankIndexes() []int32 { return o.sc.rankIndexes() }
 
 // RankIndexes is FIFO.RankIndexes for fair.
 func (o *Fair) RankIndexes() []int32 { return o.sc.rankIndexes() }
+
+// RankIndexes is FIFO.RankIndexes for Lucid.
+func (l *Lucid) RankIndexes() []int32 { return l.sc.rankIndexes() }

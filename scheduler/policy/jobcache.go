@@ -49,6 +49,8 @@ type jobCache struct {
 	// then
 	byPrev, kept bool
 	calls        uint64
+	// lrs is copyUnchanged's storage
+	lrs []int32
 }
 
 // refresh follows s's stamps and prepares rank; false when s is
@@ -123,6 +125,10 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, pr PrevRanker,
 		c.pass.oldGates = c.gates[old]
 	}
 	c.pass.prev, c.byPrev = c.prevRanks(pr, len(ranked), c.kept)
+	if !c.byPrev {
+		c.lrs = grow(c.lrs, len(ranked))
+		c.pass.lrs = c.lrs
+	}
 	if k > 1 { // no closure on the serial path (a replay decides ~200,000 times)
 		split(len(ranked), k, func(part, lo, hi int) {
 			c.parts[part] = c.copyPart(lo, hi, c.parts[part])
@@ -207,10 +213,15 @@ func (c *jobCache) copyPart(lo, hi int, lists rankPart) rankPart {
 // unchanged job's entry is read from its last rank, which follows the
 // rank order, so the reads run in sequence.
 func (c *jobCache) copyByPrev(ps *rankPass, lo, hi int, lists rankPart) rankPart {
+	return c.copyFrom(ps, ps.prev, lo, hi, lists)
+}
+
+// copyFrom copies the ranks [lo, hi) whose last rank prev gives.
+func (c *jobCache) copyFrom(ps *rankPass, prev []int32, lo, hi int, lists rankPart) rankPart {
 	ranking, ids, info, oldIDs, oldInfo := ps.ranking, ps.ids, ps.info, ps.oldIDs, ps.oldInfo
 	changed, stale := lists.changed[:0], lists.stale[:0]
 	for r := lo; r < hi; r++ {
-		if lr := ps.prev[r]; lr >= 0 && int(lr) < len(oldInfo) {
+		if lr := prev[r]; lr >= 0 && int(lr) < len(oldInfo) {
 			ids[r], info[r] = oldIDs[lr], oldInfo[lr]
 			ranking[r] = Rank{JobID: ids[r], Queue: ps.ranked[r].Queue}
 			if ps.guarded && info[r].state == Running && !ps.keepGate(r, lr) {
@@ -267,6 +278,7 @@ type rankPass struct {
 	oldInfo []rankInfo
 	guarded bool
 	prev    []int32 // the ordering's last-rank map (copyByPrev)
+	lrs     []int32 // copyUnchanged's last ranks, by rank
 	// ok and gates are this round's guard answers by rank; oldGates, the
 	// last round's GuardHorizon answers (nil: none kept), hold before now
 	ok              []bool
@@ -293,30 +305,20 @@ func (ps *rankPass) keepGate(r int, lr int32) bool {
 // job's entry is copied from the last round's, the others are listed as
 // changed (stale: the unchanged running ones, when guarded).
 func (c *jobCache) copyUnchanged(ps *rankPass, lo, hi int, lists rankPart) rankPart {
-	pos, at := c.pos, ps.at
-	ranking, ids, info, oldIDs, oldInfo := ps.ranking, ps.ids, ps.info, ps.oldIDs, ps.oldInfo
-	changed, stale := lists.changed[:0], lists.stale[:0]
+	pos, at, lrs := c.pos, ps.at, ps.lrs
+	// first each rank's last rank, a loop of independent reads whose
+	// misses overlap; then the copies, in sequence
 	for r := lo; r < hi; r++ {
-		x := &ps.ranked[r]
-		p := -1
-		if at != nil {
-			p = int(at[r]) - 1
+		lrs[r] = -1
+		if at == nil {
+			continue
 		}
-		if p >= 0 && p < len(pos) {
+		if p := int(at[r]) - 1; p >= 0 && p < len(pos) {
 			e := &pos[p]
-			e.next = int32(r)
-			if lr := e.last; lr >= 0 {
-				ids[r], info[r] = oldIDs[lr], oldInfo[lr]
-				ranking[r] = Rank{JobID: ids[r], Queue: x.Queue}
-				if ps.guarded && info[r].state == Running && !ps.keepGate(r, lr) {
-					stale = append(stale, int32(r)) // its guard moves with Now
-				}
-				continue
-			}
+			e.next, lrs[r] = int32(r), e.last
 		}
-		changed = append(changed, int32(r))
 	}
-	return rankPart{changed: changed, stale: stale}
+	return c.copyFrom(ps, lrs, lo, hi, lists)
 }
 
 // changedRead is what rank's changed-job pass reads and writes.

@@ -10,8 +10,8 @@ import (
 	pt "github.com/caravan-dl/caravan/scheduler/policy/policytest"
 )
 
-// A ConcurrentGuard asked inside the split rank passes (fair through the
-// job cache, lucid through the plain pass) decides exactly as the same
+// A ConcurrentGuard asked inside the split rank passes (the job cache's
+// when tracked, the plain pass's when not) decides exactly as the same
 // guard asked serially, job by job, the way a guard that does not
 // declare itself concurrent is: the same Starts, Preempts, Waiting and
 // Ranking every round of a churn, tracked and untracked, with every pass

@@ -288,10 +288,12 @@ func (l *Lucid) sizeFrom(p *lucidPred, j *policy.Job) float64 {
 // key takes of the job alone is kept by position and re-read only for
 // changed jobs (trackedKeys), and what depends on the model, which
 // learns from every finish, is recomputed for every job from what its
-// slot kept (modelKeys): no job is read for it. Lucid gives no positions
-// (policy.RankIndexer): a refit reshuffles the queue, and gathering the
-// Framework's kept entries in a reshuffled rank order cost more than
-// reading the jobs (churned 10k × 100k: 3–6 ms CPU more per decision).
+// slot kept (modelKeys): no job is read for it. Lucid gives its
+// positions (policy.RankIndexer) and says how long its guard's answer
+// holds (GuardUntil): the Framework then reads only the changed jobs.
+// Positions alone cost more than reading the jobs (churned 10k × 100k:
+// 3–6 ms CPU more per decision), since the guard moved with Now and
+// every running job was read again to ask it.
 func (l *Lucid) Order(s *policy.Snapshot) []policy.Ranked {
 	l.calls, l.now = l.calls+1, s.Now
 	l.beginKeys(s)

@@ -82,12 +82,12 @@ func TestRealLinksMeasuredWithin15Percent(t *testing.T) {
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		v = readHelperView(filepath.Join(dir, "view0.json"))
-		if allPairsSampled(v, 3) {
+		if allPairsSampled(v, 4) {
 			break
 		}
 		if time.Now().After(deadline) {
 			logs, _ := os.ReadFile(filepath.Join(dir, "log0"))
-			t.Fatalf("not every pair measured 3 times within 90 s; view %+v\nlog of ns0:\n%s", v.Nodes, tail(string(logs), 3000))
+			t.Fatalf("not every pair measured 4 times within 90 s; view %+v\nlog of ns0:\n%s", v.Nodes, tail(string(logs), 3000))
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
@@ -101,6 +101,9 @@ func TestRealLinksMeasuredWithin15Percent(t *testing.T) {
 		if math.Abs(got/want-1) > 0.15 {
 			t.Errorf("%s↔%s measured %.1f Mbit/s, goodput of the configured %d Mbit/s is %.1f (off by more than 15 %%)", a, b, got, mbit, want)
 		}
+	}
+	if t.Failed() {
+		logProbes(t, dir, len(nodes))
 	}
 	// Placement on the measured links takes the fast pair.
 	if got := placeOnView(t, v); !slices.Equal(got, []string{"ns0", "ns2"}) {
@@ -134,6 +137,19 @@ func placeOnView(t *testing.T, v View) []string {
 	}
 	slices.Sort(nodes)
 	return nodes
+}
+
+// logProbes prints every member's probe samples, to tell a stalled
+// sample from a misread link when the test fails.
+func logProbes(t *testing.T, dir string, n int) {
+	for i := range n {
+		logs, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("log%d", i)))
+		for _, l := range strings.Split(string(logs), "\n") {
+			if strings.Contains(l, "bandwidth probe") {
+				t.Log(l)
+			}
+		}
+	}
 }
 
 func allPairsSampled(v View, n int) bool {
@@ -188,7 +204,9 @@ func TestNetnsHelperProcess(t *testing.T) {
 	}
 	c.Probe.Interval = 200 * time.Millisecond
 	c.Probe.Share = 0.5 // the test wants samples fast; production uses 1 %
-	c.Probe.Alpha = 0.5
+	// α stays the production 0.3 and the test waits for 4 samples: with
+	// 0.5 and 3, one sample stalled by a loaded host took a third of the
+	// 300 Mbit/s pair's estimate off (244 Mbit/s, 6 CPU hogs on 2 cores).
 	c.Probe.TargetDuration = 500 * time.Millisecond
 	c.Tune = steadyTune
 	c.Logger = hclog.New(&hclog.LoggerOptions{Name: c.Name, Level: hclog.Debug})

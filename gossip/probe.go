@@ -30,8 +30,9 @@ type prober struct {
 
 	mu    sync.Mutex
 	links map[string]Link
-	// full marks peers measured at least once with a full-length probe;
-	// the first such sample replaces the rough first estimate.
+	// full marks peers measured at least once with a full-length probe
+	// (sized from an estimate, lasting at least half the target); the
+	// first such sample replaces the rough first estimate.
 	full map[string]bool
 }
 
@@ -180,7 +181,7 @@ func (p *prober) pickPeers() []peerAddr {
 // probeNode measures one peer and folds the result into the EWMA.
 func (p *prober) probeNode(n peerAddr) {
 	cfg := p.m.cfg.Probe
-	size := p.nextSize(n.name)
+	size, sized := p.nextSize(n.name)
 	if !p.client.take(time.Now(), cfg.Timeout) {
 		return
 	}
@@ -195,20 +196,25 @@ func (p *prober) probeNode(n peerAddr) {
 	p.m.metrics.probes.WithLabelValues("ok").Inc()
 	p.m.metrics.probeBW.Observe(bps)
 	p.m.metrics.probeTime.Observe(time.Since(start).Seconds())
-	p.record(n.name, bps, rtt, time.Since(start) >= cfg.TargetDuration/2)
+	p.m.log.Debug("bandwidth probe", "peer", n.name, "bytes", size, "mbit_s", bps*8/1e6, "took", time.Since(start))
+	// The first probe is never full-length, however long it took: on a
+	// loaded host a stalled 1 MiB bootstrap can outlast the half target
+	// and would otherwise stay averaged into the estimate.
+	p.record(n.name, bps, rtt, sized && time.Since(start) >= cfg.TargetDuration/2)
 }
 
-// nextSize aims the probe at TargetDuration from the current estimate.
-func (p *prober) nextSize(peer string) int64 {
+// nextSize aims the probe at TargetDuration from the current estimate;
+// sized says there was one (false: the first probe, cfg.Bytes).
+func (p *prober) nextSize(peer string) (size int64, sized bool) {
 	cfg := p.m.cfg.Probe
 	p.mu.Lock()
 	l, ok := p.links[peer]
 	p.mu.Unlock()
 	if !ok || l.BandwidthBps <= 0 {
-		return cfg.Bytes
+		return cfg.Bytes, false
 	}
 	want := int64(l.BandwidthBps * cfg.TargetDuration.Seconds())
-	return max(cfg.MinBytes, min(cfg.MaxBytes, want))
+	return max(cfg.MinBytes, min(cfg.MaxBytes, want)), true
 }
 
 // record folds a sample in. A short probe (the first, sized before any

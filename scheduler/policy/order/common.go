@@ -189,6 +189,7 @@ func (sc *scratch) order(ks []keyed) []int32 {
 	// mask: the bits the passes sort by, per field; least significant
 	// field first: k[2], k[1], k[0], queue
 	var mask [4]uint64
+	last := -1 // the last field sorted: r.keys holds it in idx's order
 	for _, f := range [...]int{2, 1, 0, 3} {
 		if cut >= 0 && f != 3 && f > cut {
 			continue // below the cut: comparisons only
@@ -199,16 +200,18 @@ func (sc *scratch) order(ks []keyed) []int32 {
 		}
 		switch {
 		case mask[f] == 0:
+			continue
 		case w > 1:
 			idx = r.sortPar(idx, f, mask[f], w)
 		default:
 			idx = r.sort(idx, f, mask[f])
 		}
+		last = f
 	}
 	if w > 1 {
-		r.sortRunsPar(ks, idx, mask, w)
+		r.sortRunsPar(ks, idx, mask, last, w)
 	} else {
-		r.sortRuns(ks, idx, mask)
+		r.sortRuns(ks, idx, mask, last)
 	}
 	sc.idx = idx
 	return idx
@@ -219,8 +222,8 @@ func (sc *scratch) order(ks []keyed) []int32 {
 // keys, submit time, ID, then index. After full passes only true ties
 // remain (the FIFO tie-break); after coarse ones, keys that share the
 // bits sorted so far. Runs are found on the fields' integers.
-func (r *radix) sortRuns(ks []keyed, idx []int32, mask [4]uint64) {
-	r.sortRunsIn(ks, idx, r.sameFunc(mask), &r.recs[0])
+func (r *radix) sortRuns(ks []keyed, idx []int32, mask [4]uint64, last int) {
+	r.sortRunsIn(ks, idx, r.runs(mask, last, len(idx)), &r.recs[0])
 }
 
 // Sorter ranks jobs by a key of the caller's, lowest first, then submit

@@ -10,43 +10,80 @@ import (
 // sortRunsPar is sortRuns with the runs split across w workers: each
 // range of idx is moved to start at a run's start, so no run is split
 // and each is sorted by one worker, as the serial pass sorts it.
-func (r *radix) sortRunsPar(ks []keyed, idx []int32, mask [4]uint64, w int) {
-	same := r.sameFunc(mask)
+func (r *radix) sortRunsPar(ks []keyed, idx []int32, mask [4]uint64, last, w int) {
+	same := r.runs(mask, last, len(idx))
 	n := len(idx)
 	var starts [maxWorkers + 1]int
 	for k := 1; k < w; k++ {
 		lo, _ := rangeOf(k, w, n)
 		lo = max(lo, starts[k-1])
-		for lo > 0 && lo < n && same(idx[lo-1], idx[lo]) {
+		for lo > 0 && lo < n && same.at(idx, lo-1, lo) {
 			lo++
 		}
 		starts[k] = lo
 	}
 	starts[w] = n
 	forRanges(w, w, func(k, _, _ int) {
-		r.sortRunsIn(ks, idx[starts[k]:starts[k+1]], same, &r.recs[k])
+		lo, hi := starts[k], starts[k+1]
+		r.sortRunsIn(ks, idx[lo:hi], same.slice(lo, hi), &r.recs[k])
 	})
 }
 
-// sameFunc reports whether two keys are equal in every bit of mask.
-func (r *radix) sameFunc(mask [4]uint64) func(a, b int32) bool {
-	var fs [4][]uint64 // the fields sorted by, and their masks
-	var ms [4]uint64
-	nf := 0
+// runFinder finds the runs of keys equal in every bit of a mask. The
+// field the radix passes sorted last (the most significant that varies)
+// is compared first, on its integers in sorted order (r.keys after the
+// passes), read in sequence; the other fields are read by key index, at
+// random, only for keys equal in it. Reading every field at random was
+// ~5 ms of CPU a fair decision at 10k in profiles (its keys mostly
+// differ in ρ); side by side, fair's ordering took 7 % less wall time
+// and 2D-Gittins' the same.
+type runFinder struct {
+	fs [4][]uint64 // the other fields sorted by, and their masks
+	ms [4]uint64
+	nf int
+	// sorted is the last pass's field by position in idx (nil when no
+	// pass ran), smask its mask
+	sorted []uint64
+	smask  uint64
+}
+
+// runs is the run finder for mask after passes whose last sorted
+// field last (-1: none) of n keys.
+func (r *radix) runs(mask [4]uint64, last, n int) runFinder {
+	var s runFinder
+	if last >= 0 {
+		s.sorted, s.smask = r.keys[:n], mask[last]
+	}
 	for f, m := range mask {
-		if m != 0 {
-			fs[nf], ms[nf] = r.field[f], m
-			nf++
+		if m != 0 && f != last {
+			s.fs[s.nf], s.ms[s.nf] = r.field[f], m
+			s.nf++
 		}
 	}
-	return func(a, b int32) bool {
-		for k := range nf {
-			if (fs[k][a]^fs[k][b])&ms[k] != 0 {
-				return false
-			}
-		}
-		return true
+	return s
+}
+
+// slice is s for the positions [lo, hi) of idx, as idx[lo:hi] is.
+func (s runFinder) slice(lo, hi int) runFinder {
+	if s.sorted != nil {
+		s.sorted = s.sorted[lo:hi]
 	}
+	return s
+}
+
+// at reports whether the keys at positions p and q of idx are equal in
+// every bit of the mask.
+func (s *runFinder) at(idx []int32, p, q int) bool {
+	if s.sorted != nil && (s.sorted[p]^s.sorted[q])&s.smask != 0 {
+		return false
+	}
+	a, b := idx[p], idx[q]
+	for k := range s.nf {
+		if (s.fs[k][a]^s.fs[k][b])&s.ms[k] != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // runRec is one key of a tie run, copied together for its sort: the
@@ -93,12 +130,14 @@ func compareTied(a, b *runRec) int {
 }
 
 // sortRunsIn sorts each run of idx that same finds in compareAt's order
-// (records in buf).
-func (r *radix) sortRunsIn(ks []keyed, idx []int32, same func(a, b int32) bool, buf *[]runRec) {
+// (records in buf). Sorting a run reorders idx only within it, where
+// every key is equal in the bits same compares, so same's sorted field
+// still describes every position.
+func (r *radix) sortRunsIn(ks []keyed, idx []int32, same runFinder, buf *[]runRec) {
 	fq, f0, f1, f2 := r.field[3], r.field[0], r.field[1], r.field[2]
 	for lo := 0; lo < len(idx); {
 		hi := lo + 1
-		for hi < len(idx) && same(idx[lo], idx[hi]) {
+		for hi < len(idx) && same.at(idx, lo, hi) {
 			hi++
 		}
 		if hi-lo > 1 {

@@ -187,7 +187,9 @@ func (p *prober) probeNode(n peerAddr) {
 	}
 	start := time.Now()
 	bps, rtt, err := p.measure(n.addr, size)
-	p.client.charge(time.Now(), time.Since(start))
+	end := time.Now()
+	took := end.Sub(start)
+	p.client.charge(end, took)
 	if err != nil {
 		p.m.metrics.probes.WithLabelValues("failed").Inc()
 		p.m.log.Debug("bandwidth probe failed", "peer", n.name, "error", err)
@@ -195,12 +197,12 @@ func (p *prober) probeNode(n peerAddr) {
 	}
 	p.m.metrics.probes.WithLabelValues("ok").Inc()
 	p.m.metrics.probeBW.Observe(bps)
-	p.m.metrics.probeTime.Observe(time.Since(start).Seconds())
-	p.m.log.Debug("bandwidth probe", "peer", n.name, "bytes", size, "mbit_s", bps*8/1e6, "took", time.Since(start))
+	p.m.metrics.probeTime.Observe(took.Seconds())
+	p.m.log.Debug("bandwidth probe", "peer", n.name, "bytes", size, "mbit_s", bps*8/1e6, "took", took)
 	// The first probe is never full-length, however long it took: on a
 	// loaded host a stalled 1 MiB bootstrap can outlast the half target
 	// and would otherwise stay averaged into the estimate.
-	p.record(n.name, bps, rtt, sized && time.Since(start) >= cfg.TargetDuration/2)
+	p.record(n.name, bps, rtt, sized && took >= cfg.TargetDuration/2)
 }
 
 // nextSize aims the probe at TargetDuration from the current estimate;

@@ -200,20 +200,15 @@ func (c *jobCache) prevRanks(pr PrevRanker, n int, kept bool) (prev []int32, ok 
 	return prev, true
 }
 
-// copyPart is rank's pass over the ranks [lo, hi): by last rank where
-// the ordering's map applies, else by position.
+// copyPart is rank's pass over the ranks [lo, hi): by the ordering's
+// last-rank map where it applies (an unchanged job's entry is read from
+// its last rank, which follows the rank order, so the reads run in
+// sequence), else by position.
 func (c *jobCache) copyPart(lo, hi int, lists rankPart) rankPart {
 	if c.byPrev {
-		return c.copyByPrev(&c.pass, lo, hi, lists)
+		return c.copyFrom(&c.pass, c.pass.prev, lo, hi, lists)
 	}
 	return c.copyUnchanged(&c.pass, lo, hi, lists)
-}
-
-// copyByPrev is copyUnchanged with the ordering's last-rank map: an
-// unchanged job's entry is read from its last rank, which follows the
-// rank order, so the reads run in sequence.
-func (c *jobCache) copyByPrev(ps *rankPass, lo, hi int, lists rankPart) rankPart {
-	return c.copyFrom(ps, ps.prev, lo, hi, lists)
 }
 
 // copyFrom copies the ranks [lo, hi) whose last rank prev gives.
@@ -277,7 +272,7 @@ type rankPass struct {
 	oldIDs  []string
 	oldInfo []rankInfo
 	guarded bool
-	prev    []int32 // the ordering's last-rank map (copyByPrev)
+	prev    []int32 // the ordering's last-rank map (copyPart)
 	lrs     []int32 // copyUnchanged's last ranks, by rank
 	// ok and gates are this round's guard answers by rank; oldGates, the
 	// last round's GuardHorizon answers (nil: none kept), hold before now
@@ -305,20 +300,21 @@ func (ps *rankPass) keepGate(r int, lr int32) bool {
 // job's entry is copied from the last round's, the others are listed as
 // changed (stale: the unchanged running ones, when guarded).
 func (c *jobCache) copyUnchanged(ps *rankPass, lo, hi int, lists rankPart) rankPart {
-	pos, at, lrs := c.pos, ps.at, ps.lrs
-	// first each rank's last rank, a loop of independent reads whose
-	// misses overlap; then the copies, in sequence
-	for r := lo; r < hi; r++ {
-		lrs[r] = -1
-		if at == nil {
-			continue
-		}
-		if p := int(at[r]) - 1; p >= 0 && p < len(pos) {
-			e := &pos[p]
-			e.next, lrs[r] = int32(r), e.last
+	pos, at, lrs := c.pos, ps.at, ps.lrs[lo:hi]
+	for k := range lrs {
+		lrs[k] = -1
+	}
+	if at != nil {
+		// first each rank's last rank, a loop of independent reads whose
+		// misses overlap; then the copies, in sequence
+		for r := lo; r < hi; r++ {
+			if p := int(at[r]) - 1; p >= 0 && p < len(pos) {
+				e := &pos[p]
+				e.next, lrs[r-lo] = int32(r), e.last
+			}
 		}
 	}
-	return c.copyFrom(ps, lrs, lo, hi, lists)
+	return c.copyFrom(ps, ps.lrs, lo, hi, lists)
 }
 
 // changedRead is what rank's changed-job pass reads and writes.

@@ -154,6 +154,7 @@ func (r *round) preempt(k int, j *Job) {
 	v := r.ranked[rank].Job
 	r.preempted[rank] = true
 	r.skip[k] = int32(k) - 1 // live passes it from now on
+	r.victimGen++
 	// what indexVictims added: no second sum over the victim's slots
 	r.held.add(rank, -r.holds(rank))
 	r.dec.Preempts = append(r.dec.Preempts, v.ID)

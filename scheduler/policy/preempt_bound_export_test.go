@@ -40,3 +40,28 @@ func LazyCounts(f *Framework) (adds, kept int64) {
 
 // Donations is how many victims' slot storage keepRefs has reused.
 func Donations() int64 { return donations.Load() }
+
+// WatchRecheck checks every answer roundTrips' recheck gives against
+// exact's read of the victims, until the returned stop: seen counts the
+// answers, wrong those exact contradicts (a hold exact refuses, or, for
+// the rank the loads were read for, a refusal where exact holds).
+func WatchRecheck() (stop func() (seen, wrong int)) {
+	recheckSeen = func(r *round, i int, held bool) {
+		seen := r.loaded
+		loads := append([]gpuLoad(nil), r.loads...)
+		fresh := r.exact(i)
+		r.loads, r.loaded = append(r.loads[:0], loads...), seen
+		seenN++
+		if held && !fresh || !held && fresh && seen.i == i {
+			wrongN++
+		}
+	}
+	return func() (int, int) {
+		recheckSeen = nil
+		s, w := seenN, wrongN
+		seenN, wrongN = 0, 0
+		return s, w
+	}
+}
+
+var seenN, wrongN int

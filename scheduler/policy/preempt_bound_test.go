@@ -62,3 +62,54 @@ func roundingShares(s *policy.Snapshot) {
 		}
 	}
 }
+
+// roundTrips' recheck (a check read before a start, answered from its
+// sums against the capacity after it) agrees with a fresh read of the
+// victims every time it answers: on dyadic shares, on shares whose sums
+// round, and on queued shares that round in pairs (±2^-30 about a
+// quarter: a node's sums turn inexact while the cluster's total may come
+// back exact).
+func TestRecheckAgreesWithExact(t *testing.T) {
+	stop := policy.WatchRecheck()
+	defer stop()
+	for _, name := range []string{"srtf-oracle", "tiresias-las", "tiresias-gittins"} {
+		for seed := uint64(1); seed <= 9; seed++ {
+			s := pt.Random(seed, pt.RandomSpec{
+				Cluster: pt.ClusterSpec{Racks: 3, NodesPerRack: 8, GPUsPerNode: 8},
+				Running: 400, Queued: 600, Busy: 0.95, FracShare: 0.6,
+			})
+			switch {
+			case seed > 6:
+				pairedShares(s)
+			case seed > 3:
+				roundingShares(s)
+			}
+			c := pt.NewChurn(seed, s, pt.ChurnSpec{Interval: 10, Finish: 0.02, Arrive: 8})
+			p := newPolicy(t, name)
+			for round := 0; round < 12; round++ {
+				c.Step(copyOf(p.Decide(c.S)))
+			}
+		}
+	}
+	seen, wrong := stop()
+	t.Logf("recheck answered %d times", seen)
+	if wrong > 0 {
+		t.Fatalf("recheck contradicted a read of the victims %d times of %d", wrong, seen)
+	}
+	if seen == 0 {
+		t.Fatal("recheck never answered")
+	}
+}
+
+// pairedShares gives the queued fractional jobs shares of a quarter
+// plus and minus 2^-30 in turn: not dyadic (roundTrips), but two of them
+// sum to a dyadic half.
+func pairedShares(s *policy.Snapshot) {
+	sign := 1.0
+	for _, j := range s.Jobs {
+		if j.State != policy.Queued || j.Fraction <= 0 || j.Fraction >= 1 {
+			continue
+		}
+		j.Fraction, sign = 0.25+sign*0x1p-30, -sign
+	}
+}

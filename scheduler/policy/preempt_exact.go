@@ -22,6 +22,7 @@ type gpuLoad struct {
 	frac float64
 	mem  int64
 	next int32 // the node's previous entry, -1 at the end
+	ni   int32 // the node's index
 }
 
 // roundTrips reports that a trial at rank i that fails would leave the
@@ -44,15 +45,60 @@ type gpuLoad struct {
 // with the capacity unchanged since (no change logged, the same Epoch)
 // holds again without reading anything: the victims are a subset of
 // that check's (fewer shares on the same GPUs), and r.loads keeps that
-// check's sums, which then bound this rank's from above.
+// check's sums, which then bound this rank's from above. Where the
+// capacity changed but no victim was preempted since r.loads were read
+// (a start in between), their sums are checked against the capacity as
+// it is now (recheck) instead of reading the victims again.
 func (r *round) roundTrips(i int, fresh bool) bool {
 	mark, logged := r.cap.Mark()
 	if t := &r.trip; !fresh && t.ok && logged && t.mark == mark && t.epoch == r.cap.Epoch && i >= t.i {
 		return true
 	}
-	held := r.exact(i)
-	r.trip = tripCheck{ok: held && logged, i: i, mark: mark, epoch: r.cap.Epoch}
+	var held bool
+	at := i
+	switch l := r.loaded; {
+	case l.ok && l.gen == r.victimGen && (l.i == i || !fresh && l.i < i):
+		if held = r.recheck(); held || l.i == i { // at i, recheck is exact's answer
+			if recheckSeen != nil {
+				recheckSeen(r, i, held)
+			}
+			at = l.i
+			break
+		}
+		held = r.exact(i)
+	default:
+		held = r.exact(i)
+	}
+	r.trip = tripCheck{ok: held && logged, i: at, mark: mark, epoch: r.cap.Epoch}
 	return held
+}
+
+// recheckSeen, unless nil, is told each answer recheck gave (tests
+// compare them with exact's).
+var recheckSeen func(r *round, i int, held bool)
+
+// loadsFor is what r.loads were last read for: every victim below rank
+// i at the round's victimGen gen (ok false: a read that stopped early).
+type loadsFor struct {
+	ok     bool
+	i, gen int
+}
+
+// recheck is exact's answer for the rank r.loads were read for, from
+// their sums and the capacity now: the victims' slots resolved and their
+// shares were dyadic when read, and stay so while none is preempted;
+// what a start can change is the cluster total, each GPU's Free and
+// FreeMem, and whether a node's Frees are dyadic.
+func (r *round) recheck() bool {
+	if !dyadic(r.cap.freeSum) {
+		return false
+	}
+	for _, l := range r.loads {
+		if !r.cap.Nodes[l.ni].exactFree || !(l.g.Free+l.frac <= 1) || l.mem > l.g.TotalMem-l.g.FreeMem {
+			return false
+		}
+	}
+	return true
 }
 
 // tripCheck is the last roundTrips check that held.
@@ -65,6 +111,7 @@ type tripCheck struct {
 
 // exact is roundTrips' check for rank i, read afresh into r.loads.
 func (r *round) exact(i int) bool {
+	r.loaded.ok = false
 	if !dyadic(r.cap.freeSum) {
 		return false
 	}
@@ -94,13 +141,14 @@ func (r *round) exact(i int) bool {
 			}
 			if e < 0 {
 				e = int32(len(loads))
-				loads = append(loads, gpuLoad{g: rf.g, next: at})
+				loads = append(loads, gpuLoad{g: rf.g, next: at, ni: int32(rf.ni)})
 				r.nodes.set(rf.ni, e)
 			}
 			loads[e].frac += f
 			loads[e].mem += vr.shares[s].mem
 		}
 	}
+	r.loaded = loadsFor{ok: true, i: i, gen: r.victimGen} // every victim read
 	for _, l := range loads {
 		if !(l.g.Free+l.frac <= 1) || l.mem > l.g.TotalMem-l.g.FreeMem {
 			return false

@@ -41,6 +41,10 @@ type round struct {
 	// released (preempt_bound.go)
 	failed failedTrials
 	loads  []gpuLoad // roundTrips' scratch
+	// loaded is what r.loads were read for (loadsFor); victimGen counts
+	// the round's preemptions, which change the victims below a rank
+	loaded    loadsFor
+	victimGen int
 	// lz is the running trial's lazy releases (nil: every victim of it
 	// is released; preempt_lazy.go)
 	lz    *lazyTrial

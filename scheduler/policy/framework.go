@@ -26,8 +26,10 @@ type Framework struct {
 	held      fenwick
 	preempted []bool
 	running   []int
-	skip      []int32 // live's links, by position in running
-	info      []rankInfo
+	// victimParts is findVictims' per-part scratch
+	victimParts [][]int
+	skip        []int32 // live's links, by position in running
+	info        []rankInfo
 	// guarded is rankAll's plain pass's ConcurrentGuard answers, by rank
 	guarded []bool
 	// refs, refCache and refRound are victimRefs' storage (preempt_refs.go)

@@ -451,11 +451,7 @@ func (r *round) exhausted(i int) bool {
 // indexVictims records the running jobs a preemptive ordering may stop.
 func (r *round) indexVictims() {
 	r.held, r.preempted, r.running = r.f.victimBuffers(len(r.ranked))
-	for i, rk := range r.ranked {
-		if r.state(i) == Running && r.preemptable(i, rk.Job) {
-			r.running = append(r.running, i)
-		}
-	}
+	r.running = r.findVictims(r.running)
 	r.held.fill(r.running, r.holds)
 	r.f.running = r.running // kept for the next round's storage
 	r.skip = grow(r.f.skip, len(r.running))
@@ -464,6 +460,39 @@ func (r *round) indexVictims() {
 		r.skip[k] = int32(k)
 	}
 	r.refs, r.refRound = r.f.victimRefBuffer(len(r.running))
+}
+
+// findVictims appends the ranks of the preemptable running jobs to
+// running, ascending. Where no guard needs asking job by job (none, or
+// the rank pass asked it) and the walk info is read, parts of the ranks
+// are searched side by side at scale: a pass over ~120,000 ranks took
+// ~1 ms of each churned 10k decision, serially.
+func (r *round) findVictims(running []int) []int {
+	_, guard := r.f.Order.(PreemptionGuard)
+	k := splitParts(len(r.ranked))
+	if k < 2 || r.info == nil || guard && r.guarded == nil {
+		for i, rk := range r.ranked {
+			if r.state(i) == Running && r.preemptable(i, rk.Job) {
+				running = append(running, i)
+			}
+		}
+		return running
+	}
+	parts := grow(r.f.victimParts, k)
+	r.f.victimParts = parts
+	split(len(r.ranked), k, func(p, lo, hi int) {
+		found := parts[p][:0]
+		for i := lo; i < hi; i++ {
+			if r.info[i].state == Running && (r.guarded == nil || r.guarded[i]) {
+				found = append(found, i)
+			}
+		}
+		parts[p] = found
+	})
+	for _, found := range parts {
+		running = append(running, found...)
+	}
+	return running
 }
 
 // preemptable is canPreempt for the running job j at rank i, answered

@@ -81,13 +81,12 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 		batch *= 2
 		tested = true
 		if r.lz != nil {
-			if r.lz.shortWhole(d) { // as shortOf after the flush
+			if r.lz.short(d) { // shortOf with every victim so far out
 				r.failed.clean = true
 				continue
 			}
 			r.lz.flush(r.cap, false) // what the placer sees
-		}
-		if shortOf(d, r.cap) != "" {
+		} else if shortOf(d, r.cap) != "" {
 			r.failed.clean = true
 			continue
 		}

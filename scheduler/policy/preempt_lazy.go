@@ -11,8 +11,20 @@ type WholeSighted interface {
 	SeesWholeNodesOnly() bool
 }
 
-// lazyTrial lets a preemption trial for a whole-GPU gang release only
-// the victims its placer can see. tryVictims releases victims lowest
+// FitSighted is WholeSighted for fractional demands: for a demand d of a
+// fraction of a GPU per worker, the placer reads nothing of a node that
+// hosts no worker of d (no GPU with d.FitsOn ≥ 1): Place returns the
+// same on two Capacities whose nodes hosting a worker of d are the same,
+// GPU for GPU and bit for bit, whatever the other nodes hold and whatever
+// the cluster's FreeSum and WholeFree. Its trials release lazily too.
+type FitSighted interface {
+	SeesFittingNodesOnly() bool
+}
+
+// lazyTrial lets a preemption trial release only the victims its
+// placer can see (a whole-GPU gang's, and a fractional gang's for a
+// FitSighted placer: srtf-oracle's fractional trials at 10,000 nodes
+// released and re-committed ~1,200 victims each to preempt one). tryVictims releases victims lowest
 // rank first until the gang places, then re-commits every one it did
 // not use: 2D-Gittins' trials released ~350 victims each to preempt one
 // (their shares do not free whole GPUs until hundreds are out), ~30,000
@@ -21,12 +33,15 @@ type WholeSighted interface {
 //
 // Released virtually, a victim is only added to per-GPU sums; it is
 // released in the Capacity (materialised) before a placer test once it
-// holds a slot on a node that then has a whole GPU (relevant); a batch
-// whose shortOf test must fail (shortWhole) is not flushed. A WholeSighted
+// holds a slot on a node that then has a whole GPU, or, for a fractional
+// gang, a GPU that hosts one of its workers (relevant); a batch whose
+// shortOf test must fail (short) is not flushed. A WholeSighted
 // placer and shortOf's count of whole GPUs then see exactly what they
 // would with every victim released: a relevant node's victims are all
 // out, and every other node has no whole GPU either way (releases only
-// add). A victim never materialised is never re-committed either, which
+// add). So does a FitSighted placer, for every node that hosts a worker
+// is relevant; shortOf's FreeSum is then short of the pending victims'
+// shares, so the trial asks short instead, which adds them. A victim never materialised is never re-committed either, which
 // leaves its GPUs as releasing and re-committing it would: every share,
 // Free and FreeMem is dyadic and no clamp applies (roundTrips' terms,
 // checked per victim), so those sums are exact and the node summaries
@@ -54,15 +69,20 @@ type lazyTrial struct {
 	adds, materialised int64
 	// whole0 is the Capacity's WholeFree when the trial began, turned the
 	// GPUs its victims turned whole so far: the next flush leaves
-	// WholeFree at their sum (see shortWhole)
+	// WholeFree at their sum (see short)
 	whole0, turned int
+	// d is the trial's demand; free0 the Capacity's FreeSum when the
+	// trial began, and added the shares its victims released since
+	// (virtually or not): FreeSum with every one out (see short)
+	d            Demand
+	free0, added float64
 }
 
 // lazyNode is a node the trial's victims touch.
 type lazyNode struct {
 	ni       int   // its index in the Capacity
 	head     int32 // its first GPU in loads, -1: none
-	relevant bool  // it has a whole GPU with the victims so far released
+	relevant bool  // the placer sees it (hosts) with the victims so far released
 	synced   uint32
 }
 
@@ -98,17 +118,15 @@ type lazyVictim struct {
 }
 
 // lazyFor is the lazy state for a trial of d, or nil where the trial
-// must release every victim: a fractional gang (shortOf reads FreeSum),
-// a placer that sees every node or charges utilisation, tracked
-// residents, or a cluster total that is not exact. A trial the memo
-// records (preempt_memo.go) may be lazy: the memo keeps the GPUs whose
-// state the trial changed, and a victim released and re-committed
-// exactly changes none.
+// must release every victim: a placer that does not declare it sees
+// only the nodes d can use (WholeSighted, FitSighted) or that charges
+// utilisation, tracked residents, or a cluster total that is not exact.
+// A trial the memo records (preempt_memo.go) may be lazy: the memo keeps
+// the GPUs whose state the trial changed, and a victim released and
+// re-committed exactly changes none.
 func (r *round) lazyFor(d Demand) *lazyTrial {
-	ws, ok := r.f.Place.(WholeSighted)
 	_, util := r.f.Place.(UtilPredictor)
-	if !ok || !ws.SeesWholeNodesOnly() || util || !d.WholeGPU() || r.cap.residents != nil ||
-		!dyadic(r.cap.freeSum) || r.f.EagerTrials {
+	if !r.sighted(d) || util || r.cap.residents != nil || !dyadic(r.cap.freeSum) || r.f.EagerTrials {
 		return nil
 	}
 	lz := &r.f.lazy
@@ -116,20 +134,47 @@ func (r *round) lazyFor(d Demand) *lazyTrial {
 	lz.nodes, lz.loads, lz.slots, lz.held = lz.nodes[:0], lz.loads[:0], lz.slots[:0], lz.held[:0]
 	lz.pend, lz.out, lz.spans, lz.dirty = lz.pend[:0], lz.out[:0], lz.spans[:0], lz.dirty[:0]
 	lz.whole0, lz.turned = r.cap.WholeFree(), 0
+	lz.d, lz.free0, lz.added = d, r.cap.freeSum, 0
 	return lz
 }
 
-// shortWhole is shortOf's verdict for the whole-GPU gang d on the
-// Capacity the next flush would leave, without flushing: a GPU turns
-// whole only once every tenant is out, and then its node is relevant
-// and the flush releases all of them, so WholeFree is then whole0 plus
-// the GPUs turned whole. A test that shortOf fails needs no flush: the
-// victims stay pending for the test that passes. The flush's writes are
-// the same either way (each GPU once); what a skipped flush saves is its
-// pass over every pending victim, which each doubling batch made again
+// sighted reports that the placer sees only the nodes d can use: a
+// WholeSighted one for a whole-GPU gang, a FitSighted one for a
+// fractional gang.
+func (r *round) sighted(d Demand) bool {
+	if d.WholeGPU() {
+		ws, ok := r.f.Place.(WholeSighted)
+		return ok && ws.SeesWholeNodesOnly()
+	}
+	fs, ok := r.f.Place.(FitSighted)
+	return ok && fs.SeesFittingNodesOnly()
+}
+
+// short is shortOf's verdict for the trial's gang d on the Capacity with
+// every victim so far released, without flushing.
+//
+// For a whole-GPU gang it counts the whole GPUs: a GPU turns whole only
+// once every tenant is out, and then its node is relevant and the flush
+// releases all of them, so WholeFree is then whole0 plus the GPUs turned
+// whole. A test that shortOf fails needs no flush: the victims stay
+// pending for the test that passes. The flush's writes are the same
+// either way (each GPU once); what a skipped flush saves is its pass
+// over every pending victim, which each doubling batch made again
 // (2D-Gittins' trials keep hundreds pending: 0.27 → 0.11 s of flushes
 // in a 30-decision profile at 10,000 nodes).
-func (lz *lazyTrial) shortWhole(d Demand) bool { return d.Workers > lz.wholeFlushed() }
+//
+// For a fractional gang it adds the shares: every share and the total
+// are dyadic (the lazy terms), so free0 plus the shares released is, bit
+// for bit, the FreeSum releasing them one by one leaves, in any order.
+// The flush leaves pending the victims no relevant node holds, so the
+// Capacity's own FreeSum is short of theirs: the trial asks this
+// instead of shortOf, before and after the flush.
+func (lz *lazyTrial) short(d Demand) bool {
+	if d.WholeGPU() {
+		return d.Workers > lz.wholeFlushed()
+	}
+	return d.GPUs() > lz.free0+lz.added+eps
+}
 
 // wholeFlushed is the Capacity's WholeFree once the victims so far are
 // flushed.
@@ -143,13 +188,16 @@ func (lz *lazyTrial) add(c *Capacity, at int, vr *victimRef) bool {
 		return false
 	}
 	lo := int32(len(lz.slots))
+	added := 0.0
 	for s := range vr.refs {
 		ni, h, ok := lz.slot(c, vr, s)
 		if !ok {
 			return false
 		}
 		lz.slots, lz.held = append(lz.slots, ni), append(lz.held, h)
+		added += h.frac
 	}
+	lz.added += added
 	v := lazyVictim{at: at, lo: lo, hi: int32(len(lz.slots))}
 	lz.pend, lz.spans = append(lz.pend, v), append(lz.spans, v)
 	lz.out = append(lz.out, false)
@@ -187,7 +235,7 @@ func (lz *lazyTrial) node(c *Capacity, i int) (int32, bool) {
 		return 0, false
 	}
 	at := int32(len(lz.nodes))
-	lz.nodes = append(lz.nodes, lazyNode{ni: i, head: -1, relevant: n.WholeFree > 0})
+	lz.nodes = append(lz.nodes, lazyNode{ni: i, head: -1, relevant: lz.hosts(n)})
 	lz.marks.set(i, at)
 	return at, true
 }
@@ -219,7 +267,28 @@ func (lz *lazyTrial) load(ni int32, g *FreeGPU, f float64, mem int64) (int32, bo
 			l.whole, lz.turned = true, lz.turned+1
 		}
 	}
+	if !lz.d.WholeGPU() && lz.d.FitsOn(&v) > 0 {
+		nd.relevant = true // a worker of the gang fits: the placer sees the node
+	}
 	return e, true
+}
+
+// hosts reports that node n is relevant before any victim of the trial
+// is released: it has a whole GPU, or, for a fractional gang, a GPU that
+// hosts one of its workers.
+func (lz *lazyTrial) hosts(n *FreeNode) bool {
+	if n.WholeFree > 0 {
+		return true
+	}
+	if lz.d.WholeGPU() {
+		return false
+	}
+	for k := range n.GPUs {
+		if lz.d.FitsOn(&n.GPUs[k]) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // flush materialises the pending victims holding a slot on a relevant

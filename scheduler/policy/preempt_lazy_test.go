@@ -84,16 +84,54 @@ func (wholeSumPlacer) Place(_ *policy.Job, d policy.Demand, c *policy.Capacity) 
 	return p, ""
 }
 
+// fitSumPlacer is a FitSighted placer that reads what such a placer
+// may: for a fractional gang it picks, of the nodes hosting a worker,
+// the one with the largest FreeSum (the first on ties), and places there
+// or fails.
+type fitSumPlacer struct{}
+
+func (fitSumPlacer) Name() string { return "fit-sum" }
+func (fitSumPlacer) Shape(_ *policy.Job, d policy.Demand) policy.ShapeKey {
+	return policy.DefaultShape(d)
+}
+func (fitSumPlacer) SeesFittingNodesOnly() bool { return true }
+func (fitSumPlacer) Place(_ *policy.Job, d policy.Demand, c *policy.Capacity) (policy.Placement, string) {
+	hosts := func(n *policy.FreeNode) (k int) {
+		for i := range n.GPUs {
+			k += d.FitsOn(&n.GPUs[i])
+		}
+		return k
+	}
+	best := -1
+	for i := range c.Nodes {
+		if n := &c.Nodes[i]; hosts(n) > 0 && (best < 0 || n.FreeSum > c.Nodes[best].FreeSum) {
+			best = i
+		}
+	}
+	if best < 0 || hosts(&c.Nodes[best]) < d.Workers {
+		return policy.Placement{}, "no room"
+	}
+	var p policy.Placement
+	for _, g := range c.Nodes[best].GPUs {
+		for k := d.FitsOn(&g); k > 0 && len(p.Slots) < d.Workers; k-- {
+			p.Slots = append(p.Slots, d.Slot(c.Nodes[best].Name, &g))
+		}
+	}
+	return p, ""
+}
+
 // lazyCase is a cluster of (node, GPUs' used fractions), running victims
-// (lowest ranked last) and one queued whole-GPU gang that ranks above
-// them, decided by 2D-LAS with lazy trials on and off.
+// (lowest ranked last) and one queued gang (of whole GPUs, or of
+// fraction each) that ranks above them, decided by 2D-LAS with lazy
+// trials on and off.
 type lazyCase struct {
-	name    string
-	nodes   map[string][]float64 // used fraction per GPU
-	usedMem map[string]int64     // memory used on every GPU of a node
-	victims []lazyVictimSpec
-	workers int
-	placer  policy.Placer
+	name     string
+	nodes    map[string][]float64 // used fraction per GPU
+	usedMem  map[string]int64     // memory used on every GPU of a node
+	victims  []lazyVictimSpec
+	workers  int
+	fraction float64
+	placer   policy.Placer
 }
 
 type lazyVictimSpec struct {
@@ -123,13 +161,18 @@ func (lc lazyCase) snapshot() *policy.Snapshot {
 		}
 		s.Jobs = append(s.Jobs, j)
 	}
-	s.Jobs = append(s.Jobs, &policy.Job{ID: "q", Workers: lc.workers, Fraction: 1, State: policy.Queued, Submit: 500, QueuedSince: 500})
+	frac := lc.fraction
+	if frac == 0 {
+		frac = 1
+	}
+	s.Jobs = append(s.Jobs, &policy.Job{ID: "q", Workers: lc.workers, Fraction: frac, State: policy.Queued, Submit: 500, QueuedSince: 500})
 	return s
 }
 
 // TestLazyTrialsKeepTheirTerms decides trials where lazy releases must
-// not be used, or must see a node through its whole GPUs: each case
-// fails if its rule is dropped (a placer reading a node's FreeSum; a
+// not be used, or must see a node through its whole GPUs or through the
+// GPUs that host a fractional worker: each case fails if its rule is
+// dropped (a placer reading a node's FreeSum; a
 // cluster total that rounds, a victim whose share rounds, one whose
 // release clamps), because the trial then leaves another capacity or
 // another decision than releasing every victim does. (A node whose own
@@ -145,6 +188,17 @@ func TestLazyTrialsKeepTheirTerms(t *testing.T) {
 		victims: []lazyVictimSpec{{"b", []int{0}, 1}, {"b", []int{1}, 1},
 			{"a", []int{1}, 0.5}, {"a", []int{2}, 0.5}, {"a", []int{3}, 0.5}},
 		workers: 2, placer: wholeSumPlacer{},
+	}, {
+		// the same for a fractional gang: a hosts one worker of half a
+		// GPU before any release, and its victims (released first) free
+		// no GPU to host another, but the placer reads a's FreeSum, so
+		// they must be out when b's victim makes b host the gang: a
+		// then still has the larger sum, and the trial fails
+		name:  "a node hosting a worker is seen",
+		nodes: map[string][]float64{"a": {0.5, 1, 1, 1}, "b": {1, 0.5}},
+		victims: []lazyVictimSpec{{"b", []int{0}, 0.5},
+			{"a", []int{1}, 0.25}, {"a", []int{2}, 0.25}, {"a", []int{3}, 0.25}},
+		workers: 2, fraction: 0.5, placer: fitSumPlacer{},
 	}, {
 		// the victim's node is exact, but the cluster total 0.5+0.4 is
 		// not: releasing and re-committing leaves it 0.8999999999999999

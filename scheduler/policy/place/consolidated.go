@@ -71,6 +71,13 @@ func (*Consolidated) CountsFits() bool { return true }
 // for such nodes.
 func (*Consolidated) SeesWholeNodesOnly() bool { return true }
 
+// SeesFittingNodesOnly (policy.FitSighted): for a fractional gang
+// consolidate likewise reads a node only through nodeFit, which is 0 on
+// a node with no GPU hosting a worker; the memos' candidates and sum
+// index hold only nodes hosting one, and the unmemoised single-node
+// search reads another node's FreeSum but skips the node whatever it is.
+func (*Consolidated) SeesFittingNodesOnly() bool { return true }
+
 // Place chooses the gang's slots.
 func (*Consolidated) Place(_ *policy.Job, d policy.Demand, c *policy.Capacity) (policy.Placement, string) {
 	return consolidate(c, d)

@@ -22,30 +22,31 @@ type FitSighted interface {
 }
 
 // lazyTrial lets a preemption trial release only the victims its
-// placer can see (a whole-GPU gang's, and a fractional gang's for a
-// FitSighted placer: srtf-oracle's fractional trials at 10,000 nodes
-// released and re-committed ~1,200 victims each to preempt one). tryVictims releases victims lowest
-// rank first until the gang places, then re-commits every one it did
-// not use: 2D-Gittins' trials released ~350 victims each to preempt one
-// (their shares do not free whole GPUs until hundreds are out), ~30,000
+// placer can see: a whole-GPU gang's, and a fractional gang's for a
+// FitSighted placer. tryVictims releases victims lowest rank first
+// until the gang places, then re-commits every one it did not use:
+// 2D-Gittins' trials released ~350 victims each to preempt one (their
+// shares do not free whole GPUs until hundreds are out), ~30,000
 // releases and re-commits a churned decision at 10,000 nodes, each
-// writing its GPUs and re-summarising their nodes.
+// writing its GPUs and re-summarising their nodes; srtf-oracle's
+// fractional trials released and re-committed ~1,200 victims each.
 //
 // Released virtually, a victim is only added to per-GPU sums; it is
 // released in the Capacity (materialised) before a placer test once it
 // holds a slot on a node that then has a whole GPU, or, for a fractional
 // gang, a GPU that hosts one of its workers (relevant); a batch whose
-// shortOf test must fail (short) is not flushed. A WholeSighted
-// placer and shortOf's count of whole GPUs then see exactly what they
-// would with every victim released: a relevant node's victims are all
-// out, and every other node has no whole GPU either way (releases only
-// add). So does a FitSighted placer, for every node that hosts a worker
-// is relevant; shortOf's FreeSum is then short of the pending victims'
-// shares, so the trial asks short instead, which adds them. A victim never materialised is never re-committed either, which
-// leaves its GPUs as releasing and re-committing it would: every share,
-// Free and FreeMem is dyadic and no clamp applies (roundTrips' terms,
-// checked per victim), so those sums are exact and the node summaries
-// and the cluster totals the same, in any order. Util does not move (no
+// shortOf test must fail (short) is not flushed. A WholeSighted placer
+// and shortOf's count of whole GPUs then see exactly what they would
+// with every victim released: a relevant node's victims are all out,
+// and every other node has no whole GPU either way (releases only add).
+// So does a FitSighted placer, for every node that hosts a worker is
+// relevant; shortOf's FreeSum is then short of the pending victims'
+// shares, so the trial asks short instead, which adds them. A victim
+// never materialised is never re-committed either, which leaves its
+// GPUs as releasing and re-committing it would: every share, Free and
+// FreeMem is dyadic and no clamp applies (roundTrips' terms, checked
+// per victim), so those sums are exact and the node summaries and the
+// cluster totals the same, in any order. Util does not move (no
 // utilisation is charged). A victim that fails the terms ends the lazy
 // mode: every pending victim is materialised and the trial goes on as
 // before, from the same capacity.
@@ -118,9 +119,10 @@ type lazyVictim struct {
 }
 
 // lazyFor is the lazy state for a trial of d, or nil where the trial
-// must release every victim: a placer that does not declare it sees
-// only the nodes d can use (WholeSighted, FitSighted) or that charges
-// utilisation, tracked residents, or a cluster total that is not exact.
+// must release every victim: a placer that does not declare that it
+// sees only the nodes d can use (WholeSighted, FitSighted), or that
+// charges utilisation, tracked residents, or a cluster total that is
+// not exact.
 // A trial the memo records (preempt_memo.go) may be lazy: the memo keeps
 // the GPUs whose state the trial changed, and a victim released and
 // re-committed exactly changes none.

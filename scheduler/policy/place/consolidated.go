@@ -75,7 +75,8 @@ func (*Consolidated) SeesWholeNodesOnly() bool { return true }
 // consolidate likewise reads a node only through nodeFit, which is 0 on
 // a node with no GPU hosting a worker; the memos' candidates and sum
 // index hold only nodes hosting one, and the unmemoised single-node
-// search reads another node's FreeSum but skips the node whatever it is.
+// search reads another node's FreeSum but skips the node whatever that
+// sum is.
 func (*Consolidated) SeesFittingNodesOnly() bool { return true }
 
 // Place chooses the gang's slots.

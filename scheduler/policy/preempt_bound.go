@@ -147,6 +147,9 @@ type FitCounter interface {
 func (r *round) gainOf(d Demand) (gain, whole int) {
 	whole = r.cap.WholeFree()
 	for _, l := range r.loads {
+		if l.slots == 0 {
+			continue // no victim of the rank on it (narrow)
+		}
 		g := *l.g
 		before := d.FitsOn(&g)
 		g.Free += l.frac

@@ -1,6 +1,9 @@
 package policy
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // dyadicBits is the binary precision below which roundTrips accepts no
 // share: every Free and share a multiple of 2^-dyadicBits (quarters,
@@ -23,6 +26,9 @@ type gpuLoad struct {
 	mem  int64
 	next int32 // the node's previous entry, -1 at the end
 	ni   int32 // the node's index
+	// slots is how many of the victims' slots are on the GPU (0: none
+	// since narrow took them out)
+	slots int32
 }
 
 // roundTrips reports that a trial at rank i that fails would leave the
@@ -66,6 +72,11 @@ func (r *round) roundTrips(i int, fresh bool) bool {
 			break
 		}
 		held = r.exact(i)
+	case l.ok && l.gen == r.victimGen && l.i < i && r.narrow(i):
+		held = r.recheck() // exact's answer: the loads are i's now
+		if recheckSeen != nil {
+			recheckSeen(r, i, held)
+		}
 	default:
 		held = r.exact(i)
 	}
@@ -94,10 +105,41 @@ func (r *round) recheck() bool {
 		return false
 	}
 	for _, l := range r.loads {
-		if !r.cap.Nodes[l.ni].exactFree || !(l.g.Free+l.frac <= 1) || l.mem > l.g.TotalMem-l.g.FreeMem {
+		if l.slots > 0 && (!r.cap.Nodes[l.ni].exactFree || !(l.g.Free+l.frac <= 1) || l.mem > l.g.TotalMem-l.g.FreeMem) {
 			return false
 		}
 	}
+	return true
+}
+
+// narrow turns r.loads, read for a rank above i (more victims), into
+// rank i's: the shares of the victims ranked between are taken back out
+// of their GPUs' sums (futile asks for i's own when the wider loads left
+// a gain). Every share is dyadic, so each sum is then, bit for bit, what
+// reading i's victims afresh adds up; a GPU none of them holds keeps an
+// entry with no slots, which recheck and gainOf pass over. false, with
+// the loads spoiled, where a slot is not found (exact then reads them
+// afresh).
+func (r *round) narrow(i int) bool {
+	lo, _ := slices.BinarySearch(r.running, r.loaded.i+1) // the wider loads' first victim
+	hi, _ := slices.BinarySearch(r.running, i+1)          // i's first victim
+	for k := r.live(hi - 1); k >= lo; k = r.live(k - 1) {
+		vr := r.victimRefs(k)
+		for s, rf := range vr.refs {
+			f, _ := vr.dyadicShare(s)
+			e, seen := r.nodes.get(rf.ni)
+			for seen && e >= 0 && r.loads[e].g != rf.g {
+				e = r.loads[e].next
+			}
+			if !seen || e < 0 {
+				r.loaded.ok = false
+				return false
+			}
+			l := &r.loads[e]
+			l.frac, l.mem, l.slots = l.frac-f, l.mem-vr.shares[s].mem, l.slots-1
+		}
+	}
+	r.loaded.i = i
 	return true
 }
 
@@ -146,6 +188,7 @@ func (r *round) exact(i int) bool {
 			}
 			loads[e].frac += f
 			loads[e].mem += vr.shares[s].mem
+			loads[e].slots++
 		}
 	}
 	r.loaded = loadsFor{ok: true, i: i, gen: r.victimGen} // every victim read

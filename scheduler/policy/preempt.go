@@ -81,7 +81,7 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 		batch *= 2
 		tested = true
 		if r.lz != nil {
-			if r.lz.short(d) { // shortOf with every victim so far out
+			if r.lz.short() { // shortOf with every victim so far out
 				r.failed.clean = true
 				continue
 			}

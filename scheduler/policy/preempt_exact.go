@@ -60,28 +60,39 @@ func (r *round) roundTrips(i int, fresh bool) bool {
 	if t := &r.trip; !fresh && t.ok && logged && t.mark == mark && t.epoch == r.cap.Epoch && i >= t.i {
 		return true
 	}
-	var held bool
-	at := i
-	switch l := r.loaded; {
-	case l.ok && l.gen == r.victimGen && (l.i == i || !fresh && l.i < i):
-		if held = r.recheck(); held || l.i == i { // at i, recheck is exact's answer
-			if recheckSeen != nil {
-				recheckSeen(r, i, held)
-			}
-			at = l.i
-			break
-		}
-		held = r.exact(i)
-	case l.ok && l.gen == r.victimGen && l.i < i && r.narrow(i):
-		held = r.recheck() // exact's answer: the loads are i's now
-		if recheckSeen != nil {
-			recheckSeen(r, i, held)
-		}
-	default:
-		held = r.exact(i)
-	}
+	held, at := r.checkLoads(i, fresh)
 	r.trip = tripCheck{ok: held && logged, i: at, mark: mark, epoch: r.cap.Epoch}
 	return held
+}
+
+// checkLoads is exact's check for rank i, answered from r.loads where no
+// victim was preempted since they were read: loads of a rank above i
+// (more victims) that hold against the capacity now bound i's (unless
+// fresh: then they are narrowed to i's first); loads for i (as read, or
+// narrowed) answer as a read would. at is the rank the loads are then
+// for.
+func (r *round) checkLoads(i int, fresh bool) (held bool, at int) {
+	l := r.loaded
+	if !l.ok || l.gen != r.victimGen || l.i > i {
+		return r.exact(i), i
+	}
+	if l.i < i && !fresh && r.recheck() {
+		r.seen(i, true)
+		return true, l.i
+	}
+	if l.i < i && !r.narrow(i) {
+		return r.exact(i), i
+	}
+	held = r.recheck() // exact's answer: the loads are i's
+	r.seen(i, held)
+	return held, i
+}
+
+// seen tells recheckSeen, if set, an answer recheck gave for rank i.
+func (r *round) seen(i int, held bool) {
+	if recheckSeen != nil {
+		recheckSeen(r, i, held)
+	}
 }
 
 // recheckSeen, unless nil, is told each answer recheck gave (tests

@@ -152,7 +152,7 @@ func (r *round) sighted(d Demand) bool {
 	return ok && fs.SeesFittingNodesOnly()
 }
 
-// short is shortOf's verdict for the trial's gang d on the Capacity with
+// short is shortOf's verdict for the trial's gang on the Capacity with
 // every victim so far released, without flushing.
 //
 // For a whole-GPU gang it counts the whole GPUs: a GPU turns whole only
@@ -171,7 +171,8 @@ func (r *round) sighted(d Demand) bool {
 // The flush leaves pending the victims no relevant node holds, so the
 // Capacity's own FreeSum is short of theirs: the trial asks this
 // instead of shortOf, before and after the flush.
-func (lz *lazyTrial) short(d Demand) bool {
+func (lz *lazyTrial) short() bool {
+	d := lz.d
 	if d.WholeGPU() {
 		return d.Workers > lz.wholeFlushed()
 	}

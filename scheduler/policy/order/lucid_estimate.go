@@ -420,8 +420,15 @@ func remainingFrom(mu, sigma, e float64) float64 {
 	if e <= 0 {
 		return math.Exp(mu)
 	}
+	return remainingLn(mu, sigma, e, math.Log(e))
+}
+
+// remainingLn is remainingFrom with ln e given (e > 0; unread otherwise).
+func remainingLn(mu, sigma, e, lne float64) float64 {
+	if e <= 0 {
+		return math.Exp(mu)
+	}
 	sigma = max(sigma, 0.05)
-	lne := math.Log(e)
 	z := (lne - mu) / sigma
 	var lnm float64
 	if z < 6 {

@@ -24,6 +24,11 @@ type lucidSlot struct {
 	// the model's spread) change only with the version
 	remVer int
 	e, rem float64
+	// lne is ln e while lnOK (e moved: taken again when sized). A
+	// queued job's e stays put, and every refit sizes every job again,
+	// so the logarithm is kept rather than taken ~100,000 times a refit
+	lne  float64
+	lnOK bool
 }
 
 // lucidFeatures is what a slot's levels were read from, to tell whether
@@ -120,7 +125,7 @@ func (l *Lucid) fill(i int, j *policy.Job) *lucidSlot {
 		sl.share = g // written only when it moved: a clean line is not written back
 	}
 	if _, e := j.ServiceAt(l.now); math.Float64bits(e) != math.Float64bits(sl.e) {
-		sl.e, sl.remVer = e, -1
+		sl.e, sl.remVer, sl.lnOK = e, -1, false
 	}
 	p.seen = l.calls
 	return sl
@@ -166,7 +171,10 @@ func (l *Lucid) bring(sl *lucidSlot) float64 {
 func (l *Lucid) slotSize(sl *lucidSlot) float64 {
 	mu := l.bring(sl)
 	if sl.remVer != l.kk.version {
-		sl.remVer, sl.rem = l.kk.version, remainingFrom(mu, l.kk.sigma, sl.e)
+		if !sl.lnOK && sl.e > 0 {
+			sl.lne, sl.lnOK = math.Log(sl.e), true
+		}
+		sl.remVer, sl.rem = l.kk.version, remainingLn(mu, l.kk.sigma, sl.e, sl.lne)
 	}
 	return sl.rem * sl.share
 }
@@ -231,7 +239,7 @@ func (l *Lucid) move(i int, e *posKey, profileEnd, _, executed float64) bool {
 		return false
 	}
 	if sl := &l.slots[i]; math.Float64bits(executed) != math.Float64bits(sl.e) {
-		sl.e, sl.remVer = executed, -1
+		sl.e, sl.remVer, sl.lnOK = executed, -1, false
 	}
 	return true
 }

@@ -9,6 +9,9 @@ package policy
 type JobTrack struct {
 	last []uint64
 	same []bool
+	// lastProgress is the last ProgressGen (UpdateWithProgress); nil
+	// when the last snapshot had none
+	lastProgress []uint64
 }
 
 // Update reads s's stamps; afterwards Same(i) says whether job i is
@@ -35,6 +38,28 @@ func (t *JobTrack) Update(s *Snapshot) bool {
 	return true
 }
 
+// UpdateWithProgress is Update for a user that reads Progress or
+// StepTimes: where s tracks them apart (Snapshot.ProgressGen), a job
+// whose ProgressGen stamp moved is not Same either.
+func (t *JobTrack) UpdateWithProgress(s *Snapshot) bool {
+	if !t.Update(s) {
+		t.lastProgress = t.lastProgress[:0]
+		return false
+	}
+	if !s.ProgressTracked() {
+		t.lastProgress = t.lastProgress[:0] // JobGen covers progress
+		return true
+	}
+	known := len(t.lastProgress)
+	t.lastProgress = grow(t.lastProgress, len(s.Jobs))
+	last, same := t.lastProgress, t.same
+	for i, g := range s.ProgressGen {
+		same[i] = same[i] && g != 0 && i < known && last[i] == g
+		last[i] = g
+	}
+	return true
+}
+
 // compare is Update's pass over the jobs [lo, hi): known stamps were kept.
 func (t *JobTrack) compare(gen []uint64, known, lo, hi int) {
 	last, same := t.last, t.same
@@ -51,7 +76,7 @@ func (t *JobTrack) Same(i int) bool { return t.same[i] }
 
 // Reset forgets the last snapshot: everything is read afresh next time
 // (for a user whose own derived state changed wholesale).
-func (t *JobTrack) Reset() { t.last = t.last[:0] }
+func (t *JobTrack) Reset() { t.last, t.lastProgress = t.last[:0], t.lastProgress[:0] }
 
 // grow resizes xs to n, keeping its contents up to n and reallocating only
 // when its capacity is short.

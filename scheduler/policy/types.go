@@ -219,7 +219,8 @@ type Snapshot struct {
 	// instance, then Jobs[i] is the same job (same ID and Submit) as then
 	// and nothing a policy may read of it has changed since: no field of
 	// the Job, nothing it points to (Placement.Slots, Progress,
-	// StepTimes, what Speed answers) — Attained, Executed and State
+	// StepTimes, what Speed answers; Progress and StepTimes excepted
+	// where ProgressGen is set) — Attained, Executed and State
 	// included, which advance on every round a job runs, unless the job
 	// accrues (Job.Accrual): then its service at this Now is what
 	// ServiceAt says, with no new stamp. The *Job pointer
@@ -243,11 +244,30 @@ type Snapshot struct {
 	// them in place instead of allocating ~6 MB per decision at 100,000
 	// jobs: copy what must outlive the round.
 	JobGen []uint64
+	// ProgressGen, when set beside JobGen (same length), takes the
+	// observed training progress out of JobGen's promise: a job's
+	// Progress and StepTimes may change under an unchanged JobGen
+	// stamp, and then its ProgressGen stamp moves (the same rules as
+	// JobGen's, from the same counter or another). A running job reports
+	// progress every round, so without it every running job is re-read
+	// every round by every policy, though only the few that fit progress
+	// curves (optimus) read it. A policy that keeps anything derived from
+	// Progress or StepTimes follows ProgressGen too
+	// (JobTrack.UpdateWithProgress); the others need not look at it.
+	// Without JobGen it means nothing.
+	ProgressGen []uint64
 }
 
 // JobsTracked reports whether s carries usable JobGen change tracking.
 func (s *Snapshot) JobsTracked() bool {
 	return s.JobGen != nil && len(s.JobGen) == len(s.Jobs)
+}
+
+// ProgressTracked reports whether s's jobs are tracked (JobsTracked) and
+// their progress apart (ProgressGen): JobGen alone then does not cover
+// Progress and StepTimes.
+func (s *Snapshot) ProgressTracked() bool {
+	return s.JobsTracked() && len(s.ProgressGen) == len(s.Jobs)
 }
 
 // Start admits (or resizes, if the job runs) a job with this placement.

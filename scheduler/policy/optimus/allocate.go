@@ -57,7 +57,7 @@ func (e *entry) running() bool { return e.run }
 // the jobs whose stamp moved are read.
 func (o *Optimus) collect(s *policy.Snapshot, lim policy.ClusterLimits, gpus int, dec *policy.Decision) []*entry {
 	// a cluster with other limits may change whether a job can ever fit
-	tracked := o.track.Update(s) && o.limOK && lim == o.lim
+	tracked := o.track.UpdateWithProgress(s) && o.limOK && lim == o.lim
 	o.lim, o.limOK, o.tracked = lim, true, tracked
 	slab := o.buf.slots(len(s.Jobs))
 	if w := parWorkers(); w > 1 && len(s.Jobs) >= parMin {

@@ -55,7 +55,8 @@ type Optimus struct {
 	skipReasons bool
 	// texts are the last Waiting texts by snapshot position (gainText).
 	texts []waitText
-	// track follows Snapshot.JobGen: an unchanged job's entry is reused.
+	// track follows Snapshot.JobGen and ProgressGen (optimus fits progress
+	// curves): an unchanged job's entry is reused.
 	track policy.JobTrack
 	// lim is the last decision's cluster limits (limOK: there was one).
 	lim   policy.ClusterLimits

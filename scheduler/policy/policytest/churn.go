@@ -24,6 +24,9 @@ type ChurnSpec struct {
 	// of having it added, and stamped, every round: a running job is then
 	// stamped only when something else of it changes.
 	Accrue bool
+	// SplitProgress stamps a job whose progress moved in
+	// Snapshot.ProgressGen instead of JobGen, as the live scheduler does.
+	SplitProgress bool
 }
 
 // Churn is a snapshot evolving in place between decisions, with
@@ -41,8 +44,9 @@ type Churn struct {
 	vacant []vacancy      // positions of finished jobs, oldest first
 	born   int
 	round  int
-	// Changed counts the jobs stamped by the last Step.
-	Changed int
+	// Changed counts the jobs stamped by the last Step (JobGen), and
+	// Progressed those whose ProgressGen alone moved.
+	Changed, Progressed int
 }
 
 // vacancy is a position whose job finished in round.
@@ -57,6 +61,13 @@ func NewChurn(seed uint64, s *policy.Snapshot, spec ChurnSpec) *Churn {
 	for i, j := range s.Jobs {
 		s.JobGen[i] = c.next()
 		c.byID[j.ID] = i
+	}
+	s.ProgressGen = nil
+	if spec.SplitProgress {
+		s.ProgressGen = make([]uint64, len(s.Jobs))
+		for i := range s.ProgressGen {
+			s.ProgressGen[i] = c.next()
+		}
 	}
 	if spec.Accrue {
 		for _, j := range s.Jobs {
@@ -78,10 +89,21 @@ func (c *Churn) next() uint64 { c.stamp++; return c.stamp }
 // touch stamps job i changed.
 func (c *Churn) touch(i int) { c.S.JobGen[i] = c.next(); c.Changed++ }
 
+// progressed stamps job i's progress moved: in ProgressGen where the
+// snapshot keeps it apart, else as any change.
+func (c *Churn) progressed(i int) bool {
+	if c.S.ProgressGen == nil {
+		return true
+	}
+	c.S.ProgressGen[i] = c.next()
+	c.Progressed++
+	return false
+}
+
 // Step carries out d (as Apply does, in place), then lets a round pass.
 func (c *Churn) Step(d policy.Decision) {
 	s := c.S
-	c.Changed = 0
+	c.Changed, c.Progressed = 0, 0
 	for _, id := range d.Preempts {
 		i, ok := c.byID[id]
 		if j := s.Jobs[i]; ok && j.State == policy.Running {
@@ -132,7 +154,7 @@ func (c *Churn) advance() {
 			last := j.Progress[n-1]
 			st := last.Step + 100
 			j.Progress = append(j.Progress[:n:n], policy.ProgressPoint{Step: st, Loss: 1/(0.001*st+0.5) + 0.3})
-			moved = true
+			moved = c.progressed(i) || moved
 		}
 		if c.rng.Float64() < c.spec.Finish {
 			c.hold(j, -1)
@@ -168,6 +190,9 @@ func (c *Churn) arrive() {
 		}
 		s.Jobs = append(s.Jobs, j)
 		s.JobGen = append(s.JobGen, 0)
+		if s.ProgressGen != nil {
+			s.ProgressGen = append(s.ProgressGen, c.next())
+		}
 		c.byID[j.ID] = len(s.Jobs) - 1
 		c.touch(len(s.Jobs) - 1)
 	}

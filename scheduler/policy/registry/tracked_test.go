@@ -22,7 +22,8 @@ func trackedSpec(seed uint64) (pt.RandomSpec, pt.ChurnSpec) {
 // exactly as the same snapshot untracked (Starts, Preempts, and the
 // Waiting and Ranking a reader sees), reasons asked for or skipped,
 // Tiresias' promotion on or off, running jobs' service added and
-// stamped every round or accruing (policy.Accrual) unstamped.
+// stamped every round or accruing (policy.Accrual) unstamped, their
+// progress stamped in JobGen or apart (Snapshot.ProgressGen).
 func TestJobGenSameDecisions(t *testing.T) {
 	bare := map[string]bool{}
 	for _, o := range Orderings() {
@@ -35,13 +36,19 @@ func TestJobGenSameDecisions(t *testing.T) {
 				seeds = 3
 			}
 			for seed := uint64(1); seed <= seeds; seed++ {
-				for _, accrue := range []bool{false, true} {
-					sameTracked(t, name, seed+uint64(promote), promote, seed%2 == 0, accrue)
+				for _, v := range trackedVariants {
+					sameTracked(t, name, seed+uint64(promote), promote, seed%2 == 0, v)
 				}
 			}
 		}
 	}
 }
+
+// trackedVariant is how a churn stamps running jobs: service added and
+// stamped, or accruing; progress in JobGen, or apart in ProgressGen.
+type trackedVariant struct{ accrue, split bool }
+
+var trackedVariants = []trackedVariant{{false, false}, {true, false}, {true, true}}
 
 func newWith(t *testing.T, name string, promote float64) policy.Policy {
 	t.Helper()
@@ -56,10 +63,10 @@ func newWith(t *testing.T, name string, promote float64) policy.Policy {
 
 // sameTracked runs one churning sequence through a tracked and an
 // untracked instance of name and requires identical decisions.
-func sameTracked(t *testing.T, name string, seed uint64, promote float64, skip, accrue bool) {
+func sameTracked(t *testing.T, name string, seed uint64, promote float64, skip bool, v trackedVariant) {
 	t.Helper()
 	sp, cs := trackedSpec(seed)
-	cs.Accrue = accrue
+	cs.Accrue, cs.SplitProgress = v.accrue, v.split
 	s := pt.Random(seed, sp)
 	s.SkipReasons = skip
 	c := pt.NewChurn(seed, s, cs)
@@ -71,12 +78,12 @@ func sameTracked(t *testing.T, name string, seed uint64, promote float64, skip, 
 		s.JobGen = gen
 		got := tracked.Decide(s)
 		if !reflect.DeepEqual(want.Starts, got.Starts) || !reflect.DeepEqual(want.Preempts, got.Preempts) {
-			t.Fatalf("%s seed=%d promote=%g skip=%v accrue=%v round %d: tracked started %v preempted %v, untracked %v %v",
-				name, seed, promote, skip, accrue, round, got.Starts, got.Preempts, want.Starts, want.Preempts)
+			t.Fatalf("%s seed=%d promote=%g skip=%v variant=%+v round %d: tracked started %v preempted %v, untracked %v %v",
+				name, seed, promote, skip, v, round, got.Starts, got.Preempts, want.Starts, want.Preempts)
 		}
 		if !sameList(want.Waiting, got.Waiting) || !sameList(want.Ranking, got.Ranking) {
-			t.Fatalf("%s seed=%d promote=%g skip=%v accrue=%v round %d: tracked Waiting/Ranking differ:\n%v\n%v\nvs\n%v\n%v",
-				name, seed, promote, skip, accrue, round, got.Waiting, got.Ranking, want.Waiting, want.Ranking)
+			t.Fatalf("%s seed=%d promote=%g skip=%v variant=%+v round %d: tracked Waiting/Ranking differ:\n%v\n%v\nvs\n%v\n%v",
+				name, seed, promote, skip, v, round, got.Waiting, got.Ranking, want.Waiting, want.Ranking)
 		}
 		for i := range got.Ranking { // a careless reader: the next round must not care
 			got.Ranking[i] = policy.Rank{JobID: "scribbled"}

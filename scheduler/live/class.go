@@ -19,11 +19,12 @@ type class struct {
 	// kept from round to round by the incremental round (snapshotIncr).
 	pn  []policy.Node
 	gen []uint64
-	// jobs and jobGen are the storage of the class's snapshot's Jobs and
-	// JobGen, reused from round to round (the simulator reuses its
-	// snapshot's the same way): a snapshot lives until the next Decide.
-	jobs   []*policy.Job
-	jobGen []uint64
+	// jobs, jobGen and progGen are the storage of the class's snapshot's
+	// Jobs, JobGen and ProgressGen, reused from round to round (the
+	// simulator reuses its snapshot's the same way): a snapshot lives
+	// until the next Decide.
+	jobs            []*policy.Job
+	jobGen, progGen []uint64
 }
 
 // classes sorts the round's jobs into classes by their eligible nodes. A

@@ -84,6 +84,7 @@ type kept struct {
 	pj    *policy.Job // the policy's view (nil: the policy does not see it)
 	pjOK  bool        // pj is current but for the clock
 	gen   uint64      // pj's stamp (Snapshot.JobGen), new on every change
+	pgen  uint64      // its progress stamp (Snapshot.ProgressGen), new on progress
 	cls   *class      // the job's class (nil: none)
 	clsOK bool        // cls and unfit are current
 	// tgt is a running job's progress target (nil: none), once tgtOK.
@@ -140,7 +141,7 @@ func (s *Scheduler) classifyIncr(now float64) []*entry {
 	}
 	for id := range s.progress.takeChanged() {
 		if e := in.byID[id]; e != nil {
-			e.kept.pjOK = false
+			s.progressed(e)
 			in.view.progressed = true
 		}
 	}
@@ -274,6 +275,20 @@ func (in *incr) insert(e *entry) {
 	copy(in.ents[i+1:], in.ents[i:])
 	in.ents[i] = e
 	in.byID[e.stub.ID] = e
+}
+
+// progressed brings e's policy view up to its progress just read: in
+// place with a new progress stamp (Snapshot.ProgressGen) where the view
+// is current, so the policies that do not read progress need not read
+// the job again; else the view is built afresh, progress included.
+func (s *Scheduler) progressed(e *entry) {
+	k := &e.kept
+	if !k.pjOK || k.pj == nil {
+		k.pjOK = false
+		return
+	}
+	s.fillProgress(k.pj)
+	k.pgen = s.inc.stampNext()
 }
 
 // mark says the round changed a job's record (or phase): its entry is

@@ -71,24 +71,26 @@ func (s *Scheduler) classifyEligible(w *world, e *entry) {
 // whose view is current only have their clock-driven fields brought
 // forward, and each node's GPUs are compared with last round's, its
 // Cluster.Gen counter moving when they differ. Snapshot.JobGen carries
-// each view's stamp, new whenever anything of the view changed.
+// each view's stamp, new whenever anything of the view but its progress
+// changed; Snapshot.ProgressGen its progress stamp.
 func (s *Scheduler) snapshotIncr(l *gpuBook, c *class, now float64) *policy.Snapshot {
 	snap := &policy.Snapshot{Now: now}
 	s.classNodes(l, c)
 	snap.Cluster.Nodes, snap.Cluster.Gen = c.pn, c.gen
 	snap.Cluster.Links = s.measuredLinks(l, c.nodes)
 	was := len(c.jobs)
-	c.jobs, c.jobGen = c.jobs[:0], c.jobGen[:0]
+	c.jobs, c.jobGen, c.progGen = c.jobs[:0], c.jobGen[:0], c.progGen[:0]
 	for _, e := range c.entries {
 		if j := s.keptJob(l, e); j != nil {
 			c.jobs = append(c.jobs, j)
 			c.jobGen = append(c.jobGen, e.kept.gen)
+			c.progGen = append(c.progGen, e.kept.pgen)
 		}
 	}
 	if was > len(c.jobs) {
 		clear(c.jobs[len(c.jobs):was]) // no finished job kept alive here
 	}
-	snap.Jobs, snap.JobGen = c.jobs, c.jobGen
+	snap.Jobs, snap.JobGen, snap.ProgressGen = c.jobs, c.jobGen, c.progGen
 	return snap
 }
 
@@ -129,7 +131,7 @@ func (s *Scheduler) keptJob(l *gpuBook, e *entry) *policy.Job {
 	fresh := !k.pjOK
 	if fresh {
 		k.pj, k.pjOK = s.policyJob(e), true
-		k.gen = s.inc.stampNext()
+		k.gen, k.pgen = s.inc.stampNext(), s.inc.stampNext()
 	}
 	j := k.pj
 	if j == nil || e.phase != phaseRunning {

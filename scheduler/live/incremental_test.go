@@ -38,8 +38,21 @@ func TestIncrementalRoundMatchesFullRebuild(t *testing.T) {
 // recorder keeps a copy of every snapshot a policy saw and its decisions.
 type recorder struct {
 	policy.Policy
+	t     *testing.T
 	snaps []snapCopy
 	decs  []policy.Decision
+	// seen is each job as a tracked snapshot last listed it, with its
+	// stamps (checkStamps)
+	seen map[string]seenJob
+	// checked counts the jobs checkStamps compared, progressed those of
+	// them whose ProgressGen alone moved
+	checked, progressed int
+}
+
+// seenJob is a job as a tracked snapshot listed it, and its stamps.
+type seenJob struct {
+	gen, pgen uint64
+	job       policy.Job
 }
 
 // snapCopy is a snapshot as it was when decided (kept views change
@@ -52,6 +65,7 @@ type snapCopy struct {
 }
 
 func (r *recorder) Decide(s *policy.Snapshot) policy.Decision {
+	r.checkStamps(s)
 	c := snapCopy{Now: s.Now}
 	for _, n := range s.Cluster.Nodes {
 		n.GPUs = slices.Clone(n.GPUs)
@@ -87,6 +101,45 @@ func (r *recorder) Decide(s *policy.Snapshot) policy.Decision {
 	return d
 }
 
+// checkStamps holds a tracked snapshot to its stamps' promise: a job
+// whose JobGen stamp is the one it had when last listed (by any class's
+// snapshot: stamps come from one counter) has the same fields but its
+// service (which accrues), and its progress too unless its ProgressGen
+// stamp moved.
+func (r *recorder) checkStamps(s *policy.Snapshot) {
+	r.t.Helper()
+	if !s.JobsTracked() {
+		return
+	}
+	if r.seen == nil {
+		r.seen = map[string]seenJob{}
+	}
+	for i, j := range s.Jobs {
+		now := seenJob{gen: s.JobGen[i], job: *j}
+		now.job.Placement.Slots, now.job.Progress = slices.Clone(j.Placement.Slots), slices.Clone(j.Progress)
+		if s.ProgressTracked() {
+			now.pgen = s.ProgressGen[i]
+		}
+		was, ok := r.seen[j.ID]
+		r.seen[j.ID] = now
+		if !ok || now.gen == 0 || now.gen != was.gen {
+			continue
+		}
+		r.checked++
+		w := was.job
+		if j.Submit != w.Submit || j.State != w.State || j.Workers != w.Workers || j.Fraction != w.Fraction ||
+			j.MemMiB != w.MemMiB || j.LastStart != w.LastStart || !slices.Equal(j.Placement.Slots, w.Placement.Slots) {
+			r.t.Fatalf("job %s changed under JobGen stamp %d:\n%+v\nwas\n%+v", j.ID, now.gen, *j, w)
+		}
+		if (!s.ProgressTracked() || now.pgen == was.pgen) && !slices.Equal(j.Progress, w.Progress) {
+			r.t.Fatalf("job %s: progress changed under stamps %d, %d", j.ID, now.gen, now.pgen)
+		}
+		if now.pgen != was.pgen {
+			r.progressed++
+		}
+	}
+}
+
 // twin is one of the two schedulers, with its clock.
 type twin struct {
 	s   *Scheduler
@@ -115,7 +168,7 @@ func newTwin(t *testing.T, pol string, full bool, clock *time.Time, jobs map[str
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &recorder{Policy: s.pol}
+	rec := &recorder{Policy: s.pol, t: t}
 	s.pol = rec
 	s.now = func() time.Time { return *clock }
 	s.fullEvery = 1 << 30
@@ -184,6 +237,11 @@ func runTwins(t *testing.T, pol string, seed int64, steps int) {
 	t.Logf("%d decisions, %d admissions, %d preemptions reflected, %d jobs", w.decisions, w.admits, w.preempts, w.nextID)
 	if w.decisions == 0 || w.admits == 0 {
 		t.Fatal("nothing was decided or admitted: the test exercises nothing")
+	}
+	inc := w.twins[0].rec
+	t.Logf("stamps held for %d listings, %d of them with progress alone moved", inc.checked, inc.progressed)
+	if inc.checked == 0 || inc.progressed == 0 {
+		t.Fatal("no job was listed again under its stamp, or none with progress alone moved: the stamps go unchecked")
 	}
 }
 

@@ -33,12 +33,15 @@ func churnInterval() float64 {
 // many jobs arrive, so the queue stays as long. Running jobs' service
 // accrues (policy.Accrual) unless CARAVAN_SCALE_ACCRUE=0, which adds it
 // and re-stamps every running job every round, as before the accrual.
+// A running job's progress is stamped apart (Snapshot.ProgressGen), as
+// the live scheduler does, unless CARAVAN_SCALE_PROGRESS=joint, which
+// stamps it in JobGen, as before that.
 func (z size) churnSpec() pt.ChurnSpec {
 	sp := z.spec()
 	every := churnInterval()
 	finish := every / 5000.0
 	return pt.ChurnSpec{Interval: every, Finish: finish, Arrive: int(float64(sp.Running) * finish), Jobs: sp,
-		Accrue: os.Getenv("CARAVAN_SCALE_ACCRUE") != "0"}
+		Accrue: os.Getenv("CARAVAN_SCALE_ACCRUE") != "0", SplitProgress: os.Getenv("CARAVAN_SCALE_PROGRESS") != "joint"}
 }
 
 // BenchmarkScaleChurn decides a snapshot that changes between decisions

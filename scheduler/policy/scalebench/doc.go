@@ -17,7 +17,9 @@
 // CARAVAN_SCALE_QUEUE=fresh starts from a queue of jobs that never ran,
 // CARAVAN_SCALE_INTERVAL the seconds between decisions (10),
 // CARAVAN_SCALE_GIANTS=whole makes the queued gangs larger than the
-// cluster ask whole GPUs (none then ever fits). The
+// cluster ask whole GPUs (none then ever fits),
+// CARAVAN_SCALE_PROGRESS=joint stamps running jobs' progress in JobGen
+// rather than apart (Snapshot.ProgressGen, as the live scheduler). The
 // preemptive orderings' trials are reported per decision too (trials,
 // victims, materialised, given-back: policy.TrialStats).
 // Between decisions the benchmarks pace the garbage collector as the

@@ -9,7 +9,7 @@ package policy
 type JobTrack struct {
 	last []uint64
 	same []bool
-	// lastProgress is the last ProgressGen (UpdateWithProgress); nil
+	// lastProgress is the last ProgressGen (UpdateWithProgress); empty
 	// when the last snapshot had none
 	lastProgress []uint64
 }

@@ -89,8 +89,9 @@ func (c *Churn) next() uint64 { c.stamp++; return c.stamp }
 // touch stamps job i changed.
 func (c *Churn) touch(i int) { c.S.JobGen[i] = c.next(); c.Changed++ }
 
-// progressed stamps job i's progress moved: in ProgressGen where the
-// snapshot keeps it apart, else as any change.
+// progressed stamps job i's progress moved in ProgressGen where the
+// snapshot keeps it apart; else it reports that the job must be stamped
+// changed (JobGen), as for any change.
 func (c *Churn) progressed(i int) bool {
 	if c.S.ProgressGen == nil {
 		return true

@@ -31,8 +31,9 @@ func BenchmarkOrderSplit(b *testing.B) {
 		"tiresias-las": func() policy.Orderer { o, _ := NewLAS(DefaultQueueConfig()); return o },
 		"srtf-oracle":  func() policy.Orderer { return NewSRTFOracle() },
 		"fifo":         func() policy.Orderer { return NewFIFO(FIFOConfig{}) },
+		"lucid":        func() policy.Orderer { o, _ := NewLucid(LucidConfig{}); return o },
 	}
-	for _, name := range []string{"tiresias-gittins", "fair", "tiresias-las", "srtf-oracle", "fifo"} {
+	for _, name := range []string{"tiresias-gittins", "fair", "tiresias-las", "srtf-oracle", "fifo", "lucid"} {
 		b.Run(name, func(b *testing.B) {
 			s := pt.Clone(base)
 			c := pt.NewChurn(7, s, pt.ChurnSpec{Interval: 10, Finish: 10.0 / 5000, Arrive: 80, Jobs: sp})

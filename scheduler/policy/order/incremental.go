@@ -320,11 +320,13 @@ func mergeSorted(ks []keyed, a, b, buf []int32) []int32 {
 	return out
 }
 
-// mergeParts is mergeInto split into w parts of b side by side. A part
-// starting at b[c] takes the elements of a ordered before b[c] from its
-// start (found by binary search, the serial merge's own test), so every
-// element lands where the serial merge puts it: a and b hold distinct
-// indexes, which compareAt never ties.
+// mergeParts is mergeInto split into w ranges of b side by side. The
+// part of a merged with a range is what the serial merge places between
+// the range's first element and the next range's: the elements ordered
+// after the one and before the other, found by binary search on the
+// serial merge's own test. So every element lands where the serial merge
+// puts it (a and b hold distinct indexes, which compareAt never ties).
+// Every range of b is non-empty (len(b) ≥ w).
 func mergeParts(ks []keyed, a, b, out []int32, w int) {
 	var starts [maxWorkers + 1]int // a's split before each part of b
 	starts[w] = len(a)

@@ -173,3 +173,43 @@ func TestSharedFitParallel(t *testing.T) {
 		}
 	}
 }
+
+// A tracked snapshot whose running jobs reported progress under their
+// old JobGen stamps and new ProgressGen stamps (Snapshot.ProgressGen) is
+// decided as a fresh instance decides it: optimus reads those jobs'
+// progress again. The progress moves each job's fitted curve (its loss
+// halves), which must change some decision, or the test shows nothing.
+func TestProgressGenReadsProgress(t *testing.T) {
+	moved := 0
+	for seed := uint64(1); seed <= 12; seed++ {
+		sp := pt.RandomSpec{
+			Cluster: pt.ClusterSpec{Racks: 1, NodesPerRack: 3, GPUsPerNode: 8},
+			Running: 8 + int(seed%5), Queued: 2, Busy: 0.6, ElasticShare: 0.8,
+		}
+		s := pt.Random(seed, sp)
+		s.JobGen, s.ProgressGen = make([]uint64, len(s.Jobs)), make([]uint64, len(s.Jobs))
+		for i := range s.Jobs {
+			s.JobGen[i], s.ProgressGen[i] = uint64(i+1), uint64(len(s.Jobs)+i+1)
+		}
+		tracked := newOptimus(t)
+		before := tracked.Decide(s)
+		for i, j := range s.Jobs {
+			if n := len(j.Progress); j.State == policy.Running && n > 0 && j.TargetLoss > 0 {
+				last := j.Progress[n-1]
+				j.Progress = append(j.Progress[:n:n], policy.ProgressPoint{Step: last.Step + 1000, Loss: j.TargetLoss + (last.Loss-j.TargetLoss)/20})
+				s.ProgressGen[i] += 1000
+			}
+		}
+		want := newOptimus(t).Decide(s)
+		if got := tracked.Decide(s); !reflect.DeepEqual(want.Starts, got.Starts) || !reflect.DeepEqual(want.Preempts, got.Preempts) {
+			t.Fatalf("seed %d: with progress moved under ProgressGen, the tracked instance started %v, a fresh one %v", seed, got.Starts, want.Starts)
+		}
+		if !reflect.DeepEqual(before.Starts, want.Starts) {
+			moved++
+		}
+	}
+	if moved == 0 {
+		t.Fatal("the progress changed no decision: the test shows nothing")
+	}
+	t.Logf("%d of 12 decisions changed with the progress", moved)
+}

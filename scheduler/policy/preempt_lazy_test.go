@@ -58,12 +58,16 @@ func TestLazyTrialsSameDecisions(t *testing.T) {
 // may: for a whole-GPU gang it picks, of the nodes holding a whole GPU,
 // the one with the largest FreeSum (the first on ties), and places there
 // or fails.
-type wholeSumPlacer struct{}
+type wholeSumPlacer struct{ defaultShaped }
 
-func (wholeSumPlacer) Name() string { return "whole-sum" }
-func (wholeSumPlacer) Shape(_ *policy.Job, d policy.Demand) policy.ShapeKey {
+// defaultShaped gives the test placers the default demand shape.
+type defaultShaped struct{}
+
+func (defaultShaped) Shape(_ *policy.Job, d policy.Demand) policy.ShapeKey {
 	return policy.DefaultShape(d)
 }
+
+func (wholeSumPlacer) Name() string             { return "whole-sum" }
 func (wholeSumPlacer) SeesWholeNodesOnly() bool { return true }
 func (wholeSumPlacer) Place(_ *policy.Job, d policy.Demand, c *policy.Capacity) (policy.Placement, string) {
 	best := -1
@@ -88,12 +92,9 @@ func (wholeSumPlacer) Place(_ *policy.Job, d policy.Demand, c *policy.Capacity) 
 // may: for a fractional gang it picks, of the nodes hosting a worker,
 // the one with the largest FreeSum (the first on ties), and places there
 // or fails.
-type fitSumPlacer struct{}
+type fitSumPlacer struct{ defaultShaped }
 
-func (fitSumPlacer) Name() string { return "fit-sum" }
-func (fitSumPlacer) Shape(_ *policy.Job, d policy.Demand) policy.ShapeKey {
-	return policy.DefaultShape(d)
-}
+func (fitSumPlacer) Name() string               { return "fit-sum" }
 func (fitSumPlacer) SeesFittingNodesOnly() bool { return true }
 func (fitSumPlacer) Place(_ *policy.Job, d policy.Demand, c *policy.Capacity) (policy.Placement, string) {
 	hosts := func(n *policy.FreeNode) (k int) {

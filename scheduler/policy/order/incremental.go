@@ -3,6 +3,7 @@ package order
 import (
 	"math"
 	"slices"
+	"sort"
 	"sync/atomic"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
@@ -333,7 +334,7 @@ func mergeParts(ks []keyed, a, b, out []int32, w int) {
 	for k := 1; k < w; k++ {
 		lo, _ := rangeOf(k, w, len(b))
 		x := b[lo]
-		starts[k] = starts[k-1] + sortSearch(len(a)-starts[k-1], func(m int) bool {
+		starts[k] = starts[k-1] + sort.Search(len(a)-starts[k-1], func(m int) bool {
 			return compareAt(ks, a[starts[k-1]+m], x) >= 0
 		})
 	}
@@ -341,21 +342,6 @@ func mergeParts(ks []keyed, a, b, out []int32, w int) {
 		al, ah := starts[k], starts[k+1]
 		mergeInto(ks, a[al:ah], b[lo:hi], out[al+lo:ah+hi:ah+hi])
 	})
-}
-
-// sortSearch is the smallest m in [0, n) with f(m), n if none (f false
-// then true), as sort.Search.
-func sortSearch(n int, f func(int) bool) int {
-	l, h := 0, n
-	for l < h {
-		m := int(uint(l+h) >> 1)
-		if !f(m) {
-			l = m + 1
-		} else {
-			h = m
-		}
-	}
-	return l
 }
 
 // mergeInto is mergeSorted's serial merge into out (len(a)+len(b)).

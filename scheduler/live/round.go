@@ -183,6 +183,7 @@ func (c *roundClock) String() string {
 // view shows, so the ordering (which may keep state) runs exactly as in
 // the simulator: once per decision.
 func (s *Scheduler) decide(snap *policy.Snapshot) policy.Decision {
+	snap.MaxStarts = decideStarts // no starts the round would throw away
 	return s.pol.Decide(snap)
 }
 

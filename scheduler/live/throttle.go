@@ -32,6 +32,15 @@ const defaultMaxUnplaced = -1
 // as soon as the admissions' events arrive).
 const admitsPerRound = 8 * admitParallel
 
+// decideStarts is the start budget of a round's decision
+// (policy.Snapshot.MaxStarts). A round admits at most admitsPerRound
+// jobs, so a decision's starts past them are thrown away and decided
+// again next round: after a mass preemption at 10,000 nodes one 2D-LAS
+// decision made 9,396 starts in ~96 ms. Twice admitsPerRound leaves
+// room for the starts apply passes over (a job whose last allocations
+// still stop, a gang the really free GPUs do not hold yet).
+const decideStarts = 2 * admitsPerRound
+
 // admitWriteTime bounds the time one round spends writing admissions:
 // past it, the round sends no more (the first admitParallel always go)
 // and the jobs left are decided again next round. At 1,000 nodes × 10,000

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
+	pt "github.com/caravan-dl/caravan/scheduler/policy/policytest"
+	"github.com/caravan-dl/caravan/scheduler/policy/registry"
 )
 
 // While MaxUnplaced admitted jobs wait for Nomad to place them, a round
@@ -118,4 +120,32 @@ func queuedStarts(t *testing.T, n int) ([]*entry, policy.Decision, map[string]*n
 		dec.Starts = append(dec.Starts, policy.Start{JobID: id, Placement: policy.Placement{Slots: []policy.Slot{{Node: node, GPU: 0, Fraction: 1}}}})
 	}
 	return es, dec, nodes
+}
+
+// A round asks its policy for no more starts than it can use
+// (decideStarts): the rest of the queue waits for the decision's start
+// budget, not behind starts the round would throw away.
+func TestDecisionKeepsToTheRoundsStartBudget(t *testing.T) {
+	if decideStarts < admitsPerRound {
+		t.Fatalf("a decision's %d starts cannot fill a round's %d admissions", decideStarts, admitsPerRound)
+	}
+	pol, err := registry.New("fifo+consolidated", registry.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Scheduler{pol: pol}
+	n := decideStarts + 50 // all fit: 1 GPU each on 50 nodes of 8
+	snap := &policy.Snapshot{Now: 100, Cluster: pt.Cluster(pt.ClusterSpec{Racks: 5, NodesPerRack: 10, GPUsPerNode: 8})}
+	for i := range n {
+		snap.Jobs = append(snap.Jobs, pt.Job(fmt.Sprintf("j%03d", i), 1, policy.Seconds(i)))
+	}
+	dec := s.decide(snap)
+	why := policy.BudgetReason(decideStarts)
+	if len(dec.Starts) != decideStarts || len(dec.Waiting) != n-decideStarts || dec.Waiting[0].Reason != why {
+		t.Fatalf("%d starts and %d waiting (%v) for %d jobs that fit, want %d starts and the rest waiting for %q",
+			len(dec.Starts), len(dec.Waiting), dec.Waiting[:1], n, decideStarts, why)
+	}
+	if dec.Starts[decideStarts-1].JobID != fmt.Sprintf("j%03d", decideStarts-1) {
+		t.Fatalf("the budget kept %s last, not the first %d in FIFO order", dec.Starts[decideStarts-1].JobID, decideStarts)
+	}
 }

@@ -28,6 +28,9 @@ func (r *round) batchFrom(i, n int) int {
 	placed := w.placed
 	clear(placed)
 	for _, b := range bp.PackOrder(jobs, dems) {
+		if r.spent() {
+			break
+		}
 		if b < 0 || b >= len(idx) || placed[b] {
 			continue
 		}
@@ -38,7 +41,13 @@ func (r *round) batchFrom(i, n int) int {
 		}
 	}
 	for b := range idx {
-		if !placed[b] {
+		switch {
+		case placed[b]:
+		case r.spent(): // past the budget: waits as the ranks after the window do
+			if !r.s.SkipReasons {
+				r.waitAt(idx[b], r.budgetFailure().text(r.ranked[idx[b]].Queue, r.queued))
+			}
+		default:
 			r.admit(idx[b], dems[b])
 		}
 	}

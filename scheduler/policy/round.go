@@ -61,6 +61,8 @@ type round struct {
 	// tracked: s carries JobGen and reasons are asked for, so the
 	// Framework's jobCache is current and the Decision reuses storage
 	tracked bool
+	// budget is the failure of the jobs past the start budget (budget.go)
+	budget *failure
 }
 
 // shapeMemo is what a round learned about one shape.
@@ -430,12 +432,14 @@ func (r *round) walk(ranked []Ranked) {
 		}
 		if batch > 1 && !hol {
 			i = r.batchFrom(i, batch)
-			continue
-		}
-		if !r.admit(i, d) && hol {
+		} else if !r.admit(i, d) && hol {
 			if !r.s.SkipReasons { // else nothing behind a blocked head would change
 				r.waitBehind(i + 1)
 			}
+			return
+		}
+		if r.spent() {
+			r.waitPastBudget(i + 1)
 			return
 		}
 	}

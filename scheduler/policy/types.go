@@ -256,6 +256,14 @@ type Snapshot struct {
 	// (JobTrack.UpdateWithProgress); the others need not look at it.
 	// Without JobGen it means nothing.
 	ProgressGen []uint64
+	// MaxStarts is the start budget: at most this many starts in the
+	// Decision (0: no bound). A caller that applies only so many starts a
+	// round sets it, so the policy does not spend a decision on starts
+	// that would be thrown away (budget.go). The Decision is then the
+	// unbounded one's first MaxStarts starts and the preemptions made
+	// for them; each queued job the walk did not reach waits with
+	// BudgetReason. Waiting and Ranking stay complete.
+	MaxStarts int
 }
 
 // JobsTracked reports whether s carries usable JobGen change tracking.

@@ -103,6 +103,10 @@ func (r *round) walkSkipping() bool {
 		}
 		d, _ := r.demand(next) // admissible: index said so
 		r.admit(next, d)
+		if r.spent() {
+			r.passOverBudget(x, next+1, n)
+			break
+		}
 		if g := x.id[next]; x.memos[g] == nil {
 			x.memos[g] = r.memoBits(x.keys[g])
 		}

@@ -82,6 +82,8 @@ func (p *Policy) Decide(s *policy.Snapshot) policy.Decision {
 	for _, g := range order {
 		p.decideGroup(&d, groups[g], shares[g])
 	}
+	// the inner policy kept to the start budget; the trials may pass it
+	policy.TrimStarts(&d, s)
 	p.fits, p.nextFits = p.nextFits, p.fits // keep only trials still active
 	clear(p.nextFits)
 	return d

@@ -124,6 +124,7 @@ func (o *Optimus) Decide(s *policy.Snapshot) policy.Decision {
 	}
 	o.allocate(jobs, queue)
 	o.apply(c, jobs, queue, &dec)
+	policy.TrimStarts(&dec, s)
 	o.forget(s)
 	if len(o.texts) > len(s.Jobs) { // texts of positions gone: drop them
 		clear(o.texts[len(s.Jobs):])

@@ -27,6 +27,14 @@ func churnInterval() float64 {
 	return 10
 }
 
+// maxStarts is the decisions' start budget (Snapshot.MaxStarts):
+// CARAVAN_SCALE_MAX_STARTS, 0 (none) unless set. The live scheduler
+// decides with a budget of 128.
+func maxStarts() int {
+	n, _ := strconv.Atoi(os.Getenv("CARAVAN_SCALE_MAX_STARTS"))
+	return max(n, 0)
+}
+
 // churnSpec is a round's churn at size z: every running job advances by
 // the interval, a running job finishes with probability interval/5000 s
 // (its mean remaining time: ~80 of 40,000 at 10k nodes and 10 s), and as
@@ -173,6 +181,7 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 		}
 	}
 	c := pt.NewChurn(7, s, spec)
+	s.MaxStarts = maxStarts()
 	gen := s.JobGen
 	for _, sd := range sides { // the cold decision, then one of churn
 		sd.decide(s, gen[:len(s.Jobs)])

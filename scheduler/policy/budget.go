@@ -74,33 +74,22 @@ func (r *round) passOverBudget(x *skipIndex, lo, hi int) {
 }
 
 // TrimStarts holds a decision made by a policy that does not walk jobs
-// in rank order (optimus, a tuning group's trials) to s's start budget:
-// the starts past it are dropped (a suffix: each start uses only what
-// the ones before it left or freed, so the rest still fit), and those
-// of queued jobs wait with BudgetReason; a running job whose resize was
-// dropped keeps running as it is.
-func TrimStarts(d *Decision, s *Snapshot) {
+// in rank order (optimus) to s's start budget: the starts past it are
+// dropped, and those of queued jobs (queued(i): the start at index i
+// admits a queued job) wait with BudgetReason; a running job whose
+// resize was dropped keeps running as it is. Only a policy whose every
+// start uses just what the ones before it left or freed may drop a
+// suffix so: the rest then still fit.
+func TrimStarts(d *Decision, s *Snapshot, queued func(i int) bool) {
 	max := s.MaxStarts
 	if max <= 0 || len(d.Starts) <= max {
 		return
 	}
 	if !s.SkipReasons {
-		queued := make(map[string]bool, len(d.Starts)-max)
-		for _, st := range d.Starts[max:] {
-			queued[st.JobID] = false
-		}
-		for _, j := range s.Jobs {
-			if j == nil {
-				continue
-			}
-			if _, ok := queued[j.ID]; ok && j.State == Queued {
-				queued[j.ID] = true
-			}
-		}
 		why := BudgetReason(max)
-		for _, st := range d.Starts[max:] {
-			if queued[st.JobID] {
-				d.Waiting = append(d.Waiting, Wait{JobID: st.JobID, Reason: why})
+		for i := max; i < len(d.Starts); i++ {
+			if queued(i) {
+				d.Waiting = append(d.Waiting, Wait{JobID: d.Starts[i].JobID, Reason: why})
 			}
 		}
 	}

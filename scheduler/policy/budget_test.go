@@ -59,7 +59,7 @@ func budgetPrefix(t *testing.T, name string, tracked, skipWalk, skipReasons, bac
 	}
 	plain, budgeted := mk(), mk()
 	sp := pt.RandomSpec{Cluster: pt.ClusterSpec{Racks: 3, NodesPerRack: 8, GPUsPerNode: 8},
-		Running: 300, Queued: 600, Busy: 0.9, FracShare: 0.5}
+		Running: 300, Queued: 600, Busy: 0.9, FracShare: 0.5, ElasticShare: 0.3} // elastic: optimus resizes
 	s := withOwnReasons(pt.Random(13, sp))
 	for k, frac := range []float64{1.5, 2, 1.25} { // own reasons ranked late too
 		j := pt.Job(fmt.Sprintf("own-late-%d", k), 1+k, s.Now)
@@ -151,6 +151,10 @@ func samePrefix(t *testing.T, at string, s *policy.Snapshot, k int, want, got po
 	for _, w := range want.Waiting {
 		wantWhy[w.JobID] = w.Reason
 	}
+	queued := map[string]bool{}
+	for _, j := range s.Jobs {
+		queued[j.ID] = j.State == policy.Queued
+	}
 	gotWhy := map[string]string{}
 	budget := policy.BudgetReason(k)
 	budgeted := 0
@@ -163,16 +167,15 @@ func samePrefix(t *testing.T, at string, s *policy.Snapshot, k int, want, got po
 			if strings.HasPrefix(w.JobID, "own") { // an invalid request says so, budget or not
 				t.Fatalf("%s: %s waits for the budget, unbounded for %q", at, w.JobID, wantWhy[w.JobID])
 			}
+			if !queued[w.JobID] {
+				t.Fatalf("%s: running job %s waits for the budget", at, w.JobID)
+			}
 			budgeted++
 			continue
 		}
 		if w.Reason != wantWhy[w.JobID] {
 			t.Fatalf("%s: %s waits for %q, unbounded %q", at, w.JobID, w.Reason, wantWhy[w.JobID])
 		}
-	}
-	queued := map[string]bool{}
-	for _, j := range s.Jobs {
-		queued[j.ID] = j.State == policy.Queued
 	}
 	for _, st := range want.Starts[n:] { // past the cut: each queued one waits for the budget
 		if queued[st.JobID] && !strings.HasSuffix(gotWhy[st.JobID], budget) {
@@ -192,12 +195,10 @@ func samePrefix(t *testing.T, at string, s *policy.Snapshot, k int, want, got po
 // TrimStarts drops the starts past the budget, and only the queued jobs
 // among them wait: a running job whose resize was dropped runs on.
 func TestTrimStarts(t *testing.T) {
-	s := &policy.Snapshot{MaxStarts: 1, Jobs: []*policy.Job{
-		{ID: "grow", State: policy.Running}, {ID: "a", State: policy.Queued}, nil,
-		{ID: "shrink", State: policy.Running}, {ID: "b", State: policy.Queued},
-	}}
-	d := policy.Decision{Starts: []policy.Start{{JobID: "shrink"}, {JobID: "a"}, {JobID: "grow"}, {JobID: "b"}}}
-	policy.TrimStarts(&d, s)
+	s := &policy.Snapshot{MaxStarts: 1}
+	d := policy.Decision{Starts: []policy.Start{{JobID: "shrink"}, {JobID: "a"}, {JobID: "b"}, {JobID: "grow"}}}
+	queued := func(i int) bool { return i == 1 || i == 2 }
+	policy.TrimStarts(&d, s, queued)
 	why := policy.BudgetReason(1)
 	if want := []policy.Wait{{JobID: "a", Reason: why}, {JobID: "b", Reason: why}}; len(d.Starts) != 1 ||
 		d.Starts[0].JobID != "shrink" || !slices.Equal(d.Waiting, want) {
@@ -205,12 +206,12 @@ func TestTrimStarts(t *testing.T) {
 	}
 	s.SkipReasons, d.Waiting = true, nil
 	d.Starts = append(d.Starts, policy.Start{JobID: "a"})
-	if policy.TrimStarts(&d, s); len(d.Starts) != 1 || d.Waiting != nil {
+	if policy.TrimStarts(&d, s, queued); len(d.Starts) != 1 || d.Waiting != nil {
 		t.Fatalf("without reasons: %v, %v", d.Starts, d.Waiting)
 	}
 	s.MaxStarts = 0 // no budget: nothing trimmed
 	d.Starts = append(d.Starts, policy.Start{JobID: "a"})
-	if policy.TrimStarts(&d, s); len(d.Starts) != 2 {
+	if policy.TrimStarts(&d, s, queued); len(d.Starts) != 2 {
 		t.Fatalf("no budget trimmed to %v", d.Starts)
 	}
 }

@@ -262,7 +262,10 @@ type Snapshot struct {
 	// that would be thrown away (budget.go). The Decision is then the
 	// unbounded one's first MaxStarts starts and the preemptions made
 	// for them; each queued job the walk did not reach waits with
-	// BudgetReason. Waiting and Ranking stay complete.
+	// BudgetReason. Waiting and Ranking stay complete. A tuning group's
+	// plan (fluid) comes whole on top of the inner policy's budgeted
+	// starts: part of it could start a trial on GPUs a dropped move was
+	// to free.
 	MaxStarts int
 }
 

@@ -61,7 +61,9 @@ type gpuKey struct {
 }
 
 // Decide plans ordinary jobs with the inner policy and each group with
-// PlanGroup.
+// PlanGroup. The inner policy keeps to the start budget
+// (Snapshot.MaxStarts); a group's plan is not cut, since a start in it
+// may take GPUs another of its moves frees.
 func (p *Policy) Decide(s *policy.Snapshot) policy.Decision {
 	groups, order := groupTrials(s.Jobs)
 	if len(groups) == 0 {
@@ -82,8 +84,6 @@ func (p *Policy) Decide(s *policy.Snapshot) policy.Decision {
 	for _, g := range order {
 		p.decideGroup(&d, groups[g], shares[g])
 	}
-	// the inner policy kept to the start budget; the trials may pass it
-	policy.TrimStarts(&d, s)
 	p.fits, p.nextFits = p.nextFits, p.fits // keep only trials still active
 	clear(p.nextFits)
 	return d

@@ -8,13 +8,16 @@ import (
 )
 
 // apply turns targets into Starts on the free capacity c: shrinks, then
-// admissions, then growths.
+// admissions (the Starts o.admitSpan spans), then growths. Each uses only
+// what the ones before it left or freed, so a budget may drop a suffix
+// (policy.TrimStarts).
 func (o *Optimus) apply(c *policy.Capacity, es []*entry, queue []qrec, dec *policy.Decision) {
 	for _, e := range o.resized(es) {
 		if e.running() && e.target < e.cur {
 			o.shrink(c, e, dec)
 		}
 	}
+	o.admitSpan[0] = len(dec.Starts)
 	if w := parWorkers(); w > 1 && !o.skipReasons && len(queue) >= parMin {
 		o.admitSplit(c, queue, dec, w)
 	} else {
@@ -23,6 +26,7 @@ func (o *Optimus) apply(c *policy.Capacity, es []*entry, queue []qrec, dec *poli
 			buf = o.admit(c, &queue[i], dec, buf)
 		}
 	}
+	o.admitSpan[1] = len(dec.Starts)
 	for _, e := range o.resized(es) {
 		if e.running() && e.target > e.cur {
 			o.grow(c, e, dec)

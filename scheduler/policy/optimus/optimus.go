@@ -63,7 +63,10 @@ type Optimus struct {
 	limOK bool
 	// tracked: this decision reuses unchanged jobs' entries
 	tracked bool
-	queue   queue
+	// admitSpan is the span of this decision's Starts that admit queued
+	// jobs (apply): the rest resize running ones
+	admitSpan [2]int
+	queue     queue
 	// waits is the storage of the last tracked decision's Waiting
 	waits policy.Waits
 	run   runs
@@ -124,7 +127,7 @@ func (o *Optimus) Decide(s *policy.Snapshot) policy.Decision {
 	}
 	o.allocate(jobs, queue)
 	o.apply(c, jobs, queue, &dec)
-	policy.TrimStarts(&dec, s)
+	policy.TrimStarts(&dec, s, func(i int) bool { return i >= o.admitSpan[0] && i < o.admitSpan[1] })
 	o.forget(s)
 	if len(o.texts) > len(s.Jobs) { // texts of positions gone: drop them
 		clear(o.texts[len(s.Jobs):])

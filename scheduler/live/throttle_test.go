@@ -124,7 +124,8 @@ func queuedStarts(t *testing.T, n int) ([]*entry, policy.Decision, map[string]*n
 
 // A round asks its policy for no more starts than it can use
 // (decideStarts): the rest of the queue waits for the decision's start
-// budget, not behind starts the round would throw away.
+// budget, not behind starts the round would throw away, and a round
+// whose decision reached the budget calls the next at once.
 func TestDecisionKeepsToTheRoundsStartBudget(t *testing.T) {
 	if decideStarts < admitsPerRound {
 		t.Fatalf("a decision's %d starts cannot fill a round's %d admissions", decideStarts, admitsPerRound)
@@ -133,7 +134,7 @@ func TestDecisionKeepsToTheRoundsStartBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Scheduler{pol: pol}
+	s := &Scheduler{pol: pol, wake: make(chan struct{}, 1)}
 	n := decideStarts + 50 // all fit: 1 GPU each on 50 nodes of 8
 	snap := &policy.Snapshot{Now: 100, Cluster: pt.Cluster(pt.ClusterSpec{Racks: 5, NodesPerRack: 10, GPUsPerNode: 8})}
 	for i := range n {
@@ -147,5 +148,13 @@ func TestDecisionKeepsToTheRoundsStartBudget(t *testing.T) {
 	}
 	if dec.Starts[decideStarts-1].JobID != fmt.Sprintf("j%03d", decideStarts-1) {
 		t.Fatalf("the budget kept %s last, not the first %d in FIFO order", dec.Starts[decideStarts-1].JobID, decideStarts)
+	}
+	if len(s.wake) != 1 {
+		t.Fatal("a decision cut at its budget did not call the next round")
+	}
+	<-s.wake
+	snap.Jobs = snap.Jobs[:decideStarts-1] // under the budget: no early round
+	if s.decide(snap); len(s.wake) != 0 {
+		t.Fatal("a decision under its budget called the next round")
 	}
 }

@@ -50,6 +50,12 @@ func (s *Scheduler) apply(w *world, es []*entry, l *gpuBook, dec policy.Decision
 		s.awaiting++
 		s.admitting++
 	}
+	if len(dec.Starts) >= decideStarts && len(ads) > 0 {
+		// the decision stopped at its budget and this round got on:
+		// the jobs it did not reach are decided next round, not at the
+		// next event (a round that admitted nothing waits for one)
+		s.poke()
+	}
 	s.writeAdmissions(ads, w.nodes, now)
 	for _, ad := range ads {
 		if why := s.admitted(ad, now); why != "" {

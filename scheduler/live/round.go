@@ -184,11 +184,7 @@ func (c *roundClock) String() string {
 // the simulator: once per decision.
 func (s *Scheduler) decide(snap *policy.Snapshot) policy.Decision {
 	snap.MaxStarts = decideStarts // no starts the round would throw away
-	dec := s.pol.Decide(snap)
-	if len(dec.Starts) >= decideStarts {
-		s.poke() // the jobs it did not reach are decided next round, not at the next event
-	}
-	return dec
+	return s.pol.Decide(snap)
 }
 
 // save writes state when something important changed, or periodically.

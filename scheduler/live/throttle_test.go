@@ -124,8 +124,7 @@ func queuedStarts(t *testing.T, n int) ([]*entry, policy.Decision, map[string]*n
 
 // A round asks its policy for no more starts than it can use
 // (decideStarts): the rest of the queue waits for the decision's start
-// budget, not behind starts the round would throw away, and a round
-// whose decision reached the budget calls the next at once.
+// budget, not behind starts the round would throw away.
 func TestDecisionKeepsToTheRoundsStartBudget(t *testing.T) {
 	if decideStarts < admitsPerRound {
 		t.Fatalf("a decision's %d starts cannot fill a round's %d admissions", decideStarts, admitsPerRound)
@@ -134,7 +133,7 @@ func TestDecisionKeepsToTheRoundsStartBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Scheduler{pol: pol, wake: make(chan struct{}, 1)}
+	s := &Scheduler{pol: pol}
 	n := decideStarts + 50 // all fit: 1 GPU each on 50 nodes of 8
 	snap := &policy.Snapshot{Now: 100, Cluster: pt.Cluster(pt.ClusterSpec{Racks: 5, NodesPerRack: 10, GPUsPerNode: 8})}
 	for i := range n {
@@ -149,12 +148,35 @@ func TestDecisionKeepsToTheRoundsStartBudget(t *testing.T) {
 	if dec.Starts[decideStarts-1].JobID != fmt.Sprintf("j%03d", decideStarts-1) {
 		t.Fatalf("the budget kept %s last, not the first %d in FIFO order", dec.Starts[decideStarts-1].JobID, decideStarts)
 	}
-	if len(s.wake) != 1 {
-		t.Fatal("a decision cut at its budget did not call the next round")
-	}
-	<-s.wake
-	snap.Jobs = snap.Jobs[:decideStarts-1] // under the budget: no early round
-	if s.decide(snap); len(s.wake) != 0 {
-		t.Fatal("a decision under its budget called the next round")
+}
+
+// A round whose decision stopped at its start budget calls the next
+// round at once if it admitted anything (here 10 of 128 starts: the
+// others' jobs still stop their last allocations), and waits for an
+// event if it admitted nothing.
+func TestRoundAtItsStartBudgetCallsTheNext(t *testing.T) {
+	c := clientOn(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = fmt.Fprint(w, `{"JobModifyIndex": 100}`)
+	}))
+	now := time.Unix(1000, 0)
+	for _, tc := range []struct{ starts, blocked, admitted int }{
+		{decideStarts, decideStarts - 10, 10}, {decideStarts, decideStarts, 0}, {decideStarts - 1, decideStarts - 11, 10},
+	} {
+		s, err := New(Config{Token: "t"}, c, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		es, dec, nodes := queuedStarts(t, tc.starts)
+		for _, e := range es[:tc.blocked] {
+			e.allocs.draining = 1
+		}
+		s.countUnplaced(es)
+		s.apply(&world{nodes: nodes}, es, newGPUBook(nodes, es, nil), dec, now)
+		if s.admitting != tc.admitted {
+			t.Fatalf("%+v: admitted %d", tc, s.admitting)
+		}
+		if woke, want := len(s.wake) == 1, tc.starts >= decideStarts && tc.admitted > 0; woke != want {
+			t.Errorf("%d starts, %d admitted: called the next round %v, want %v", tc.starts, tc.admitted, woke, want)
+		}
 	}
 }

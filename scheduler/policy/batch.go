@@ -44,9 +44,7 @@ func (r *round) batchFrom(i, n int) int {
 		switch {
 		case placed[b]:
 		case r.spent(): // past the budget: waits as the ranks after the window do
-			if !r.s.SkipReasons {
-				r.waitAt(idx[b], r.budgetFailure().text(r.ranked[idx[b]].Queue, r.queued))
-			}
+			r.waitBudget(idx[b])
 		default:
 			r.admit(idx[b], dems[b])
 		}

@@ -1,9 +1,6 @@
 package policy
 
-import (
-	"slices"
-	"strconv"
-)
+import "strconv"
 
 // The start budget (Snapshot.MaxStarts). A caller that applies at most N
 // starts a round (the live scheduler writes 64 admissions a round) gains
@@ -44,7 +41,6 @@ func (r *round) waitPastBudget(from int) {
 	if r.s.SkipReasons {
 		return
 	}
-	f := r.budgetFailure()
 	for i := from; i < len(r.ranked); i++ {
 		if r.state(i) != Queued {
 			continue
@@ -53,24 +49,15 @@ func (r *round) waitPastBudget(from int) {
 			r.waitAt(i, why)
 			continue
 		}
-		r.waitAt(i, f.text(r.ranked[i].Queue, r.queued))
+		r.waitBudget(i)
 	}
 }
 
-// passOverBudget is passOver for the skipping walk's ranks [lo, hi) past
-// the budget: every shape's jobs wait for the budget (fill still gives
-// a shape that never fits, or an invalid request, its own reason).
-func (r *round) passOverBudget(x *skipIndex, lo, hi int) {
-	c := int(x.qcum[hi] - x.qcum[lo])
-	if c == 0 {
-		return
+// waitBudget is the Wait of the queued job at rank i, past the budget.
+func (r *round) waitBudget(i int) {
+	if !r.s.SkipReasons { // else no text is built
+		r.waitAt(i, r.budgetFailure().text(r.ranked[i].Queue, r.queued))
 	}
-	snap, f := len(x.snaps), r.budgetFailure()
-	for range x.memos {
-		x.snaps = append(x.snaps, f)
-	}
-	x.segs = append(x.segs, skipSeg{at: len(r.dec.Waiting), lo: int32(lo), hi: int32(hi), snap: int32(snap)})
-	r.dec.Waiting = slices.Grow(r.dec.Waiting, c)[:len(r.dec.Waiting)+c]
 }
 
 // TrimStarts holds a decision made by a policy that does not walk jobs

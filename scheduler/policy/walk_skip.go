@@ -97,14 +97,14 @@ func (r *round) walkSkipping() bool {
 	n := len(r.ranked)
 	for i := 0; ; {
 		next := x.nextVisit(r, i)
-		r.passOver(x, i, next)
+		r.passOver(x, i, next, nil)
 		if next == n {
 			break
 		}
 		d, _ := r.demand(next) // admissible: index said so
 		r.admit(next, d)
 		if r.spent() {
-			r.passOverBudget(x, next+1, n)
+			r.passOver(x, next+1, n, r.budgetFailure())
 			break
 		}
 		if g := x.id[next]; x.memos[g] == nil {
@@ -152,16 +152,18 @@ func (x *skipIndex) nextVisit(r *round, i int) int {
 }
 
 // passOver leaves room in Waiting for the queued jobs ranked [lo, hi),
-// which the memos settle, and notes the failures that hold for them.
-func (r *round) passOver(x *skipIndex, lo, hi int) {
+// which the memos settle, and notes the failures that hold for them:
+// every shape's is all's where all is not nil (the start budget's; fill
+// still gives a shape that never fits, or an invalid request, its own).
+func (r *round) passOver(x *skipIndex, lo, hi int, all *failure) {
 	c := int(x.qcum[hi] - x.qcum[lo])
 	if c == 0 {
 		return
 	}
 	snap := len(x.snaps)
 	for _, m := range x.memos {
-		var f *failure
-		if r.decides(m) {
+		f := all
+		if f == nil && r.decides(m) {
 			f = r.decidedBy(m)
 		}
 		x.snaps = append(x.snaps, f)

@@ -51,6 +51,10 @@ func SetSkipWalk(least int, off bool) (int, bool) {
 // passed over (0: it walked job by job).
 func SkipWalkPassed(f *Framework) int { return len(f.skips.segs) }
 
+// SkipWalkVisits is how many jobs f's last skipping walk admitted (0: it
+// walked job by job, or visited none).
+func SkipWalkVisits(f *Framework) int { return f.skips.visits }
+
 // HolTailParts is how many parts f's last split pass behind a blocked
 // head was cut into (0: none ran yet).
 func HolTailParts(f *Framework) int { return len(f.holTail.parts) }

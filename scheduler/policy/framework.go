@@ -99,7 +99,7 @@ func (f *Framework) Decide(s *Snapshot) Decision {
 	f.learn(s)
 	f.stats, f.lazyMat0 = TrialStats{}, f.lazy.materialised
 	r, ranked := f.roundAndOrder(s)
-	if !s.SkipReasons {
+	if r.reads {
 		r.rankAll(ranked)
 	}
 	r.walk(ranked)

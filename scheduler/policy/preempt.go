@@ -157,7 +157,9 @@ func (r *round) preempt(k int, j *Job) {
 	// what indexVictims added: no second sum over the victim's slots
 	r.held.add(rank, -r.holds(rank))
 	r.dec.Preempts = append(r.dec.Preempts, v.ID)
-	r.wait(v, "preempted for higher-priority job "+j.ID)
+	// given even without reasons: the live scheduler shows a preempted
+	// job why, and a round may decide without reasons (few of these)
+	r.dec.Waiting = append(r.dec.Waiting, Wait{JobID: v.ID, Reason: "preempted for higher-priority job " + j.ID})
 }
 
 // live is the highest position at or below k in r.running whose job is

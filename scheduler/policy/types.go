@@ -203,8 +203,11 @@ type Snapshot struct {
 	// Jobs holds every queued and running job (finished ones may be omitted).
 	Jobs []*Job
 	// SkipReasons says the caller will not read Decision.Waiting (the
-	// simulator): policies may leave it empty, and need not look past a
-	// head-of-line-blocked job, since only reasons would come of it.
+	// simulator, or a live round between two queue views): policies may
+	// leave it empty but for the jobs they preempt, and need not look
+	// past a head-of-line-blocked job, since only reasons would come of
+	// it. At scale (4,096 jobs) a preemptive ordering's decision still
+	// reads every job for its walk, as with reasons, and may fill Ranking.
 	SkipReasons bool
 	// SubmitOrdered says Jobs is sorted by Submit, then ID (the tie-break
 	// every ordering ends with), and every Submit is a number (not NaN). An ordering by submit time (FIFO) may then
@@ -297,8 +300,9 @@ type Decision struct {
 	Waiting Waits
 	// Ranking is the priority order the decision was made in, highest
 	// first, when the policy has one and the caller wants reasons (not
-	// SkipReasons). Callers explain from it rather than ranking again:
-	// an ordering may keep state across calls.
+	// SkipReasons; with it, Ranking may be empty). Callers explain from
+	// it rather than ranking again: an ordering may keep state across
+	// calls.
 	Ranking []Rank
 }
 

@@ -56,6 +56,8 @@ type skipIndex struct {
 	cur   []int32
 	segs  []skipSeg
 	snaps []*failure
+	// visits counts the jobs the last walk admitted (for tests)
+	visits int
 }
 
 // skipPart is one part's share of the index pass.
@@ -93,7 +95,7 @@ func (r *round) walkSkipping() bool {
 	x.memos = grow(x.memos, len(x.keys))
 	clear(x.memos)
 	x.cur = append(x.cur[:0], x.start[:len(x.keys)]...)
-	x.segs, x.snaps = x.segs[:0], x.snaps[:0]
+	x.segs, x.snaps, x.visits = x.segs[:0], x.snaps[:0], 0
 	n := len(r.ranked)
 	for i := 0; ; {
 		next := x.nextVisit(r, i)
@@ -103,6 +105,7 @@ func (r *round) walkSkipping() bool {
 		}
 		d, _ := r.demand(next) // admissible: index said so
 		r.admit(next, d)
+		x.visits++
 		if r.spent() {
 			r.passOver(x, next+1, n, r.budgetFailure())
 			break
@@ -118,9 +121,17 @@ func (r *round) walkSkipping() bool {
 	return true
 }
 
-// decides reports that m decides every job of its shape at this epoch.
+// decides reports that m decides every job of its shape at this epoch:
+// or at every epoch, where the shape is hopeless and only reasons would
+// tell its jobs apart (admit then answers without a trial).
 func (r *round) decides(m *shapeMemo) bool {
-	return m != nil && m.place.valid(r.cap.Epoch) && (!r.preemptive || m.preempt.valid(r.cap.Epoch))
+	if m == nil {
+		return false
+	}
+	if m.hopeless && r.s.SkipReasons {
+		return true
+	}
+	return m.place.valid(r.cap.Epoch) && (!r.preemptive || m.preempt.valid(r.cap.Epoch))
 }
 
 // decidedBy is the failure a settled memo gives its jobs (admit's).
@@ -155,9 +166,10 @@ func (x *skipIndex) nextVisit(r *round, i int) int {
 // which the memos settle, and notes the failures that hold for them:
 // every shape's is all's where all is not nil (the start budget's; fill
 // still gives a shape that never fits, or an invalid request, its own).
+// Without reasons there is nothing to leave room for.
 func (r *round) passOver(x *skipIndex, lo, hi int, all *failure) {
 	c := int(x.qcum[hi] - x.qcum[lo])
-	if c == 0 {
+	if c == 0 || r.s.SkipReasons {
 		return
 	}
 	snap := len(x.snaps)

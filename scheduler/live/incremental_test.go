@@ -583,19 +583,57 @@ func TestViewDueSeesARankingRewrittenInPlace(t *testing.T) {
 	s := &Scheduler{inc: &incr{marked: map[string]bool{}}}
 	at := time.Unix(1000, 0)
 	storage := []policy.Rank{{JobID: "a"}, {JobID: "b"}}
-	if !s.viewDue(true, 2, storage, at) {
+	if !s.viewDue(true, 2, storage, at, false) {
 		t.Fatal("a full round's view is not due")
 	}
 	_, every := viewGapFor(2)
 	at = at.Add(every / 2) // past the gap, before the view is due anyway
-	if s.viewDue(false, 2, storage, at) {
+	if s.viewDue(false, 2, storage, at, false) {
 		t.Fatal("a view is due though nothing changed")
 	}
 	storage[0], storage[1] = storage[1], storage[0] // the next Decide, in place
-	if !s.viewDue(false, 2, storage, at.Add(time.Millisecond)) {
+	if !s.viewDue(false, 2, storage, at.Add(time.Millisecond), false) {
 		t.Fatal("a ranking rewritten in place did not make the view due")
 	}
 	if got := s.inc.view.ranking; len(got) != 2 || got[0].JobID != "b" || &got[0] == &storage[0] {
 		t.Fatalf("kept ranking %v: want an own copy of [b a]", got)
+	}
+}
+
+// Between two queue views a round decides without reasons (leanRound):
+// no view can be due before the gap since the last. A lean round's
+// ranking counts as moved, and is neither compared nor copied (100,000
+// entries at scale), so a round is called at the gap's end, and that
+// one decides with reasons and builds the view.
+func TestLeanRoundsBetweenViews(t *testing.T) {
+	s := &Scheduler{inc: &incr{marked: map[string]bool{}}, wake: make(chan struct{}, 1)}
+	const jobs = 50000
+	gap, _ := viewGapFor(jobs)
+	at := time.Unix(1000, 0)
+	ranking := []policy.Rank{{JobID: "a"}, {JobID: "b"}}
+	if s.leanRound(false, jobs, at) {
+		t.Fatal("a round before any view decides without reasons")
+	}
+	if !s.viewDue(true, jobs, ranking, at, false) {
+		t.Fatal("a full round's view is not due")
+	}
+	mid := at.Add(gap / 2)
+	if !s.leanRound(false, jobs, mid) || s.leanRound(true, jobs, mid) {
+		t.Fatal("inside the gap, an incremental round must be lean and a full one not")
+	}
+	// at scale a lean decision may still rank every job: not copied
+	moved := []policy.Rank{{JobID: "b"}, {JobID: "a"}}
+	if s.viewDue(false, jobs, moved, mid, true) {
+		t.Fatal("a view is due in a lean round")
+	}
+	if vm := s.inc.view; !vm.pending || !vm.poked || !slices.Equal(vm.ranking, ranking) {
+		t.Fatalf("a lean round left the view %+v: want a change pending, a round called at the gap's end, the last view's ranking kept", vm)
+	}
+	end := at.Add(gap)
+	if s.leanRound(false, jobs, end) {
+		t.Fatal("the round at the gap's end decides without reasons")
+	}
+	if !s.viewDue(false, jobs, ranking, end, false) {
+		t.Fatal("the round at the gap's end built no view after a lean round")
 	}
 }

@@ -78,6 +78,7 @@ func (s *Scheduler) round() (uint64, error) {
 	b := s.held.book(w.nodes, es, now, full)
 	var ranking []policy.Rank
 	var waits policy.Waits
+	lean := s.leanRound(full, len(es), now)
 	over := map[string]string{}
 	s.waits, s.ranks = s.waits[:0], s.ranks[:0]
 	var cs []*class
@@ -95,7 +96,7 @@ func (s *Scheduler) round() (uint64, error) {
 			snap = s.snapshotIncr(b, c, unix(now))
 		}
 		st("snapshot")
-		dec := s.decide(snap)
+		dec := s.decide(snap, lean)
 		st("decide")
 		// the decisions' reasons (made a map only for a view) and ranking:
 		// they are the policy's storage until its next Decide, so one
@@ -116,7 +117,7 @@ func (s *Scheduler) round() (uint64, error) {
 	}
 	s.park(w, es, now)
 	st("park")
-	if s.viewDue(full, len(es), ranking, now) {
+	if s.viewDue(full, len(es), ranking, now, lean) {
 		v := buildView(s.pol.Name(), es, ranking, waitingMap(waits, over), now)
 		s.showProgress(v)
 		s.view.Store(v)
@@ -182,8 +183,9 @@ func (c *roundClock) String() string {
 // decide asks the policy once. Its Decision carries the ranking the queue
 // view shows, so the ordering (which may keep state) runs exactly as in
 // the simulator: once per decision.
-func (s *Scheduler) decide(snap *policy.Snapshot) policy.Decision {
+func (s *Scheduler) decide(snap *policy.Snapshot, lean bool) policy.Decision {
 	snap.MaxStarts = decideStarts // no starts the round would throw away
+	snap.SkipReasons = lean
 	return s.pol.Decide(snap)
 }
 

@@ -26,7 +26,7 @@ func TestLASDecisionFromObservedJobs(t *testing.T) {
 		rec: &record{Submit: 11, QueuedSince: 11}, job: &cachedJob{gang: gang{Workers: []worker{{Group: "w0", Task: "t"}}, Fraction: 1}}}
 	es := []*entry{long, short}
 	l := newGPUBook(nodes, es, nil)
-	dec := s.decide(s.snapshot(l, l.nodeIDs(), es, 12))
+	dec := s.decide(s.snapshot(l, l.nodeIDs(), es, 12), false)
 	if len(dec.Preempts) != 1 || dec.Preempts[0] != "long" || len(dec.Starts) != 1 || dec.Starts[0].JobID != "short" {
 		t.Fatalf("decision %+v: want long preempted for short", dec)
 	}
@@ -96,7 +96,7 @@ func TestDecisionCarriesTheRanking(t *testing.T) {
 			job: &cachedJob{gang: gang{Workers: []worker{{Group: "w", Task: "t"}, {Group: "v", Task: "t"}, {Group: "u", Task: "t"}, {Group: "x", Task: "t"}, {Group: "y", Task: "t"}}, Fraction: 1}}}
 	}
 	es := []*entry{q("a", 1), q("b", 2)}
-	dec := s.decide(s.snapshot(newGPUBook(testNodes(), es, nil), sortedIDs(testNodes()), es, 3))
+	dec := s.decide(s.snapshot(newGPUBook(testNodes(), es, nil), sortedIDs(testNodes()), es, 3), false)
 	v := buildView(s.pol.Name(), es, dec.Ranking, dec.Waiting.Map(), time.Unix(3, 0))
 	if co.calls != 1 {
 		t.Fatalf("ordering asked %d times in one decision, want 1", co.calls)

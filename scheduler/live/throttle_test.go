@@ -139,7 +139,7 @@ func TestDecisionKeepsToTheRoundsStartBudget(t *testing.T) {
 	for i := range n {
 		snap.Jobs = append(snap.Jobs, pt.Job(fmt.Sprintf("j%03d", i), 1, policy.Seconds(i)))
 	}
-	dec := s.decide(snap)
+	dec := s.decide(snap, false)
 	why := policy.BudgetReason(decideStarts)
 	if len(dec.Starts) != decideStarts || len(dec.Waiting) != n-decideStarts || dec.Waiting[0].Reason != why {
 		t.Fatalf("%d starts and %d waiting (%v) for %d jobs that fit, want %d starts and the rest waiting for %q",

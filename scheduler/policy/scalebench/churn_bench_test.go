@@ -65,8 +65,11 @@ func (z size) churnSpec() pt.ChurnSpec {
 // CARAVAN_SCALE_CHURN=eager runs two tracked sides, the second (eag-)
 // with Framework.EagerTrials, to measure lazy preemption trials side by
 // side on the same snapshots.
-// CARAVAN_SCALE_CHURN_LOG=1 logs each timed decision's wall time, starts
-// and preempts (with -test.v): a p99 of 10 decisions is their maximum.
+// CARAVAN_SCALE_CHURN_LOG=1 logs each timed decision's wall time, starts,
+// preempts and trial stats (with -test.v): a p99 of 10 decisions is
+// their maximum. CARAVAN_SCALE_SKIP_REASONS=1 times decisions without
+// reasons (Snapshot.SkipReasons), as the live scheduler's between two
+// queue views.
 //
 // CARAVAN_SCALE_QUEUE=fresh makes every queued job of the first snapshot
 // one that never ran (no service, queued since submission), as in a
@@ -207,7 +210,8 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 	// run starts from the same state instead of spending its decisions
 	// filling the random snapshot's free GPUs 128 at a time
 	s.MaxStarts = maxStarts()
-	logEach := os.Getenv("CARAVAN_SCALE_CHURN_LOG") != "" // each decision's wall time and size
+	s.SkipReasons = os.Getenv("CARAVAN_SCALE_SKIP_REASONS") != "" // a live round between queue views
+	logEach := os.Getenv("CARAVAN_SCALE_CHURN_LOG") != ""         // each decision's wall time and size
 	stop := steadyProfile(b, "churn-"+name)
 	defer stop()
 	starts, preempts := 0, 0
@@ -229,7 +233,7 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 		starts, preempts = starts+len(sides[0].last.Starts), preempts+len(sides[0].last.Preempts)
 		if logEach {
 			sd := sides[0]
-			b.Logf("decision %d: %v, %d starts, %d preempts", i, sd.lat[len(sd.lat)-1], len(sd.last.Starts), len(sd.last.Preempts))
+			b.Logf("decision %d: %v, %d starts, %d preempts, trials %+v", i, sd.lat[len(sd.lat)-1], len(sd.last.Starts), len(sd.last.Preempts), lastTrials(sd.p))
 		}
 		gc.Idle() // where the live scheduler waits for its next round
 		c.Step(copyDecision(sides[0].last))
@@ -298,4 +302,13 @@ func sameChoices(b *testing.B, x, y policy.Decision) {
 	if len(x.Waiting) != len(y.Waiting) || len(x.Ranking) != len(y.Ranking) {
 		b.Fatalf("tracked and untracked Waiting/Ranking differ in length: %d/%d, %d/%d", len(x.Waiting), len(y.Waiting), len(x.Ranking), len(y.Ranking))
 	}
+}
+
+// lastTrials is p's last decision's TrialStats (none if it is not a
+// Framework): a decision's victims and the slots they held.
+func lastTrials(p policy.Policy) policy.TrialStats {
+	if f, ok := p.(*policy.Framework); ok {
+		return f.LastTrialStats()
+	}
+	return policy.TrialStats{}
 }

@@ -19,7 +19,12 @@
 // CARAVAN_SCALE_GIANTS=whole makes the queued gangs larger than the
 // cluster ask whole GPUs (none then ever fits),
 // CARAVAN_SCALE_PROGRESS=joint stamps running jobs' progress in JobGen
-// rather than apart (Snapshot.ProgressGen, as the live scheduler). The
+// rather than apart (Snapshot.ProgressGen, as the live scheduler),
+// CARAVAN_SCALE_MAX_STARTS the timed decisions' start budget
+// (Snapshot.MaxStarts; the live scheduler's is 128),
+// CARAVAN_SCALE_SKIP_REASONS=1 times decisions without reasons
+// (Snapshot.SkipReasons, as a live round between two queue views),
+// CARAVAN_SCALE_CHURN_LOG=1 logs each decision (with -test.v). The
 // preemptive orderings' trials are reported per decision too (trials,
 // victims, materialised, given-back: policy.TrialStats).
 // Between decisions the benchmarks pace the garbage collector as the

@@ -40,6 +40,12 @@ type changeRanks struct {
 	// mergePar's parts' (scratch)
 	movedAt   []int32
 	partMoved [][]int32
+	// sortAdds' scratch: each moved position's index in adds, the moved
+	// entries in last rank order and the others; nearly counts the calls
+	// whose moved entries were nearly sorted (tests)
+	slot          []int32
+	byRank, fresh []addEntry
+	nearly        int
 }
 
 // marks of changed positions that ord lists
@@ -106,7 +112,9 @@ func (t *changeRanks) changes(s *policy.Snapshot, oldN int, key func(*policy.Job
 	adds, nan = listParts(len(s.Jobs), &t.parts, t.adds, func(lo, hi int, buf []addEntry) ([]addEntry, bool) {
 		return t.changesIn(s, oldN, lo, hi, key, mv, buf)
 	})
-	slices.SortFunc(adds, func(a, b addEntry) int { return compareEntry(s, &a.rankEntry, &b.rankEntry) })
+	if !nan {
+		adds = t.sortAdds(s, adds)
+	}
 	t.adds = adds
 	return adds, nan
 }

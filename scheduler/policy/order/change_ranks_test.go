@@ -58,10 +58,16 @@ func (c *serviceChurn) step() {
 // rankings of tracked snapshots against a fresh instance's full sort of
 // the same snapshot on every call, RankIndexes and PrevRanks with them;
 // serially and with the passes split down to a few jobs a part (changes,
-// mergePar).
+// mergePar); and with the moved jobs taken in their last rank order from
+// a single one on (sortAdds), where SRTF's must be nearly sorted in some
+// calls.
 func TestChangeRanksMatchSort(t *testing.T) {
-	for _, w := range []int{1, 3} {
-		withSplit(w, func() { changeRanksMatchSort(t) })
+	defer func(least, share int) { nearlyMin, nearlyShare = least, share }(nearlyMin, nearlyShare)
+	for _, least := range []int{nearlyMin, 1} {
+		nearlyMin, nearlyShare = least, least<<20
+		for _, w := range []int{1, 3} {
+			withSplit(w, func() { changeRanksMatchSort(t) })
+		}
 	}
 }
 
@@ -91,7 +97,7 @@ func changeRanksMatchSort(t *testing.T) {
 		},
 	}
 	for name, mk := range orderings {
-		fast, kept := 0, 0
+		fast, kept, nearly := 0, 0, 0
 		for seed := int64(1); seed <= 120; seed++ {
 			c := &serviceChurn{submitChurn{rng: rand.New(rand.NewSource(seed)), s: &policy.Snapshot{JobGen: []uint64{}}, nan: seed%5 == 0}}
 			o := mk()
@@ -137,6 +143,12 @@ func changeRanksMatchSort(t *testing.T) {
 					lastAt = nil
 				}
 			}
+			if so, ok := o.(*SRTFOracle); ok {
+				nearly += so.cr.t.nearly
+			}
+		}
+		if name == "srtf-oracle" && nearlyMin == 1 && nearly == 0 {
+			t.Fatalf("%s: no call found its moved jobs nearly sorted in their last rank order", name)
 		}
 		if fast < 120*100/2 || kept == 0 {
 			t.Fatalf("%s: ranked by changes %d of %d calls, %d ranks kept: the check saw too little", name, fast, 120*100, kept)

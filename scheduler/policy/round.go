@@ -630,10 +630,3 @@ func reasonsCap(s *Snapshot) int {
 	}
 	return len(s.Jobs)
 }
-
-func (r *round) wait(j *Job, why string) {
-	if r.s.SkipReasons {
-		return
-	}
-	r.dec.Waiting = append(r.dec.Waiting, Wait{JobID: j.ID, Reason: why})
-}

@@ -28,10 +28,7 @@ func TestSkipWalkSameDecisions(t *testing.T) {
 	for _, name := range names {
 		for _, tracked := range []bool{true, false} {
 			skipping, plain := skipWalkPolicy(t, name), skipWalkPolicy(t, name)
-			sp := pt.RandomSpec{Cluster: pt.ClusterSpec{Racks: 3, NodesPerRack: 8, GPUsPerNode: 8},
-				Running: 300, Queued: 600, Busy: 0.9, FracShare: 0.5}
-			s := withOwnReasons(pt.Random(11, sp))
-			c := pt.NewChurn(11, s, pt.ChurnSpec{Interval: 120, Finish: 0.1, Arrive: 15, Jobs: sp, Accrue: true})
+			s, c := skipWalkChurn()
 			passed, preempts, starts := 0, 0, 0
 			for round := 0; round < 12; round++ {
 				gen := s.JobGen
@@ -61,6 +58,15 @@ func TestSkipWalkSameDecisions(t *testing.T) {
 			t.Logf("%s (tracked %v): %d ranges passed over, %d starts, %d preempts", name, tracked, passed, starts, preempts)
 		}
 	}
+}
+
+// skipWalkChurn is the skipping walk tests' snapshot (with jobs that
+// wait for their own reasons) and its churn.
+func skipWalkChurn() (*policy.Snapshot, *pt.Churn) {
+	sp := pt.RandomSpec{Cluster: pt.ClusterSpec{Racks: 3, NodesPerRack: 8, GPUsPerNode: 8},
+		Running: 300, Queued: 600, Busy: 0.9, FracShare: 0.5}
+	s := withOwnReasons(pt.Random(11, sp))
+	return s, pt.NewChurn(11, s, pt.ChurnSpec{Interval: 120, Finish: 0.1, Arrive: 15, Jobs: sp, Accrue: true})
 }
 
 // withOwnReasons adds queued jobs that wait for their own reasons: an
@@ -110,10 +116,7 @@ func TestSkipReasonsWalksSkipping(t *testing.T) {
 		for _, tracked := range []bool{true, false} {
 			label := fmt.Sprintf("%s (tracked %v)", name, tracked)
 			reasoned, lean, plain, mixed := skipWalkPolicy(t, name), skipWalkPolicy(t, name), skipWalkPolicy(t, name), skipWalkPolicy(t, name)
-			sp := pt.RandomSpec{Cluster: pt.ClusterSpec{Racks: 3, NodesPerRack: 8, GPUsPerNode: 8},
-				Running: 300, Queued: 600, Busy: 0.9, FracShare: 0.5}
-			s := withOwnReasons(pt.Random(11, sp))
-			c := pt.NewChurn(11, s, pt.ChurnSpec{Interval: 120, Finish: 0.1, Arrive: 15, Jobs: sp, Accrue: true})
+			s, c := skipWalkChurn()
 			visits, fewer, starts := 0, 0, 0
 			for round := 0; round < 12; round++ {
 				gen := s.JobGen

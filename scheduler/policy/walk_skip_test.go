@@ -102,9 +102,10 @@ func skipWalkPolicy(t *testing.T, name string) policy.Policy {
 // jobs the job-by-job walk it took before was three times slower. It
 // makes the same Starts (placements too) and Preempts as a decision with
 // reasons and as the job-by-job walk without them, writes no Waiting
-// but the preempted jobs' (the live scheduler shows them), and visits no more jobs than the walk with reasons: a shape no job of
-// which can start this round (hopeless) is settled for the whole walk,
-// not visited job by job. A third instance switches reasons on and off
+// but the preempted jobs' (the live scheduler shows them), and visits
+// no more jobs than the walk with reasons: a shape no job of which can
+// start this round (hopeless) is settled for the whole walk, not
+// visited job by job. A third instance switches reasons on and off
 // from round to round, as the live scheduler's rounds between two queue
 // views do; with reasons its decision is the reasoned one, whole.
 func TestSkipReasonsWalksSkipping(t *testing.T) {

@@ -18,11 +18,11 @@ var nearlyMin, nearlyShare = 1024, 16
 // call (~22,000 at 10,000 nodes of whole-GPU gangs), whose remaining
 // times all fall at the same rate, so their order among themselves
 // holds from the last call. Sorted from position order they took
-// ~7 ms of CPU a call on one core;
-// taken in their last rank order they are nearly sorted, and insertion
-// orders them in about one comparison each. The others (changed jobs,
-// a few hundred) are sorted and merged in. compareEntry is a total
-// order, so the result is the full sort's whatever path it takes.
+// ~7 ms of CPU a call on one core; taken in their last rank order they
+// are nearly sorted, and insertion orders them in about one comparison
+// each. The others (changed jobs, a few hundred) are sorted and merged
+// in. compareEntry is a total order, so the result is the full sort's
+// whatever path it takes.
 func (t *changeRanks) sortAdds(s *policy.Snapshot, adds []addEntry) []addEntry {
 	cmp := func(a, b addEntry) int { return compareEntry(s, &a.rankEntry, &b.rankEntry) }
 	moved := 0

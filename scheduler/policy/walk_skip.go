@@ -56,7 +56,8 @@ type skipIndex struct {
 	cur   []int32
 	segs  []skipSeg
 	snaps []*failure
-	// visits counts the jobs the last walk admitted (for tests)
+	// visits counts the jobs the last walk admitted (for tests; walk
+	// zeroes it)
 	visits int
 }
 
@@ -95,7 +96,7 @@ func (r *round) walkSkipping() bool {
 	x.memos = grow(x.memos, len(x.keys))
 	clear(x.memos)
 	x.cur = append(x.cur[:0], x.start[:len(x.keys)]...)
-	x.segs, x.snaps, x.visits = x.segs[:0], x.snaps[:0], 0
+	x.segs, x.snaps = x.segs[:0], x.snaps[:0]
 	n := len(r.ranked)
 	for i := 0; ; {
 		next := x.nextVisit(r, i)

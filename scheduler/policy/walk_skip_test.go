@@ -28,30 +28,18 @@ func TestSkipWalkSameDecisions(t *testing.T) {
 	for _, name := range names {
 		for _, tracked := range []bool{true, false} {
 			skipping, plain := skipWalkPolicy(t, name), skipWalkPolicy(t, name)
-			s, c := skipWalkChurn()
 			passed, preempts, starts := 0, 0, 0
-			for round := 0; round < 12; round++ {
-				gen := s.JobGen
-				if !tracked {
-					s.JobGen = nil
-				}
+			skipWalkRounds(tracked, []policy.Policy{skipping, plain}, func(s *policy.Snapshot, round int) policy.Decision {
 				policy.SetSkipWalk(0, true)
 				want := copyOf(plain.Decide(s))
 				policy.SetSkipWalk(0, false)
 				got := skipping.Decide(s)
-				s.JobGen = gen
 				sameDecision(t, fmt.Sprintf("%s (tracked %v)", name, tracked), round, want, got)
 				passed += policy.SkipWalkPassed(skipping.(*policy.Framework))
 				preempts += len(want.Preempts)
 				starts += len(want.Starts)
-				for _, j := range s.Jobs {
-					if j.State == policy.Finished {
-						skipping.(policy.FinishObserver).ObserveFinished(j)
-						plain.(policy.FinishObserver).ObserveFinished(j)
-					}
-				}
-				c.Step(want)
-			}
+				return want
+			})
 			if passed == 0 || starts == 0 {
 				t.Fatalf("%s (tracked %v): %d ranges passed over, %d starts in 12 rounds: nothing compared", name, tracked, passed, starts)
 			}
@@ -60,13 +48,31 @@ func TestSkipWalkSameDecisions(t *testing.T) {
 	}
 }
 
-// skipWalkChurn is the skipping walk tests' snapshot (with jobs that
-// wait for their own reasons) and its churn.
-func skipWalkChurn() (*policy.Snapshot, *pt.Churn) {
+// skipWalkRounds runs 12 churned rounds of the skipping walk tests'
+// snapshot (with jobs that wait for their own reasons): decide decides
+// each (JobGen hidden when untracked) and returns the decision the churn
+// applies; every policy of ps learns the finished jobs.
+func skipWalkRounds(tracked bool, ps []policy.Policy, decide func(s *policy.Snapshot, round int) policy.Decision) {
 	sp := pt.RandomSpec{Cluster: pt.ClusterSpec{Racks: 3, NodesPerRack: 8, GPUsPerNode: 8},
 		Running: 300, Queued: 600, Busy: 0.9, FracShare: 0.5}
 	s := withOwnReasons(pt.Random(11, sp))
-	return s, pt.NewChurn(11, s, pt.ChurnSpec{Interval: 120, Finish: 0.1, Arrive: 15, Jobs: sp, Accrue: true})
+	c := pt.NewChurn(11, s, pt.ChurnSpec{Interval: 120, Finish: 0.1, Arrive: 15, Jobs: sp, Accrue: true})
+	for round := 0; round < 12; round++ {
+		gen := s.JobGen
+		if !tracked {
+			s.JobGen = nil
+		}
+		d := decide(s, round)
+		s.JobGen = gen
+		for _, j := range s.Jobs {
+			if j.State == policy.Finished {
+				for _, p := range ps {
+					p.(policy.FinishObserver).ObserveFinished(j)
+				}
+			}
+		}
+		c.Step(d)
+	}
 }
 
 // withOwnReasons adds queued jobs that wait for their own reasons: an
@@ -117,13 +123,8 @@ func TestSkipReasonsWalksSkipping(t *testing.T) {
 		for _, tracked := range []bool{true, false} {
 			label := fmt.Sprintf("%s (tracked %v)", name, tracked)
 			reasoned, lean, plain, mixed := skipWalkPolicy(t, name), skipWalkPolicy(t, name), skipWalkPolicy(t, name), skipWalkPolicy(t, name)
-			s, c := skipWalkChurn()
 			visits, fewer, starts := 0, 0, 0
-			for round := 0; round < 12; round++ {
-				gen := s.JobGen
-				if !tracked {
-					s.JobGen = nil
-				}
+			skipWalkRounds(tracked, []policy.Policy{reasoned, lean, plain, mixed}, func(s *policy.Snapshot, round int) policy.Decision {
 				want := copyOf(reasoned.Decide(s))
 				wantVisits := policy.SkipWalkVisits(reasoned.(*policy.Framework))
 				s.SkipReasons = true
@@ -134,7 +135,7 @@ func TestSkipReasonsWalksSkipping(t *testing.T) {
 				policy.SetSkipWalk(0, false)
 				s.SkipReasons = round%2 == 1
 				both := mixed.Decide(s)
-				s.SkipReasons, s.JobGen = false, gen
+				s.SkipReasons = false
 				sameChoices(t, label+" without reasons", round, want, got)
 				sameChoices(t, label+" job by job without reasons", round, want, byJob)
 				if w := preemptedOnly(want); !slices.Equal(got.Waiting, w) || !slices.Equal(byJob.Waiting, w) {
@@ -149,15 +150,8 @@ func TestSkipReasonsWalksSkipping(t *testing.T) {
 					sameDecision(t, label+" switched", round, want, both)
 				}
 				visits, fewer, starts = visits+gotVisits, fewer+wantVisits-gotVisits, starts+len(want.Starts)
-				for _, j := range s.Jobs {
-					if j.State == policy.Finished {
-						for _, p := range []policy.Policy{reasoned, lean, plain, mixed} {
-							p.(policy.FinishObserver).ObserveFinished(j)
-						}
-					}
-				}
-				c.Step(want)
-			}
+				return want
+			})
 			if starts == 0 {
 				t.Fatalf("%s: no starts in 12 rounds: nothing compared", label)
 			}

@@ -72,25 +72,6 @@ func (t *changeRanks) lastOrder(n int, adds []addEntry, moved int) (byRank, fres
 	return byRank, fresh
 }
 
-// insertNearly sorts xs by cmp by insertion; past a budget of moves it
-// stops and reports false (xs is then still a permutation of itself).
-func insertNearly(xs []addEntry, cmp func(a, b addEntry) int) bool {
-	budget := 4*len(xs) + 16
-	for i := 1; i < len(xs); i++ {
-		x, j := xs[i], i
-		for j > 0 && cmp(xs[j-1], x) > 0 {
-			xs[j] = xs[j-1]
-			j--
-			if budget--; budget == 0 {
-				xs[j] = x
-				return false
-			}
-		}
-		xs[j] = x
-	}
-	return true
-}
-
 // mergeAdds appends to out the sorted a and b merged.
 func mergeAdds(out, a, b []addEntry, cmp func(a, b addEntry) int) []addEntry {
 	i, j := 0, 0

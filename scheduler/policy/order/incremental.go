@@ -382,18 +382,27 @@ func compareAt(ks []keyed, a, b int32) int {
 // insertion while the input is nearly sorted (a bounded number of moves),
 // else by pdqsort.
 func sortNearly(ks []keyed, idx []int32) {
-	budget := 4*len(idx) + 16
-	for i := 1; i < len(idx); i++ {
-		x, j := idx[i], i
-		for j > 0 && compareAt(ks, idx[j-1], x) > 0 {
-			idx[j] = idx[j-1]
+	cmp := func(a, b int32) int { return compareAt(ks, a, b) }
+	if !insertNearly(idx, cmp) {
+		slices.SortFunc(idx, cmp)
+	}
+}
+
+// insertNearly sorts xs by cmp by insertion; past a budget of moves it
+// stops and reports false (xs is then still a permutation of itself).
+func insertNearly[T any](xs []T, cmp func(a, b T) int) bool {
+	budget := 4*len(xs) + 16
+	for i := 1; i < len(xs); i++ {
+		x, j := xs[i], i
+		for j > 0 && cmp(xs[j-1], x) > 0 {
+			xs[j] = xs[j-1]
 			j--
 			if budget--; budget == 0 {
-				idx[j] = x
-				slices.SortFunc(idx, func(a, b int32) int { return compareAt(ks, a, b) })
-				return
+				xs[j] = x
+				return false
 			}
 		}
-		idx[j] = x
+		xs[j] = x
 	}
+	return true
 }

@@ -113,10 +113,9 @@ type lucidObs struct {
 type LucidEstimator struct {
 	cfg LucidEstimateConfig
 
-	users, models map[string]int32
-	shapes        map[shapeKey]int32
-	userShapes    map[userShapeKey]int32
-	nlevels       [numTerms]int
+	users, models levelTable[string]
+	shapes        levelTable[shapeKey]
+	userShapes    levelTable[userShapeKey]
 
 	obs  []lucidObs // ring buffer of the last Window observations
 	head int        // next slot to overwrite once obs is full
@@ -147,8 +146,8 @@ func NewLucidEstimator(cfg LucidEstimateConfig) (*LucidEstimator, error) {
 	}
 	return &LucidEstimator{
 		cfg:   cfg,
-		users: map[string]int32{}, models: map[string]int32{},
-		shapes: map[shapeKey]int32{}, userShapes: map[userShapeKey]int32{},
+		users: newLevelTable[string](), models: newLevelTable[string](),
+		shapes: newLevelTable[shapeKey](), userShapes: newLevelTable[userShapeKey](),
 		recent: map[int32]*residualRing{},
 		mu:     math.Log(cfg.Prior), sigma: 1,
 	}, nil
@@ -167,43 +166,31 @@ func hourOf(submit policy.Seconds) int32 {
 	return int32(h/3600) % 24
 }
 
-func shapeOf(j *policy.Job) shapeKey {
-	f := j.Fraction
-	if f <= 0 {
-		f = 1
+func shapeOf(j *policy.Job) shapeKey { return shapeOfFeatures(j.Workers, j.Fraction) }
+
+func shapeOfFeatures(workers int, fraction float64) shapeKey {
+	if fraction <= 0 {
+		fraction = 1
 	}
-	return shapeKey{workers: j.Workers, fraction: f}
+	return shapeKey{workers: workers, fraction: fraction}
 }
 
 // levels returns j's level per term; -1 for levels never observed (or
 // terms switched off). With add, unseen levels are created.
 func (e *LucidEstimator) levels(j *policy.Job, add bool) [numTerms]int32 {
 	var lv [numTerms]int32
-	lv[termShape] = intern(e.shapes, shapeOf(j), add, &e.nlevels[termShape])
-	lv[termUser] = intern(e.users, j.User, add, &e.nlevels[termUser])
-	lv[termModel] = intern(e.models, j.Model, add, &e.nlevels[termModel])
+	lv[termShape] = e.shapes.intern(shapeOf(j), add)
+	lv[termUser] = e.users.intern(j.User, add)
+	lv[termModel] = e.models.intern(j.Model, add)
 	lv[termHour] = -1
 	if e.cfg.HourOfDay {
 		lv[termHour] = hourOf(j.Submit)
 	}
 	lv[termUserShape] = -1
 	if lv[termUser] >= 0 && lv[termShape] >= 0 {
-		lv[termUserShape] = intern(e.userShapes, userShapeKey{lv[termUser], lv[termShape]}, add, &e.nlevels[termUserShape])
+		lv[termUserShape] = e.userShapes.intern(userShapeKey{lv[termUser], lv[termShape]}, add)
 	}
 	return lv
-}
-
-func intern[K comparable](m map[K]int32, k K, add bool, n *int) int32 {
-	if id, ok := m[k]; ok {
-		return id
-	}
-	if !add {
-		return -1
-	}
-	id := int32(*n)
-	m[k] = id
-	*n++
-	return id
 }
 
 // Observe learns that a job with j's features ran for d seconds.
@@ -343,7 +330,7 @@ func (e *LucidEstimator) levelsOf(t int) int {
 	if t == termHour {
 		return 24
 	}
-	return e.nlevels[t]
+	return int(e.counts()[t])
 }
 
 // PredictLog is the predicted ln(duration) of j now: the fitted terms
@@ -515,11 +502,4 @@ func (r *residualRing) add(x float64, n int) {
 	}
 	r.v[r.head] = x
 	r.head = (r.head + 1) % n
-}
-
-// levelCount is how many levels have been interned: it grows whenever a
-// level unseen until then is, so a level vector read at one count holds
-// until it changes (or for good once every level is known).
-func (e *LucidEstimator) levelCount() int {
-	return e.nlevels[termShape] + e.nlevels[termUser] + e.nlevels[termModel] + e.nlevels[termUserShape]
 }

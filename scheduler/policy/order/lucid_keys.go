@@ -15,10 +15,13 @@ import (
 // unchanged job it holds what the job would give: the key is rebuilt
 // from it without reading the job, bit for bit as from the job.
 type lucidSlot struct {
-	p     *lucidPred
-	lv    [numTerms]int32
-	lvAt  int32 // 1 + the estimator's level count when lv was read; 0: never
-	share float64
+	p  *lucidPred
+	lv [numTerms]int32
+	// lvAt is the estimator's level counts when lv was last known to
+	// hold (lvRead: ever read)
+	lvAt   levelCounts
+	lvRead bool
+	share  float64
 	// rem is the remaining time for Executed e at model version remVer
 	// (-1: none): with the entry fixed, its inputs (the ln estimate and
 	// the model's spread) change only with the version
@@ -47,7 +50,7 @@ type lucidKeying struct {
 	cur     int           // posOf's scan position
 	version int
 	sigma   float64
-	lvAt    int32 // 1 + the estimator's level count
+	counts  levelCounts // the estimator's level counts
 }
 
 // beginKeys sizes the slots for s and reads the model's state.
@@ -64,7 +67,7 @@ func (l *Lucid) beginKeys(s *policy.Snapshot) {
 		clear(l.byPos[n:])
 	}
 	l.slots, l.feats, l.byPos = lucidKeep(l.slots, n), lucidKeep(l.feats, n), lucidKeep(l.byPos, n)
-	l.kk = lucidKeying{jobs: s.Jobs, version: l.est.Version(), sigma: l.est.Sigma(), lvAt: 1 + int32(l.est.levelCount())}
+	l.kk = lucidKeying{jobs: s.Jobs, version: l.est.Version(), sigma: l.est.Sigma(), counts: l.est.counts()}
 }
 
 // lucidKeep resizes xs to n keeping its contents; room past len(xs) is
@@ -133,28 +136,36 @@ func (l *Lucid) fill(i int, j *policy.Job) *lucidSlot {
 
 // levelsAt is the model's levels of j, listed at i: slot i's, read again
 // only if j's features are not those they were read from or a level
-// unknown then may have been learnt since. They are a function of the
+// they lacked has been learnt since. They are a function of the
 // features, whichever job had them.
 func (l *Lucid) levelsAt(i int, j *policy.Job) *[numTerms]int32 {
 	sl, f := &l.slots[i], &l.feats[i]
-	if l.levelsStale(sl) || f.user != j.User || f.model != j.Model || f.workers != j.Workers ||
+	if l.levelsStale(i) || f.user != j.User || f.model != j.Model || f.workers != j.Workers ||
 		math.Float64bits(f.fraction) != math.Float64bits(j.Fraction) || math.Float64bits(f.submit) != math.Float64bits(j.Submit) {
-		sl.lv, sl.lvAt = l.est.levels(j, false), l.kk.lvAt
+		sl.lv, sl.lvAt, sl.lvRead = l.est.levels(j, false), l.kk.counts, true
 		*f = lucidFeatures{user: j.User, model: j.Model, workers: j.Workers, fraction: j.Fraction, submit: j.Submit}
 	}
 	return &sl.lv
 }
 
-// levelsStale: sl's levels were never read, or lack a level that may
-// have been learnt since.
-func (l *Lucid) levelsStale(sl *lucidSlot) bool {
-	return sl.lvAt == 0 || (sl.lvAt != l.kk.lvAt && !levelsFinal(sl.lv))
-}
-
-// levelsFinal reports whether lv can no longer change: every interned
-// level is known (an unseen one may be interned by a later Observe).
-func levelsFinal(lv [numTerms]int32) bool {
-	return lv[termShape] >= 0 && lv[termUser] >= 0 && lv[termModel] >= 0 && lv[termUserShape] >= 0
+// levelsStale: slot i's levels were never read, or one they lack has
+// been learnt since. Any level learnt made every job that lacked one
+// read again (~100,000 level lookups a decision while the model still
+// met new users); now only a job whose own level it was is. A slot
+// found current is stamped with the counts, so the next check compares
+// only what is learnt after.
+func (l *Lucid) levelsStale(i int) bool {
+	sl := &l.slots[i]
+	switch {
+	case !sl.lvRead:
+		return true
+	case sl.lvAt == l.kk.counts:
+		return false
+	case l.est.learntSince(&sl.lv, &sl.lvAt, &l.feats[i]):
+		return true
+	}
+	sl.lvAt = l.kk.counts
+	return false
 }
 
 // bring brings sl's entry to the model's version (predictFrom from the
@@ -274,7 +285,7 @@ func (l *Lucid) modelKeys(ks []keyed) {
 		if p := sl.p; int(k.queue) != i || p == nil || p.gone {
 			sl = l.fill(i, k.job)
 			l.levelsAt(i, k.job)
-		} else if l.levelsStale(sl) {
+		} else if l.levelsStale(i) {
 			l.levelsAt(i, k.job)
 		}
 		k.queue = 0

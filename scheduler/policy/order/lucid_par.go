@@ -67,7 +67,7 @@ func (l *Lucid) modelKeysPar(ks []keyed, w int) {
 			sl := &l.slots[i]
 			if p := sl.p; int(k.queue) != i || p == nil || p.gone {
 				d = append(d, int32(x))
-			} else if l.levelsStale(sl) {
+			} else if l.levelsStale(i) {
 				l.levelsAt(i, k.job)
 			}
 		}

@@ -18,10 +18,10 @@ type lucidSlot struct {
 	p  *lucidPred
 	lv [numTerms]int32
 	// lvAt is the estimator's level counts when lv was last known to
-	// hold (lvRead: ever read)
-	lvAt   levelCounts
-	lvRead bool
-	share  float64
+	// hold, lvN 1 + their sum then (0: never read)
+	lvAt  levelCounts
+	lvN   int32
+	share float64
 	// rem is the remaining time for Executed e at model version remVer
 	// (-1: none): with the entry fixed, its inputs (the ln estimate and
 	// the model's spread) change only with the version
@@ -51,6 +51,7 @@ type lucidKeying struct {
 	version int
 	sigma   float64
 	counts  levelCounts // the estimator's level counts
+	lvN     int32       // 1 + their sum
 }
 
 // beginKeys sizes the slots for s and reads the model's state.
@@ -68,6 +69,7 @@ func (l *Lucid) beginKeys(s *policy.Snapshot) {
 	}
 	l.slots, l.feats, l.byPos = lucidKeep(l.slots, n), lucidKeep(l.feats, n), lucidKeep(l.byPos, n)
 	l.kk = lucidKeying{jobs: s.Jobs, version: l.est.Version(), sigma: l.est.Sigma(), counts: l.est.counts()}
+	l.kk.lvN = 1 + l.kk.counts.sum()
 }
 
 // lucidKeep resizes xs to n keeping its contents; room past len(xs) is
@@ -142,7 +144,7 @@ func (l *Lucid) levelsAt(i int, j *policy.Job) *[numTerms]int32 {
 	sl, f := &l.slots[i], &l.feats[i]
 	if l.levelsStale(i) || f.user != j.User || f.model != j.Model || f.workers != j.Workers ||
 		math.Float64bits(f.fraction) != math.Float64bits(j.Fraction) || math.Float64bits(f.submit) != math.Float64bits(j.Submit) {
-		sl.lv, sl.lvAt, sl.lvRead = l.est.levels(j, false), l.kk.counts, true
+		sl.lv, sl.lvAt, sl.lvN = l.est.levels(j, false), l.kk.counts, l.kk.lvN
 		*f = lucidFeatures{user: j.User, model: j.Model, workers: j.Workers, fraction: j.Fraction, submit: j.Submit}
 	}
 	return &sl.lv
@@ -153,19 +155,26 @@ func (l *Lucid) levelsAt(i int, j *policy.Job) *[numTerms]int32 {
 // read again (~100,000 level lookups a decision while the model still
 // met new users); now only a job whose own level it was is. A slot
 // found current is stamped with the counts, so the next check compares
-// only what is learnt after.
+// only what is learnt after; levels all known are never stale, and
+// their slot is left unwritten.
 func (l *Lucid) levelsStale(i int) bool {
 	sl := &l.slots[i]
 	switch {
-	case !sl.lvRead:
+	case sl.lvN == 0:
 		return true
-	case sl.lvAt == l.kk.counts:
+	case sl.lvN == l.kk.lvN || levelsFinal(&sl.lv):
 		return false
 	case l.est.learntSince(&sl.lv, &sl.lvAt, &l.feats[i]):
 		return true
 	}
-	sl.lvAt = l.kk.counts
+	sl.lvAt, sl.lvN = l.kk.counts, l.kk.lvN
 	return false
+}
+
+// levelsFinal reports whether lv can no longer change: every interned
+// level is known.
+func levelsFinal(lv *[numTerms]int32) bool {
+	return lv[termShape] >= 0 && lv[termUser] >= 0 && lv[termModel] >= 0 && lv[termUserShape] >= 0
 }
 
 // bring brings sl's entry to the model's version (predictFrom from the

@@ -53,6 +53,11 @@ func (t *levelTable[K]) internedSince(k K, n int32) bool {
 // levelCounts is each interned term's level count (termHour's is 0).
 type levelCounts [numTerms]int32
 
+// sum is the levels interned in all.
+func (c *levelCounts) sum() int32 {
+	return c[termShape] + c[termUser] + c[termModel] + c[termUserShape]
+}
+
 // counts is the estimator's level counts now.
 func (e *LucidEstimator) counts() levelCounts {
 	var c levelCounts

@@ -146,6 +146,12 @@ func NewLucid(cfg LucidConfig) (*Lucid, error) {
 	l := &Lucid{cfg: cfg, est: est, pred: map[string]*lucidPred{}}
 	l.sc.kc.mv = mover{aux: l.profileEnd, move: l.move}
 	l.sc.keyInOrder = true // partKey keeps state: the keying pass splits around it
+	// a refit moves every main-phase job's size (k[1]) and the ranking
+	// is sorted in full: sizes rarely share their top 42 bits, so the
+	// radix passes stop there and leave k[2] (a profiling job's queue
+	// time) to the runs' comparisons, half the sort's time at 100,000
+	// jobs (4.6 → 2.5 ms)
+	l.sc.coarse, l.sc.coarseBits = 2, coarseTime
 	return l, nil
 }
 

@@ -9,7 +9,6 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 )
 
 // policyRow is one ordering's CPU per decision, the lowest and highest of
@@ -63,6 +62,10 @@ func plotPolicy(rows []policyRow, path string) error {
 	lo, hi := 10.0, 10.0
 	for k, variant := range variants {
 		c := palette[k%len(palette)]
+		// past the palette's colours, bars are dashed: every variant
+		// stays apart from the one sharing its colour
+		dashes := dashings[k/len(palette)%len(dashings)]
+		var bar *plotter.Line
 		for _, r := range rows {
 			if r.variant != variant {
 				continue
@@ -70,20 +73,16 @@ func plotPolicy(rows []policyRow, path string) error {
 			// bars 0.2 apart, closer where many variants would overlap the next ordering's
 			x := float64(at[r.ordering]) + (float64(k)-float64(len(variants)-1)/2)*min(0.2, 0.8/float64(len(variants)))
 			// A single figure (low = high) still shows: the bar spans at least 4 %.
-			bar, err := plotter.NewLine(plotter.XYs{{X: x, Y: r.low / 1.02}, {X: x, Y: max(r.high, r.low*1.02)}})
+			var err error
+			bar, err = plotter.NewLine(plotter.XYs{{X: x, Y: r.low / 1.02}, {X: x, Y: max(r.high, r.low*1.02)}})
 			if err != nil {
 				return err
 			}
-			bar.Color, bar.Width = c, vg.Points(5)
+			bar.Color, bar.Width, bar.Dashes = c, vg.Points(5), dashes
 			p.Add(bar)
 			lo, hi = min(lo, r.low), max(hi, r.high)
 		}
-		legend, err := plotter.NewScatter(plotter.XYs{{X: -10, Y: 10}})
-		if err != nil {
-			return err
-		}
-		legend.GlyphStyle = draw.GlyphStyle{Shape: draw.BoxGlyph{}, Radius: vg.Points(4), Color: c}
-		p.Legend.Add(variant, legend)
+		p.Legend.Add(variant, bar) // a stroke of the variant's bar
 	}
 	goal, err := hline(-0.5, float64(len(names))-0.5, 10)
 	if err != nil {
@@ -103,6 +102,9 @@ func plotPolicy(rows []policyRow, path string) error {
 	}
 	return p.Save(8*vg.Inch, height, path)
 }
+
+// dashings are the bars' strokes, one per turn through the palette.
+var dashings = [][]vg.Length{nil, {vg.Points(3), vg.Points(2)}, {vg.Points(1), vg.Points(1.5)}}
 
 // palette is Okabe and Ito's colour-blind-safe set (its vermilion is the
 // goal's line, its yellow too faint on white).

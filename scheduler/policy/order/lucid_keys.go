@@ -18,7 +18,8 @@ type lucidSlot struct {
 	p  *lucidPred
 	lv [numTerms]int32
 	// lvAt is the estimator's level counts when lv was last known to
-	// hold, lvN 1 + their sum then (0: never read)
+	// hold, lvN 1 + their sum then (0: never read): lvN alone tells a
+	// current slot in one compare, the common case (levelsStale)
 	lvAt  levelCounts
 	lvN   int32
 	share float64
@@ -67,20 +68,10 @@ func (l *Lucid) beginKeys(s *policy.Snapshot) {
 	if len(l.byPos) > n {
 		clear(l.byPos[n:])
 	}
-	l.slots, l.feats, l.byPos = lucidKeep(l.slots, n), lucidKeep(l.feats, n), lucidKeep(l.byPos, n)
+	// growKeep's room past the old length is zero: what it drops is zeroed above
+	l.slots, l.feats, l.byPos = growKeep(l.slots, n), growKeep(l.feats, n), growKeep(l.byPos, n)
 	l.kk = lucidKeying{jobs: s.Jobs, version: l.est.Version(), sigma: l.est.Sigma(), counts: l.est.counts()}
 	l.kk.lvN = 1 + l.kk.counts.sum()
-}
-
-// lucidKeep resizes xs to n keeping its contents; room past len(xs) is
-// zero (beginKeys zeroes what it drops).
-func lucidKeep[T any](xs []T, n int) []T {
-	if cap(xs) < n {
-		ys := make([]T, n, n+n/8)
-		copy(ys, xs)
-		return ys
-	}
-	return xs[:n]
 }
 
 // endKeys drops the call's reference to the snapshot.

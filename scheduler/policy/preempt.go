@@ -6,9 +6,10 @@ import "strconv"
 // below it, lowest priority first. It preempts only if the gang then fits,
 // and afterwards gives back every victim the new placement did not use.
 // Victims are released in doubling batches (1, 2, 4, ...) between placement
-// attempts, so a trial costs O(log victims) placer calls; the placer may
-// then use any released victim's GPUs, so a victim up to twice as deep in
-// the list as strictly needed can be chosen.
+// attempts, and once a batch fits, the fewest victims with which the gang
+// still fits are found by bisecting that batch (fewest): a trial costs
+// O(log victims) placer calls, and the placement may only use the GPUs of
+// victims no higher than the lowest-ranked prefix that makes room.
 func (r *round) preemptFor(i int, d Demand, m *shapeMemo, placeFail *failure) (Placement, *failure) {
 	if m.preempt.valid(r.cap.Epoch) {
 		return Placement{}, m.preempt
@@ -61,6 +62,7 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 	st.Trials++
 	r.lz = r.lazyFor(d) // preempt_lazy.go
 	batch, tested := 1, true
+	lastTest := 0 // victims released at the last failed test
 	for k := r.live(len(r.running) - 1); k >= 0 && r.running[k] > i; k = r.live(k - 1) {
 		vr := r.victimRefs(k)  // kept for the round: the job is not read again
 		if len(vr.refs) == 0 { // a ref per slot: no placement to release
@@ -82,22 +84,27 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 		tested = true
 		if r.lz != nil {
 			if r.lz.short() { // shortOf with every victim so far out
-				r.failed.clean = true
+				r.failed.clean, lastTest = true, len(victims)
 				continue
 			}
 			r.lz.flush(r.cap, false) // what the placer sees
 		} else if shortOf(d, r.cap) != "" {
-			r.failed.clean = true
+			r.failed.clean, lastTest = true, len(victims)
 			continue
 		}
 		p, bad := r.f.Place.Place(j, d, r.cap)
 		st.PlacerCalls++
-		if bad == "" && len(p.Slots) == d.Workers && r.cap.commitPlaced(j, p, r.f.util(j)) == nil {
-			r.settle(j, p, victims)
-			r.keepRefs(j, p, victims)
-			return p, true, false
+		if bad == "" && len(p.Slots) == d.Workers {
+			n := r.fewest(j, d, victims, lastTest, &p) // preempt_narrow.go
+			if r.cap.commitPlaced(j, p, r.f.util(j)) == nil {
+				r.settle(j, p, victims[:n])
+				r.keepRefs(j, p, victims[:n])
+				return p, true, false
+			}
+			r.releasedTo(victims, n, len(victims)) // every victim out again
 		}
 		r.failed.clean = bad != "" // not a placement the Capacity rejected
+		lastTest = len(victims)
 	}
 	if tested { // every victim is out: what a later trial can reach at most
 		if r.lz != nil {

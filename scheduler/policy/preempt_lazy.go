@@ -68,6 +68,9 @@ type lazyTrial struct {
 	// them later released in the Capacity (tests check that lazy trials
 	// kept some out)
 	adds, materialised int64
+	// truncated counts materialised victims a narrowed trial put back
+	// (preempt_fewest.go)
+	truncated int64
 	// whole0 is the Capacity's WholeFree when the trial began, turned the
 	// GPUs its victims turned whole so far: the next flush leaves
 	// WholeFree at their sum (see short)
@@ -84,6 +87,7 @@ type lazyNode struct {
 	ni       int   // its index in the Capacity
 	head     int32 // its first GPU in loads, -1: none
 	relevant bool  // the placer sees it (hosts) with the victims so far released
+	host0    bool  // it did before any (hosts at first sight: narrow's floor)
 	synced   uint32
 }
 
@@ -238,7 +242,8 @@ func (lz *lazyTrial) node(c *Capacity, i int) (int32, bool) {
 		return 0, false
 	}
 	at := int32(len(lz.nodes))
-	lz.nodes = append(lz.nodes, lazyNode{ni: i, head: -1, relevant: lz.hosts(n)})
+	host := lz.hosts(n)
+	lz.nodes = append(lz.nodes, lazyNode{ni: i, head: -1, relevant: host, host0: host})
 	lz.marks.set(i, at)
 	return at, true
 }

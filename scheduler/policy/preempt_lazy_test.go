@@ -21,7 +21,9 @@ import (
 // out of the Capacity) and of shares whose sums round (the lazy mode must
 // give up and release them).
 func TestLazyTrialsSameDecisions(t *testing.T) {
-	var adds, kept int64
+	var adds, kept, truncated int64
+	var narrowed int
+	defer policy.VerifyTruncate(func(err error) { t.Fatal("narrowing:", err) })()
 	for _, name := range []string{"tiresias-gittins", "tiresias-las", "srtf-oracle"} {
 		for seed := uint64(1); seed <= 6; seed++ {
 			frac := []float64{0, 0.3, 0.6}[seed%3]
@@ -39,6 +41,7 @@ func TestLazyTrialsSameDecisions(t *testing.T) {
 				want := copyOf(without.Decide(c.S))
 				got := with.Decide(c.S)
 				sameDecision(t, name, round, want, got)
+				narrowed += with.(*policy.Framework).LastTrialStats().Narrowed
 				if policy.FreeState(with.(*policy.Framework)) != policy.FreeState(without.(*policy.Framework)) {
 					t.Fatalf("%s seed %d round %d: the rounds left different capacities", name, seed, round)
 				}
@@ -46,11 +49,16 @@ func TestLazyTrialsSameDecisions(t *testing.T) {
 			}
 			a, k := policy.LazyCounts(with.(*policy.Framework))
 			adds, kept = adds+a, kept+k
+			truncated += policy.LazyTruncated(with.(*policy.Framework))
 		}
 	}
-	t.Logf("%d victims released virtually, %d of them never in the Capacity", adds, kept)
+	t.Logf("%d victims released virtually, %d of them never in the Capacity; %d given back narrowing, %d of them materialised",
+		adds, kept, narrowed, truncated)
 	if kept == 0 {
 		t.Error("no trial kept a victim out of the Capacity: the lazy path went untested")
+	}
+	if truncated == 0 {
+		t.Error("no lazy trial narrowed past a materialised victim: truncate went untested")
 	}
 }
 

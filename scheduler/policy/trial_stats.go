@@ -22,6 +22,10 @@ type TrialStats struct {
 	GivenBack int
 	// PlacerCalls: placement attempts within trials.
 	PlacerCalls int
+	// Narrowed: victims the batch a gang fitted with released that it
+	// did not need (the fewest lowest-ranked ones that fit are kept:
+	// preempt_fewest.go), given back before the placement.
+	Narrowed int
 }
 
 // LastTrialStats is TrialStats of the last Decide. The victims lazy

@@ -1,0 +1,204 @@
+package policy
+
+import "fmt"
+
+// A trial's doubling batches overshoot: the batch that lets the gang fit
+// releases up to twice the victims it needs, and the placer may then use
+// the GPUs of any of them, not those of the lowest-ranked. At 10,000
+// nodes of fractional jobs that picked a higher-ranked victim while
+// lower ones kept running, and the victim, outranking them, preempted
+// one of them in the next round to start again: srtf-oracle preempted
+// and restarted 30–50 jobs a round, one priority level further down each
+// round, for as long as jobs arrived. fewest finds the fewest victims,
+// lowest rank first, with which the gang fits, so a victim is preempted
+// only where every job ranked below it could not make room.
+
+// fewest bisects between lo victims, a test that failed, and all of
+// victims, with which the gang fits as *p: it leaves released the fewest
+// victims with which the gang fits (every placement test of fewer
+// failed), sets *p to that placement and returns their count. Fitting is
+// taken as monotone in the victims released (more free capacity), as
+// the doubling batches take it.
+func (r *round) fewest(j *Job, d Demand, victims []int, lo int, p *Placement) int {
+	hi := len(victims)
+	at := hi // victims released now
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		r.releasedTo(victims, at, mid)
+		at = mid
+		if q, ok := r.placeTest(j, d); ok {
+			*p, hi = q, mid
+		} else {
+			lo = mid
+		}
+	}
+	r.releasedTo(victims, at, hi)
+	r.f.stats.Narrowed += len(victims) - hi
+	if r.lz != nil {
+		r.lz.flush(r.cap, false) // *p was placed on what the placer saw at hi
+	}
+	return hi
+}
+
+// placeTest is a trial's placement test with the victims now released:
+// the gang's placement, and whether it fits.
+func (r *round) placeTest(j *Job, d Demand) (Placement, bool) {
+	if r.lz != nil {
+		if r.lz.short() {
+			return Placement{}, false
+		}
+		r.lz.flush(r.cap, false)
+	} else if shortOf(d, r.cap) != "" {
+		return Placement{}, false
+	}
+	p, bad := r.f.Place.Place(j, d, r.cap)
+	r.f.stats.PlacerCalls++
+	return p, bad == "" && len(p.Slots) == d.Workers
+}
+
+// releasedTo moves the trial from the first `from` of victims released to
+// the first `to`: the later ones are given back (highest rank first), or
+// the next ones released, as the trial released them before.
+func (r *round) releasedTo(victims []int, from, to int) {
+	st := &r.f.stats
+	for x := from; x < to; x++ {
+		vr := r.victimRefs(victims[x])
+		st.Victims, st.VictimSlots = st.Victims+1, st.VictimSlots+len(vr.refs)
+		if r.lz != nil && !r.lz.add(r.cap, x, vr) {
+			r.lz.flush(r.cap, true) // not exact (cannot happen: it was added before)
+			r.lz = nil
+		}
+		if r.lz == nil {
+			r.release(victims[x])
+		}
+	}
+	if to >= from {
+		return
+	}
+	if r.lz == nil {
+		for x := from - 1; x >= to; x-- {
+			st.GivenBack++
+			_ = r.recommit(victims[x]) // released by this trial: fits back
+		}
+		return
+	}
+	st.GivenBack += r.lz.truncate(to)
+	r.lz.sync(r.cap)
+}
+
+// truncate takes the victims at index to and past out of the trial as if
+// they had never been released: those materialised are put back (at the
+// next sync), their shares leave their GPUs' sums, and the nodes they
+// touched are relevant again only as their remaining loads make them.
+// It returns how many it put back. Every share and sum is dyadic (the
+// lazy terms), so taking a share off restores the sum before it bit for
+// bit.
+func (lz *lazyTrial) truncate(to int) int {
+	back := 0
+	for at := len(lz.spans) - 1; at >= to; at-- {
+		if lz.out[at] {
+			lz.putBack(at)
+			back++
+			lz.truncated++
+		}
+		v := lz.spans[at]
+		added := 0.0
+		for s := v.lo; s < v.hi; s++ {
+			added += lz.held[s].frac // as add summed them
+		}
+		lz.added -= added
+		for s := v.hi - 1; s >= v.lo; s-- {
+			lz.unload(lz.held[s])
+		}
+	}
+	keep := lz.pend[:0]
+	for _, p := range lz.pend {
+		if p.at < to {
+			keep = append(keep, p)
+		}
+	}
+	lz.pend = keep
+	if to < len(lz.spans) {
+		lo := lz.spans[to].lo
+		for s := lo; s < int32(len(lz.slots)); s++ {
+			lz.relevance(lz.slots[s])
+		}
+		lz.slots, lz.held = lz.slots[:lo], lz.held[:lo]
+		lz.spans, lz.out = lz.spans[:to], lz.out[:to]
+	}
+	if verifyTruncate != nil {
+		verifyTruncate(lz.verify())
+	}
+	return back
+}
+
+// verifyTruncate, set by tests, is given truncate's check of its sums
+// against sums made again from the victims left (nil: they agree).
+var verifyTruncate func(error)
+
+// verify recomputes every load, the turned count, the nodes' relevance
+// and the shares added from the slots the trial holds, and reports the
+// first that differs from what it keeps.
+func (lz *lazyTrial) verify() error {
+	frac, mem := make([]float64, len(lz.loads)), make([]int64, len(lz.loads))
+	added := 0.0
+	for _, h := range lz.held {
+		frac[h.load] += h.frac
+		mem[h.load] += h.mem
+		added += h.frac
+	}
+	turned := 0
+	for e := range lz.loads {
+		l := &lz.loads[e]
+		if l.frac != frac[e] || l.mem != mem[e] {
+			return fmt.Errorf("load %d holds %v/%d, its slots %v/%d", e, l.frac, l.mem, frac[e], mem[e])
+		}
+		if v := lz.freed(l); v.Whole() != l.whole {
+			return fmt.Errorf("load %d whole %v, its sums say %v", e, l.whole, v.Whole())
+		}
+		if l.whole {
+			turned++
+		}
+	}
+	if turned != lz.turned || added != lz.added {
+		return fmt.Errorf("turned %d, added %v; the loads say %d, %v", lz.turned, lz.added, turned, added)
+	}
+	for ni := range lz.nodes {
+		was := lz.nodes[ni].relevant
+		lz.relevance(int32(ni))
+		if lz.nodes[ni].relevant != was {
+			return fmt.Errorf("node record %d relevant %v, its loads say %v", ni, was, !was)
+		}
+	}
+	return nil
+}
+
+// unload takes a victim's slot off its GPU's sums; the GPU stops counting
+// as turned whole if it no longer is.
+func (lz *lazyTrial) unload(h lazySlot) {
+	l := &lz.loads[h.load]
+	l.frac -= h.frac
+	l.mem -= h.mem
+	if v := lz.freed(l); l.whole && !v.Whole() {
+		l.whole, lz.turned = false, lz.turned-1
+	}
+}
+
+// freed is what GPU load l's GPU holds free with its victims so far out.
+func (lz *lazyTrial) freed(l *lazyLoad) FreeGPU {
+	return FreeGPU{Free: l.free + l.frac, FreeMem: l.freeMem + l.mem, TotalMem: l.g.TotalMem}
+}
+
+// relevance recomputes whether node record ni is relevant: it was at
+// first sight, or a GPU of it is whole with the victims now out, or hosts
+// a worker of a fractional gang (load's rule: both only grow with
+// releases, so now is as good as ever).
+func (lz *lazyTrial) relevance(ni int32) {
+	nd := &lz.nodes[ni]
+	rel := nd.host0
+	for e := nd.head; e >= 0 && !rel; e = lz.loads[e].next {
+		v := lz.freed(&lz.loads[e])
+		rel = v.Whole() || (!lz.d.WholeGPU() && lz.d.FitsOn(&v) > 0)
+	}
+	nd.relevant = rel
+}

@@ -1,0 +1,67 @@
+package policy_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+	"github.com/caravan-dl/caravan/scheduler/policy/order"
+)
+
+// A trial preempts the lowest-ranked victims that make room, not any the
+// batch that fitted released. Four victims in one 2D-LAS queue, lowest
+// first: A and B share node a's GPUs with jobs ranked above the queued
+// gang (no whole GPU either way), C holds b's GPU 0, D c's GPU 0. The
+// batch of four frees b's and c's, and the placer (whole-sum: the node
+// with the most free) takes c, D's, though C ranks below D; the fewest
+// victims that fit are A, B and C, and C alone is preempted. The old
+// rule (preempt D) fails it, lazy and eager.
+func TestTrialPreemptsLowestThatFit(t *testing.T) {
+	for _, eager := range []bool{false, true} {
+		las, err := order.NewLAS(order.QueueConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := policy.NewFramework(las, wholeSumPlacer{})
+		f.EagerTrials = eager
+		d := f.Decide(fewestSnapshot())
+		if !slices.Equal(d.Preempts, []string{"C"}) || len(d.Starts) != 1 || d.Starts[0].Placement.Slots[0].Node != "b" {
+			t.Errorf("eager %v: preempted %v, started %+v; want C preempted and q on b", eager, d.Preempts, d.Starts)
+		}
+		if st := f.LastTrialStats(); st.Narrowed != 1 {
+			t.Errorf("eager %v: %d victims narrowed off, want 1 (D)", eager, st.Narrowed)
+		}
+	}
+}
+
+// fewestSnapshot is TestTrialPreemptsLowestThatFit's cluster: three
+// nodes of two GPUs, the high-ranked jobs (little service) in the first
+// queue beside the queued gang, the victims deep in the last.
+func fewestSnapshot() *policy.Snapshot {
+	s := &policy.Snapshot{Now: 1000}
+	used := map[string][]float64{"a": {1, 1}, "b": {1, 0.5}, "c": {1, 0.25}}
+	for _, name := range []string{"a", "b", "c"} {
+		n := policy.Node{Name: name, Rack: "r"}
+		for k, u := range used[name] {
+			n.GPUs = append(n.GPUs, policy.GPU{Index: k, MemoryMiB: 16000, UsedFraction: u})
+		}
+		s.Cluster.Nodes = append(s.Cluster.Nodes, n)
+	}
+	run := func(id, node string, gpu int, share, attained, since float64) {
+		j := &policy.Job{ID: id, State: policy.Running, Workers: 1, Fraction: share, Submit: 1,
+			QueuedSince: since, Attained: attained, Executed: attained}
+		j.Placement.Slots = []policy.Slot{{Node: node, GPU: gpu, Fraction: share}}
+		s.Jobs = append(s.Jobs, j)
+	}
+	run("hi0", "a", 0, 0.5, 100, 1)
+	run("hi1", "a", 1, 0.5, 100, 2)
+	run("hiY", "b", 1, 0.5, 100, 3)
+	run("hiZ", "c", 1, 0.25, 100, 4)
+	// one queue, ranked by the time they joined it: D first, A last
+	run("D", "c", 0, 1, 1e9, 10)
+	run("C", "b", 0, 1, 1e9, 11)
+	run("B", "a", 1, 0.5, 1e9, 12)
+	run("A", "a", 0, 0.5, 1e9, 13)
+	s.Jobs = append(s.Jobs, &policy.Job{ID: "q", Workers: 1, Fraction: 1, State: policy.Queued, Submit: 500, QueuedSince: 500})
+	return s
+}

@@ -6,10 +6,13 @@ import "strconv"
 // below it, lowest priority first. It preempts only if the gang then fits,
 // and afterwards gives back every victim the new placement did not use.
 // Victims are released in doubling batches (1, 2, 4, ...) between placement
-// attempts, and once a batch fits, the fewest victims with which the gang
-// still fits are found by bisecting that batch (fewest): a trial costs
-// O(log victims) placer calls, and the placement may only use the GPUs of
-// victims no higher than the lowest-ranked prefix that makes room.
+// attempts, so a trial costs O(log victims) placer calls. Where the victims
+// hold whole GPUs the placer may then use any released victim's GPUs, so a
+// victim up to twice as deep in the list as strictly needed can be chosen
+// (for a better placement); where one shares a GPU, the fewest victims
+// with which the gang still fits are found by bisecting the batch that
+// fitted (preempt_fewest.go), so a victim is preempted only where every
+// job ranked below it could not make room.
 func (r *round) preemptFor(i int, d Demand, m *shapeMemo, placeFail *failure) (Placement, *failure) {
 	if m.preempt.valid(r.cap.Epoch) {
 		return Placement{}, m.preempt
@@ -62,7 +65,8 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 	st.Trials++
 	r.lz = r.lazyFor(d) // preempt_lazy.go
 	batch, tested := 1, true
-	lastTest := 0 // victims released at the last failed test
+	lastTest := 0   // victims released at the last failed test
+	shared := false // a victim so far holds a share of a GPU
 	for k := r.live(len(r.running) - 1); k >= 0 && r.running[k] > i; k = r.live(k - 1) {
 		vr := r.victimRefs(k)  // kept for the round: the job is not read again
 		if len(vr.refs) == 0 { // a ref per slot: no placement to release
@@ -75,7 +79,7 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 		if r.lz == nil {
 			r.release(k)
 		}
-		victims, tested = append(victims, k), false
+		victims, tested, shared = append(victims, k), false, shared || vr.shares1()
 		st.Victims, st.VictimSlots = st.Victims+1, st.VictimSlots+len(vr.refs)
 		if len(victims) < batch && k > 0 && r.running[k-1] > i {
 			continue // keep releasing until the batch is complete
@@ -94,14 +98,8 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 		}
 		p, bad := r.f.Place.Place(j, d, r.cap)
 		st.PlacerCalls++
-		if bad == "" && len(p.Slots) == d.Workers {
-			n := r.fewest(j, d, victims, lastTest, &p) // preempt_narrow.go
-			if r.cap.commitPlaced(j, p, r.f.util(j)) == nil {
-				r.settle(j, p, victims[:n])
-				r.keepRefs(j, p, victims[:n])
-				return p, true, false
-			}
-			r.releasedTo(victims, n, len(victims)) // every victim out again
+		if bad == "" && len(p.Slots) == d.Workers && r.commitTrial(j, d, victims, lastTest, shared, &p) {
+			return p, true, false
 		}
 		r.failed.clean = bad != "" // not a placement the Capacity rejected
 		lastTest = len(victims)
@@ -115,6 +113,25 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 	}
 	r.restore(victims)
 	return Placement{}, false, tested
+}
+
+// commitTrial commits the gang's placement p once a batch of victims let
+// it fit, with the fewest of them that do where one shares a GPU
+// (preempt_fewest.go; lastTest victims did not), and keeps preempted the
+// victims p uses. false, with every victim released again, where the
+// Capacity rejects p.
+func (r *round) commitTrial(j *Job, d Demand, victims []int, lastTest int, shared bool, p *Placement) bool {
+	n := len(victims)
+	if shared {
+		n = r.fewest(j, d, victims, lastTest, p)
+	}
+	if r.cap.commitPlaced(j, *p, r.f.util(j)) != nil {
+		r.releasedTo(victims, n, len(victims))
+		return false
+	}
+	r.settle(j, *p, victims[:n])
+	r.keepRefs(j, *p, victims[:n])
+	return true
 }
 
 // settle keeps preempted only the victims (positions in r.running) whose

@@ -36,6 +36,12 @@ func (vr *victimRef) dyadicShare(s int) (float64, bool) {
 	return f, vr.refs[s].g != nil && dyadic(f) && vr.shares[s].mem >= 0
 }
 
+// shares1 reports that the victim's first slot holds less than a whole
+// GPU: a gang's workers share alike, so it is a tenant beside others.
+func (vr *victimRef) shares1() bool {
+	return len(vr.shares) > 0 && math.Float64frombits(vr.shares[0].frac) < 1
+}
+
 // refSlot is the victimRef of a position in r.running for one round.
 type refSlot struct {
 	vr    *victimRef

@@ -278,6 +278,12 @@ func (l ClusterLimits) Never(d Demand) string {
 		return "can never fit: needs " + strconv.FormatInt(d.MemMiB, 10) + " MiB per GPU, largest GPU has " +
 			strconv.FormatInt(l.maxMem, 10) + " MiB"
 	}
+	// a GPU hosts at most 1/Fraction workers: 80,001 workers of three
+	// quarters of a GPU never fit 80,000 GPUs, though their share does
+	if per := (Demand{Workers: 1, Fraction: d.Fraction}).FitsOn(&FreeGPU{Free: 1}); d.Workers > per*l.gpus {
+		return "can never fit: needs " + strconv.Itoa(d.Workers) + " workers of " + strconv.FormatFloat(d.Fraction, 'g', 4, 64) +
+			" GPU, at most " + strconv.Itoa(per) + " to a GPU, cluster has " + strconv.Itoa(l.gpus) + " GPUs"
+	}
 	return ""
 }
 

@@ -204,7 +204,7 @@ func (lz *lazyTrial) relevance(ni int32) {
 	rel := nd.host0
 	for e := nd.head; e >= 0 && !rel; e = lz.loads[e].next {
 		v := lz.freed(&lz.loads[e])
-		rel = v.Whole() || (!lz.d.WholeGPU() && lz.d.FitsOn(&v) > 0)
+		rel = lz.shows(&v)
 	}
 	nd.relevant = rel
 }

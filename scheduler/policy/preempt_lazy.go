@@ -268,17 +268,18 @@ func (lz *lazyTrial) load(ni int32, g *FreeGPU, f float64, mem int64) (int32, bo
 	if !(l.free+l.frac <= 1) || l.mem > g.TotalMem-l.freeMem {
 		return e, false
 	}
-	v := FreeGPU{Free: l.free + l.frac, FreeMem: l.freeMem + l.mem, TotalMem: g.TotalMem}
-	if v.Whole() {
-		nd.relevant = true
-		if !l.whole {
-			l.whole, lz.turned = true, lz.turned+1
-		}
+	v := lz.freed(l)
+	if v.Whole() && !l.whole {
+		l.whole, lz.turned = true, lz.turned+1
 	}
-	if !lz.d.WholeGPU() && lz.d.FitsOn(&v) > 0 {
-		nd.relevant = true // a worker of the gang fits: the placer sees the node
-	}
+	nd.relevant = nd.relevant || lz.shows(&v)
 	return e, true
+}
+
+// shows reports that the placer sees a node with GPU v: v is whole, or
+// hosts a worker of a fractional gang.
+func (lz *lazyTrial) shows(v *FreeGPU) bool {
+	return v.Whole() || !lz.d.WholeGPU() && lz.d.FitsOn(v) > 0
 }
 
 // hosts reports that node n is relevant before any victim of the trial

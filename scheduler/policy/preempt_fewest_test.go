@@ -18,6 +18,14 @@ import (
 // victims that fit are A, B and C, and C alone is preempted. The old
 // rule (preempt D) fails it, lazy and eager.
 func TestTrialPreemptsLowestThatFit(t *testing.T) {
+	checkVictims(t, fewestSnapshot, "C", "b", 1)
+}
+
+// checkVictims decides snap's round by 2D-LAS and the whole-sum placer,
+// with lazy trials and eager ones: the queued gang q must start on node,
+// preempting the one job victim, with narrowed victims given back.
+func checkVictims(t *testing.T, snap func() *policy.Snapshot, victim, node string, narrowed int) {
+	t.Helper()
 	for _, eager := range []bool{false, true} {
 		las, err := order.NewLAS(order.QueueConfig{})
 		if err != nil {
@@ -25,12 +33,12 @@ func TestTrialPreemptsLowestThatFit(t *testing.T) {
 		}
 		f := policy.NewFramework(las, wholeSumPlacer{})
 		f.EagerTrials = eager
-		d := f.Decide(fewestSnapshot())
-		if !slices.Equal(d.Preempts, []string{"C"}) || len(d.Starts) != 1 || d.Starts[0].Placement.Slots[0].Node != "b" {
-			t.Errorf("eager %v: preempted %v, started %+v; want C preempted and q on b", eager, d.Preempts, d.Starts)
+		d := f.Decide(snap())
+		if !slices.Equal(d.Preempts, []string{victim}) || len(d.Starts) != 1 || d.Starts[0].Placement.Slots[0].Node != node {
+			t.Errorf("eager %v: preempted %v, started %+v; want %s preempted and q on %s", eager, d.Preempts, d.Starts, victim, node)
 		}
-		if st := f.LastTrialStats(); st.Narrowed != 1 {
-			t.Errorf("eager %v: %d victims narrowed off, want 1 (D)", eager, st.Narrowed)
+		if st := f.LastTrialStats(); st.Narrowed != narrowed {
+			t.Errorf("eager %v: %d victims narrowed off, want %d", eager, st.Narrowed, narrowed)
 		}
 	}
 }
@@ -39,15 +47,7 @@ func TestTrialPreemptsLowestThatFit(t *testing.T) {
 // nodes of two GPUs, the high-ranked jobs (little service) in the first
 // queue beside the queued gang, the victims deep in the last.
 func fewestSnapshot() *policy.Snapshot {
-	s := &policy.Snapshot{Now: 1000}
-	used := map[string][]float64{"a": {1, 1}, "b": {1, 0.5}, "c": {1, 0.25}}
-	for _, name := range []string{"a", "b", "c"} {
-		n := policy.Node{Name: name, Rack: "r"}
-		for k, u := range used[name] {
-			n.GPUs = append(n.GPUs, policy.GPU{Index: k, MemoryMiB: 16000, UsedFraction: u})
-		}
-		s.Cluster.Nodes = append(s.Cluster.Nodes, n)
-	}
+	s := usedSnapshot(map[string][]float64{"a": {1, 1}, "b": {1, 0.5}, "c": {1, 0.25}})
 	run := func(id, node string, gpu int, share, attained, since float64) {
 		j := &policy.Job{ID: id, State: policy.Running, Workers: 1, Fraction: share, Submit: 1,
 			QueuedSince: since, Attained: attained, Executed: attained}
@@ -77,36 +77,14 @@ func fewestSnapshot() *policy.Snapshot {
 // speed-aware placers use (network-aware), and whole-GPU victims did not
 // cascade (preempt_fewest.go).
 func TestTrialWholeVictimsKeepPlacerChoice(t *testing.T) {
-	for _, eager := range []bool{false, true} {
-		las, err := order.NewLAS(order.QueueConfig{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := policy.NewFramework(las, wholeSumPlacer{})
-		f.EagerTrials = eager
-		d := f.Decide(wholeVictimsSnapshot())
-		if !slices.Equal(d.Preempts, []string{"D"}) || len(d.Starts) != 1 || d.Starts[0].Placement.Slots[0].Node != "c" {
-			t.Errorf("eager %v: preempted %v, started %+v; want D preempted and q on c", eager, d.Preempts, d.Starts)
-		}
-		if st := f.LastTrialStats(); st.Narrowed != 0 {
-			t.Errorf("eager %v: %d victims narrowed off, want none", eager, st.Narrowed)
-		}
-	}
+	checkVictims(t, wholeVictimsSnapshot, "D", "c", 0)
 }
 
 // wholeVictimsSnapshot is TestTrialWholeVictimsKeepPlacerChoice's
 // cluster: a with A and a job ranked above the gang, b with B and C, c
 // with D on two GPUs and a third free.
 func wholeVictimsSnapshot() *policy.Snapshot {
-	s := &policy.Snapshot{Now: 1000}
-	used := map[string][]float64{"a": {1, 1}, "b": {1, 1}, "c": {1, 1, 0}}
-	for _, name := range []string{"a", "b", "c"} {
-		n := policy.Node{Name: name, Rack: "r"}
-		for k, u := range used[name] {
-			n.GPUs = append(n.GPUs, policy.GPU{Index: k, MemoryMiB: 16000, UsedFraction: u})
-		}
-		s.Cluster.Nodes = append(s.Cluster.Nodes, n)
-	}
+	s := usedSnapshot(map[string][]float64{"a": {1, 1}, "b": {1, 1}, "c": {1, 1, 0}})
 	run := func(id, node string, gpus []int, attained, since float64) {
 		j := &policy.Job{ID: id, State: policy.Running, Workers: len(gpus), Fraction: 1, Submit: 1,
 			QueuedSince: since, Attained: attained, Executed: attained}
@@ -121,5 +99,19 @@ func wholeVictimsSnapshot() *policy.Snapshot {
 	run("B", "b", []int{0}, 1e9, 12)
 	run("A", "a", []int{0}, 1e9, 13)
 	s.Jobs = append(s.Jobs, &policy.Job{ID: "q", Workers: 2, Fraction: 1, State: policy.Queued, Submit: 500, QueuedSince: 500})
+	return s
+}
+
+// usedSnapshot is a snapshot at 1000 s of nodes a, b and c in one rack,
+// with their GPUs (16 GB) used as given.
+func usedSnapshot(used map[string][]float64) *policy.Snapshot {
+	s := &policy.Snapshot{Now: 1000}
+	for _, name := range []string{"a", "b", "c"} {
+		n := policy.Node{Name: name, Rack: "r"}
+		for k, u := range used[name] {
+			n.GPUs = append(n.GPUs, policy.GPU{Index: k, MemoryMiB: 16000, UsedFraction: u})
+		}
+		s.Cluster.Nodes = append(s.Cluster.Nodes, n)
+	}
 	return s
 }

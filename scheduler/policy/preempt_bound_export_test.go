@@ -42,18 +42,6 @@ func LazyCounts(f *Framework) (adds, kept int64) {
 // to the fewest victims put back.
 func LazyTruncated(f *Framework) int64 { return f.lazy.truncated }
 
-// VerifyTruncate has every lazy trial's narrowing check its sums against
-// sums made again from its victims, calling fail with each mismatch,
-// until the returned stop.
-func VerifyTruncate(fail func(error)) (stop func()) {
-	verifyTruncate = func(err error) {
-		if err != nil {
-			fail(err)
-		}
-	}
-	return func() { verifyTruncate = nil }
-}
-
 // Donations is how many victims' slot storage keepRefs has reused.
 func Donations() int64 { return donations.Load() }
 

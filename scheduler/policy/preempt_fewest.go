@@ -1,7 +1,5 @@
 package policy
 
-import "fmt"
-
 // A trial's doubling batches overshoot: the batch that lets the gang fit
 // releases up to twice the victims it needs, and the placer may then use
 // the GPUs of any of them, not those of the lowest-ranked. Where victims
@@ -108,11 +106,6 @@ func (lz *lazyTrial) truncate(to int) int {
 			lz.truncated++
 		}
 		v := lz.spans[at]
-		added := 0.0
-		for s := v.lo; s < v.hi; s++ {
-			added += lz.held[s].frac // as add summed them
-		}
-		lz.added -= added
 		for s := v.hi - 1; s >= v.lo; s-- {
 			lz.unload(lz.held[s])
 		}
@@ -133,58 +126,22 @@ func (lz *lazyTrial) truncate(to int) int {
 		lz.spans, lz.out = lz.spans[:to], lz.out[:to]
 	}
 	if verifyTruncate != nil {
-		verifyTruncate(lz.verify())
+		verifyTruncate(lz)
 	}
 	return back
 }
 
-// verifyTruncate, set by tests, is given truncate's check of its sums
-// against sums made again from the victims left (nil: they agree).
-var verifyTruncate func(error)
+// verifyTruncate, set by tests, checks what truncate leaves.
+var verifyTruncate func(*lazyTrial)
 
-// verify recomputes every load, the turned count, the nodes' relevance
-// and the shares added from the slots the trial holds, and reports the
-// first that differs from what it keeps.
-func (lz *lazyTrial) verify() error {
-	frac, mem := make([]float64, len(lz.loads)), make([]int64, len(lz.loads))
-	added := 0.0
-	for _, h := range lz.held {
-		frac[h.load] += h.frac
-		mem[h.load] += h.mem
-		added += h.frac
-	}
-	turned := 0
-	for e := range lz.loads {
-		l := &lz.loads[e]
-		if l.frac != frac[e] || l.mem != mem[e] {
-			return fmt.Errorf("load %d holds %v/%d, its slots %v/%d", e, l.frac, l.mem, frac[e], mem[e])
-		}
-		if v := lz.freed(l); v.Whole() != l.whole {
-			return fmt.Errorf("load %d whole %v, its sums say %v", e, l.whole, v.Whole())
-		}
-		if l.whole {
-			turned++
-		}
-	}
-	if turned != lz.turned || added != lz.added {
-		return fmt.Errorf("turned %d, added %v; the loads say %d, %v", lz.turned, lz.added, turned, added)
-	}
-	for ni := range lz.nodes {
-		was := lz.nodes[ni].relevant
-		lz.relevance(int32(ni))
-		if lz.nodes[ni].relevant != was {
-			return fmt.Errorf("node record %d relevant %v, its loads say %v", ni, was, !was)
-		}
-	}
-	return nil
-}
-
-// unload takes a victim's slot off its GPU's sums; the GPU stops counting
-// as turned whole if it no longer is.
+// unload takes a victim's slot off its GPU's sums and the shares added
+// (dyadic: exact in any order); the GPU stops counting as turned whole
+// if it no longer is.
 func (lz *lazyTrial) unload(h lazySlot) {
 	l := &lz.loads[h.load]
 	l.frac -= h.frac
 	l.mem -= h.mem
+	lz.added -= h.frac
 	if v := lz.freed(l); l.whole && !v.Whole() {
 		l.whole, lz.turned = false, lz.turned-1
 	}

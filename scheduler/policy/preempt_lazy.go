@@ -87,7 +87,7 @@ type lazyNode struct {
 	ni       int   // its index in the Capacity
 	head     int32 // its first GPU in loads, -1: none
 	relevant bool  // the placer sees it (hosts) with the victims so far released
-	host0    bool  // it did before any (hosts at first sight: narrow's floor)
+	host0    bool  // it did before any (hosts at first sight: truncate's floor)
 	synced   uint32
 }
 

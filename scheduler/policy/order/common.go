@@ -79,6 +79,11 @@ type scratch struct {
 	// jobs (sortMoved), where an ordering knows its keys rarely tie
 	movedCoarse     int
 	movedCoarseBits uint
+	// movedMost, when non-zero, is the eighths of the jobs that may move
+	// and still be merged in rather than sorted in full (manyMoved;
+	// default half): for an ordering whose moved jobs sort in fewer
+	// passes than all of them (movedCoarse)
+	movedMost int
 }
 
 // coarseRho drops 33 low bits (three 11-bit passes of six): the top 31

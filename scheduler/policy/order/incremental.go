@@ -61,7 +61,7 @@ func (sc *scratch) sortMatched(ks []keyed, prev []int32, ok bool) []policy.Ranke
 	if !ok {
 		return sc.sortFull(ks, nil)
 	}
-	if in.full && manyChanged(ks, in.keys, prev) {
+	if in.full && sc.manyChanged(ks, in.keys, prev) {
 		return sc.sortFull(ks, prev) // the loop below would find as much, after ranks
 	}
 	in.full = false
@@ -82,12 +82,15 @@ func (sc *scratch) sortMatched(ks []keyed, prev []int32, ok bool) []policy.Ranke
 			in.slot[in.rank[p]] = -2 - int32(i) // changed keys
 		}
 		// (fair's keys all move with Now: stop as soon as that is clear)
-		if asc = append(asc, int32(i)); manyMoved(len(asc), len(ks)) {
+		if asc = append(asc, int32(i)); sc.manyMoved(len(asc), len(ks)) {
 			in.moved, in.asc = moved, asc
 			return sc.sortFull(ks, prev)
 		}
 	}
 	in.asc = asc
+	if 2*len(asc) > len(ks) {
+		mergedMost.Add(1)
+	}
 	defer sc.forgetRun()
 	arrived := len(moved)
 	out := in.out[:0]
@@ -191,10 +194,10 @@ func (sc *scratch) mergeIn(ks []keyed, moved, out []int32) []policy.Ranked {
 // their keys since last (by prev) that sortMatched sorts in full: the
 // loop there counts the same jobs and stops at the same threshold, but
 // only after deriving every rank. Split across workers (parallel.go).
-func manyChanged(ks, last []keyed, prev []int32) bool {
+func (sc *scratch) manyChanged(ks, last []keyed, prev []int32) bool {
 	w := workers(len(ks))
 	if w <= 1 {
-		return manyMoved(countChanged(ks, last, prev, 0, len(ks)), len(ks))
+		return sc.manyMoved(countChanged(ks, last, prev, 0, len(ks)), len(ks))
 	}
 	var counts [maxWorkers]int
 	forRanges(len(ks), w, func(k, lo, hi int) { counts[k] = countChanged(ks, last, prev, lo, hi) })
@@ -202,7 +205,7 @@ func manyChanged(ks, last []keyed, prev []int32) bool {
 	for _, c := range counts[:w] {
 		total += c
 	}
-	return manyMoved(total, len(ks))
+	return sc.manyMoved(total, len(ks))
 }
 
 // countChanged counts the jobs of ks[lo:hi] that are new or changed
@@ -265,13 +268,22 @@ func sameJob(a, b *policy.Job) bool {
 // of them again is cheaper than merging the changed ones in.
 // Below movedRadix they are sorted by comparisons, so they must be a
 // small part; from it they are radix-sorted and merged in one pass,
-// which costs a full sort's time at about half the jobs.
-func manyMoved(m, n int) bool {
+// which costs a full sort's time at about half the jobs, or more where
+// the ordering's moved jobs sort in fewer passes (movedMost).
+func (sc *scratch) manyMoved(m, n int) bool {
 	if n < 4*movedRadix {
 		return m > 64 && m > n/4
 	}
-	return m > n/2
+	eighths := sc.movedMost
+	if eighths == 0 {
+		eighths = 4
+	}
+	return m > n*eighths/8
 }
+
+// mergedMost counts the re-ranks that merged in more than half of their
+// jobs (movedMost; for tests).
+var mergedMost atomic.Int64
 
 // remember keeps this call's keys and order (idx lists ks in rank
 // order; its ranks are derived when the next call needs them, which a

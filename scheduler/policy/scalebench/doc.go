@@ -8,7 +8,8 @@
 // CARAVAN_SCALE_POLICIES (comma-separated registry names) narrows the
 // policies; CARAVAN_SCALE_SIZES ("1k", "10k" or "1k,10k") the sizes;
 // CARAVAN_SCALE_CPUPROFILE=<prefix> writes a CPU profile of the
-// steady-state decisions alone to <prefix>-<ordering>.prof.
+// steady-state decisions alone to <prefix>-<ordering>.prof (with
+// -test.count, one file a run: merge them with go tool pprof -proto).
 // BenchmarkScaleChurn (churn_bench_test.go) decides snapshots that change
 // between decisions as a live scheduler's do (policytest.Churn), each
 // with a tracked (Snapshot.JobGen) and an untracked instance side by

@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -83,17 +84,27 @@ func benchDecide(b *testing.B, base *policy.Snapshot, name string) {
 	b.ReportMetric(float64(cold.Nanoseconds()), "cold-ns")
 }
 
+// profiled counts steadyProfile's runs by name.
+var profiled = map[string]int{}
+
 // steadyProfile starts a CPU profile of the steady-state decisions
 // alone (the cold decision and the snapshot generation, seconds at 10k,
 // would otherwise dominate -cpuprofile) when CARAVAN_SCALE_CPUPROFILE
-// names a file prefix: it writes <prefix>-<ordering>.prof. The returned
-// stop may be called more than once.
+// names a file prefix: it writes <prefix>-<ordering>.prof, and for the
+// k-th run of the same benchmark (-test.count, or the testing package's
+// first 1-iteration run) <prefix>-<ordering>.<k>.prof, so that the few
+// decisions of several runs can be merged (go tool pprof -proto). The
+// returned stop may be called more than once.
 func steadyProfile(b *testing.B, name string) func() {
 	prefix := os.Getenv("CARAVAN_SCALE_CPUPROFILE")
 	if prefix == "" {
 		return func() {}
 	}
-	f, err := os.Create(prefix + "-" + name + ".prof")
+	file := prefix + "-" + name
+	if profiled[name]++; profiled[name] > 1 {
+		file += "." + strconv.Itoa(profiled[name])
+	}
+	f, err := os.Create(file + ".prof")
 	if err != nil {
 		b.Fatal(err)
 	}

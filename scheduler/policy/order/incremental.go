@@ -25,6 +25,9 @@ type incremental struct {
 	// order; sorted), and two outputs
 	prev, slot, moved, asc, sorted []int32
 	out, merged                    []int32
+	// ascParts and outParts are classify's and sortMatched's per-part
+	// lists (listParts)
+	ascParts, outParts []partList[int32]
 	// full: the last call sorted in full (fair's and churned Gittins'
 	// every call), so this one counts its changes before ranks
 	full bool
@@ -70,39 +73,27 @@ func (sc *scratch) sortMatched(ks []keyed, prev []int32, ok bool) []policy.Ranke
 	for r := range in.slot {
 		in.slot[r] = -1
 	}
-	moved, asc := in.moved[:0], in.asc[:0]
-	for i := range ks {
-		switch p := prev[i]; {
-		case p < 0:
-			moved = append(moved, int32(i)) // new: after the others
-		case sameKeys(&ks[i], &in.keys[p]):
-			in.slot[in.rank[p]] = int32(i)
-			continue
-		default:
-			in.slot[in.rank[p]] = -2 - int32(i) // changed keys
-		}
-		// (fair's keys all move with Now: stop as soon as that is clear)
-		if asc = append(asc, int32(i)); sc.manyMoved(len(asc), len(ks)) {
-			in.moved, in.asc = moved, asc
-			return sc.sortFull(ks, prev)
-		}
+	asc, ok := sc.classify(ks, prev)
+	if !ok {
+		return sc.sortFull(ks, prev)
 	}
-	in.asc = asc
 	if 2*len(asc) > len(ks) {
 		mergedMost.Add(1)
 	}
 	defer sc.forgetRun()
-	arrived := len(moved)
-	out := in.out[:0]
 	if len(asc) >= movedRadix {
 		// too many to insert: radix-sort them (listed order, for ties)
-		for _, i := range in.slot {
-			if i >= 0 {
-				out = append(out, i)
+		out, _ := listParts(len(in.slot), &in.outParts, in.out, func(lo, hi int, out []int32) ([]int32, bool) {
+			for _, i := range in.slot[lo:hi] {
+				if i >= 0 {
+					out = append(out, i)
+				}
 			}
-		}
+			return out, false
+		})
 		return sc.mergeIn(ks, sc.sortMoved(ks, asc), out)
 	}
+	out, moved := in.out[:0], in.moved[:0]
 	for _, i := range in.slot {
 		switch {
 		case i >= 0:
@@ -112,11 +103,44 @@ func (sc *scratch) sortMatched(ks []keyed, prev []int32, ok bool) []policy.Ranke
 		}
 	}
 	// changed jobs, listed in their last order, which their new keys
-	// mostly keep (running jobs' indexes move together): nearly sorted
-	moved = append(moved[arrived:], moved[:arrived]...)
+	// mostly keep (running jobs' indexes move together): nearly sorted;
+	// then the new ones
+	for _, i := range asc {
+		if prev[i] < 0 {
+			moved = append(moved, i)
+		}
+	}
 	sortNearly(ks, moved)
 	in.moved = moved
 	return sc.mergeIn(ks, moved, out)
+}
+
+// classify lists the jobs of ks that are new or changed their keys since
+// the last call (by prev), in listed order, and writes each other job at
+// its last rank in slot; ok is false as soon as so many moved that
+// sortMatched sorts in full (fair's keys all move with Now). Split
+// across workers (parallel.go): each part writes slot at its own jobs'
+// last ranks, which prev and rank make distinct.
+func (sc *scratch) classify(ks []keyed, prev []int32) (asc []int32, ok bool) {
+	in := &sc.inc
+	asc, many := listParts(len(ks), &in.ascParts, in.asc, func(lo, hi int, asc []int32) ([]int32, bool) {
+		for i := lo; i < hi; i++ {
+			switch p := prev[i]; {
+			case p < 0: // new
+			case sameKeys(&ks[i], &in.keys[p]):
+				in.slot[in.rank[p]] = int32(i)
+				continue
+			default:
+				in.slot[in.rank[p]] = -2 - int32(i) // changed keys
+			}
+			if asc = append(asc, int32(i)); sc.manyMoved(len(asc), len(ks)) {
+				return asc, true
+			}
+		}
+		return asc, false
+	})
+	in.asc = asc
+	return asc, !many && !sc.manyMoved(len(asc), len(ks))
 }
 
 // sortMoved radix-sorts the moved jobs asc (listed order). Their

@@ -65,6 +65,10 @@ type Gittins struct {
 	// grows at every event, but its index terms change only when it
 	// passes a sample, so they are looked up again only then.
 	spans, spare []gittinsSpan
+	// at is the same state by position for tracked calls (gittins_pos.go),
+	// atValid that the last call was one
+	at      []gittinsAt
+	atValid bool
 }
 
 // NewGittins builds 2D-Gittins.
@@ -157,20 +161,22 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 	// indexes, starts, preemptions): re-rank only those, and reuse the
 	// index of a job whose service and distribution are unchanged
 	prev, matched := o.sc.matchFor(ks, s.SubmitOrdered)
-	reuse := matched && len(o.lastSvc) == len(o.sc.inc.keys)
-	newMax := o.dist.MaxAddedSince(o.lastVer)
-	fresh := o.Index(0) // most queued jobs have not run yet
-	spans := grow(o.spare, len(ks))
-	next := grow(o.nextSvc, len(ks))
-	x := indexPass{ks: ks, svc: svc, next: next, spans: spans, prev: prev, reuse: reuse, newMax: newMax, fresh: fresh}
-	// each job's index is its own: split across workers (parallel.go)
-	if w := workers(len(ks)); w > 1 {
-		o.indexesPar(x, w)
+	x := indexPass{ks: ks, svc: svc, prev: prev, newMax: o.dist.MaxAddedSince(o.lastVer),
+		fresh: o.Index(0)} // most queued jobs have not run yet
+	if svc == nil { // tracked: the state is kept by position
+		o.at = growKeep(o.at, len(s.Jobs))
+		x.reuse = matched && o.atValid
+		o.keyIndexes(&x, o.indexesAt)
+		o.lastSvc, o.atValid = o.lastSvc[:0], true
 	} else {
-		o.indexes(&x, 0, len(ks))
+		x.reuse = matched && len(o.lastSvc) == len(o.sc.inc.keys)
+		x.spans, x.next = grow(o.spare, len(ks)), grow(o.nextSvc, len(ks))
+		o.keyIndexes(&x, o.indexes)
+		o.spans, o.spare = x.spans, o.spans
+		o.lastSvc, o.nextSvc, o.atValid = x.next, o.lastSvc, false
 	}
-	o.spans, o.spare = spans, o.spans
-	o.lastSvc, o.nextSvc, o.lastVer = next, o.lastSvc, o.dist.Added()
+	o.lastVer = o.dist.Added()
+	fresh := x.fresh
 	// never-run queued jobs share their keys but for queue-join time:
 	// a learned sample moves all of them, not their order (keyRun)
 	o.sc.setRun(keyed{queue: int32(o.q.queueOf(0)), k: [3]float64{stateTie(&policy.Job{State: policy.Queued}), -fresh}})
@@ -181,8 +187,9 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 // keys and span, from its service and its match with the last call.
 type indexPass struct {
 	ks []keyed
-	// svc is each job's service, or nil where it is each key's k[1];
-	// next gets a copy, for the next call's reuse
+	// svc is each job's service, or nil where it is each key's k[1] (a
+	// tracked call, indexesAt: spans and next are then unused); next
+	// gets a copy, for the next call's reuse
 	svc, next     []policy.Seconds
 	spans         []gittinsSpan
 	prev          []int32
@@ -190,20 +197,24 @@ type indexPass struct {
 	newMax, fresh float64
 }
 
-// indexesPar is indexes split across w workers.
-func (o *Gittins) indexesPar(x indexPass, w int) {
-	forRanges(len(x.ks), w, func(_, lo, hi int) { o.indexes(&x, lo, hi) })
+// keyIndexes runs pass (indexes or indexesAt) over every key: each
+// job's index is its own, so the keys are split across workers
+// (parallel.go).
+func (o *Gittins) keyIndexes(x *indexPass, pass func(x *indexPass, lo, hi int)) {
+	if w := workers(len(x.ks)); w > 1 {
+		forRanges(len(x.ks), w, func(_, lo, hi int) { pass(x, lo, hi) })
+	} else {
+		pass(x, 0, len(x.ks))
+	}
 }
 
-// indexes keys x.ks[lo:hi] by queue and Gittins index, reusing the last
-// call's index or span of a job whose service allows it.
+// indexes keys x.ks[lo:hi] of an untracked call (x.svc their services)
+// by queue and Gittins index, reusing the last call's index or span of a
+// job whose service allows it.
 func (o *Gittins) indexes(x *indexPass, lo, hi int) {
 	ks, svc, spans, p := x.ks, x.svc, x.spans, x.prev
 	for i := lo; i < hi; i++ {
-		j, a, idx := ks[i].job, ks[i].k[1], x.fresh
-		if svc != nil {
-			a = svc[i]
-		}
+		j, a, idx := ks[i].job, svc[i], x.fresh
 		x.next[i] = a
 		if a == 0 {
 			spans[i] = gittinsSpan{a: -1} // covers nothing

@@ -118,9 +118,15 @@ func (lz *lazyTrial) truncate(to int) int {
 	}
 	lz.pend = keep
 	if to < len(lz.spans) {
+		// each node once, after every unload: a giant victim's 80,000
+		// slots touch 10,000 nodes, each recomputed per slot before
 		lo := lz.spans[to].lo
+		lz.pass++
 		for s := lo; s < int32(len(lz.slots)); s++ {
-			lz.relevance(lz.slots[s])
+			if nd := &lz.nodes[lz.slots[s]]; nd.rechecked != lz.pass {
+				nd.rechecked = lz.pass
+				lz.relevance(lz.slots[s])
+			}
 		}
 		lz.slots, lz.held = lz.slots[:lo], lz.held[:lo]
 		lz.spans, lz.out = lz.spans[:to], lz.out[:to]

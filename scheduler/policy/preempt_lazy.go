@@ -61,7 +61,8 @@ type lazyTrial struct {
 	// released in the Capacity; spans its slots (slots[lo:hi])
 	out   []bool
 	spans []lazyVictim
-	// dirty lists the loads whose GPU sync writes; pass is its count
+	// dirty lists the loads whose GPU sync writes; pass counts sync's
+	// and truncate's passes over nodes (each node is visited once a pass)
 	dirty []int32
 	pass  uint32
 	// adds counts the victims released virtually, materialised those of
@@ -88,7 +89,9 @@ type lazyNode struct {
 	head     int32 // its first GPU in loads, -1: none
 	relevant bool  // the placer sees it (hosts) with the victims so far released
 	host0    bool  // it did before any (hosts at first sight: truncate's floor)
-	synced   uint32
+	// synced and rechecked: the passes (lz.pass) that last wrote it
+	// (sync) and recomputed its relevance (truncate)
+	synced, rechecked uint32
 }
 
 // lazyLoad is what the trial's victims release on one GPU, and the

@@ -118,8 +118,8 @@ func (lz *lazyTrial) truncate(to int) int {
 	}
 	lz.pend = keep
 	if to < len(lz.spans) {
-		// each node once, after every unload: a giant victim's 80,000
-		// slots touch 10,000 nodes, each recomputed per slot before
+		// each node once, after every unload (not once per slot: a
+		// giant victim's 80,000 slots are on 10,000 nodes)
 		lo := lz.spans[to].lo
 		lz.pass++
 		for s := lo; s < int32(len(lz.slots)); s++ {

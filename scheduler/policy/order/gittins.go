@@ -208,6 +208,25 @@ func (o *Gittins) keyIndexes(x *indexPass, pass func(x *indexPass, lo, hi int)) 
 	}
 }
 
+// kept reports that what the last call kept of job i still describes
+// it at service a: the job was listed then (and the last call's state is
+// this path's), and no sample above a was added since (the index at a
+// depends only on the samples above a).
+func (x *indexPass) kept(i int, a float64) bool {
+	return x.reuse && x.prev[i] >= 0 && x.newMax <= a
+}
+
+// termsIndex is the Gittins index at service a > 0 from the terms *sp,
+// which are looked up again unless kept and still covering a (no sample
+// lies between where they were taken and a: at every call since, the
+// job's service was below a).
+func (o *Gittins) termsIndex(a float64, sp *gittinsSpan, kept bool) float64 {
+	if !kept || !sp.covers(a, o.delta) {
+		*sp = o.dist.span(a, o.delta)
+	}
+	return sp.index(a, o.delta)
+}
+
 // indexes keys x.ks[lo:hi] of an untracked call (x.svc their services)
 // by queue and Gittins index, reusing the last call's index or span of a
 // job whose service allows it.
@@ -216,22 +235,17 @@ func (o *Gittins) indexes(x *indexPass, lo, hi int) {
 	for i := lo; i < hi; i++ {
 		j, a, idx := ks[i].job, svc[i], x.fresh
 		x.next[i] = a
-		if a == 0 {
+		kept := x.kept(i, a)
+		switch {
+		case a == 0:
 			spans[i] = gittinsSpan{a: -1} // covers nothing
-		} else {
-			switch {
-			case x.reuse && p[i] >= 0 && o.lastSvc[p[i]] == a && x.newMax <= a:
-				idx = -o.sc.inc.keys[p[i]].k[1]
+		case kept && o.lastSvc[p[i]] == a:
+			idx, spans[i] = -o.sc.inc.keys[p[i]].k[1], o.spans[p[i]]
+		default:
+			if kept {
 				spans[i] = o.spans[p[i]]
-			case x.reuse && p[i] >= 0 && x.newMax <= a && o.spans[p[i]].covers(a, o.delta):
-				// no sample above a was added since the span was taken
-				// (at every call since, the job's service was below a)
-				spans[i] = o.spans[p[i]]
-				idx = spans[i].index(a, o.delta)
-			default:
-				spans[i] = o.dist.span(a, o.delta)
-				idx = spans[i].index(a, o.delta)
 			}
+			idx = o.termsIndex(a, &spans[i], kept)
 		}
 		ks[i] = keyed{job: j, queue: int32(o.q.queueOf(a)), k: [3]float64{ks[i].k[0], -idx, ks[i].k[2]}, at: ks[i].at}
 	}

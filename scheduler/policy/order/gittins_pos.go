@@ -20,26 +20,20 @@ type gittinsAt struct {
 // (prev[i] ≥ 0: the same job at the same position) is its own from the
 // last call.
 func (o *Gittins) indexesAt(x *indexPass, lo, hi int) {
-	ks, p := x.ks, x.prev
 	for i := lo; i < hi; i++ {
-		k := &ks[i]
+		k := &x.ks[i]
 		a, idx := k.k[1], x.fresh
 		st := &o.at[k.at-1]
-		mine := x.reuse && p[i] >= 0
+		kept := x.kept(i, a)
 		switch {
 		case a == 0:
 			if st.svc != 0 { // no terms to keep: a stale record must not serve later
 				*st = gittinsAt{span: gittinsSpan{a: -1}}
 			}
-		case mine && st.svc == a && x.newMax <= a:
+		case kept && st.svc == a:
 			idx = st.idx // nothing moved: nothing to write
-		case mine && x.newMax <= a && st.span.covers(a, o.delta):
-			// no sample above a was added since the span was taken
-			idx = st.span.index(a, o.delta)
-			st.svc, st.idx = a, idx
 		default:
-			st.span = o.dist.span(a, o.delta)
-			idx = st.span.index(a, o.delta)
+			idx = o.termsIndex(a, &st.span, kept)
 			st.svc, st.idx = a, idx
 		}
 		*k = keyed{job: k.job, queue: int32(o.q.queueOf(a)), k: [3]float64{k.k[0], -idx, k.k[2]}, at: k.at}

@@ -33,6 +33,13 @@ type lucidSlot struct {
 	// so the logarithm is kept rather than taken ~100,000 times a refit
 	lne  float64
 	lnOK bool
+	// fixed: the job runs past its profiling run, so it is never a
+	// victim (CanPreempt) while its stamp holds; given is the size its
+	// key was last given (givenOK: since the slot was last filled). A
+	// call without reasons gives a fixed job that size again (sizeKeys)
+	fixed   bool
+	givenOK bool
+	given   float64
 }
 
 // lucidFeatures is what a slot's levels were read from, to tell whether
@@ -53,6 +60,9 @@ type lucidKeying struct {
 	sigma   float64
 	counts  levelCounts // the estimator's level counts
 	lvN     int32       // 1 + their sum
+	// loose: the call skips reasons (Snapshot.SkipReasons), so its
+	// ranking need not place a job that is never a victim exactly
+	loose bool
 }
 
 // beginKeys sizes the slots for s and reads the model's state.
@@ -70,7 +80,7 @@ func (l *Lucid) beginKeys(s *policy.Snapshot) {
 	}
 	// growKeep's room past the old length is zero: what it drops is zeroed above
 	l.slots, l.feats, l.byPos = growKeep(l.slots, n), growKeep(l.feats, n), growKeep(l.byPos, n)
-	l.kk = lucidKeying{jobs: s.Jobs, version: l.est.Version(), sigma: l.est.Sigma(), counts: l.est.counts()}
+	l.kk = lucidKeying{jobs: s.Jobs, version: l.est.Version(), sigma: l.est.Sigma(), counts: l.est.counts(), loose: s.SkipReasons}
 	l.kk.lvN = 1 + l.kk.counts.sum()
 }
 
@@ -122,6 +132,9 @@ func (l *Lucid) fill(i int, j *policy.Job) *lucidSlot {
 	}
 	if _, e := j.ServiceAt(l.now); math.Float64bits(e) != math.Float64bits(sl.e) {
 		sl.e, sl.remVer, sl.lnOK = e, -1, false
+	}
+	if fixed := j.State == policy.Running && l.phase(j, l.now) == mainPhase; fixed != sl.fixed || sl.givenOK {
+		sl.fixed, sl.givenOK = fixed, false
 	}
 	p.seen = l.calls
 	return sl
@@ -249,8 +262,12 @@ func (l *Lucid) move(i int, e *posKey, profileEnd, _, executed float64) bool {
 	if int(e.queue) != i || (executed < profileEnd) != (e.k[0] == 0) {
 		return false
 	}
-	if sl := &l.slots[i]; math.Float64bits(executed) != math.Float64bits(sl.e) {
+	sl := &l.slots[i]
+	if math.Float64bits(executed) != math.Float64bits(sl.e) {
 		sl.e, sl.remVer, sl.lnOK = executed, -1, false
+	}
+	if !sl.fixed && e.k[0] == 2 && executed >= profileEnd+l.cfg.ProfileGrace {
+		sl.fixed = true // past its grace window: main phase, as phase says
 	}
 	return true
 }
@@ -272,29 +289,17 @@ func (l *Lucid) phaseKey(j *policy.Job) keyed {
 // slot was filled when it last changed; the job is read only where its
 // entry was dropped since (reported finished while listed), where a
 // level unknown then may have been learnt, or where partKey filled
-// another place of it.
+// another place of it. In a call without reasons, a job that can no
+// longer be a victim keeps the size it was last given (sizeKeys): ~20,000
+// running jobs at 10k × 100k, whose sizes shrink with every second run,
+// were re-sized and re-sorted on every decision, and their place among
+// the others changes no Start or Preempt.
 func (l *Lucid) modelKeys(ks []keyed) {
-	if w := lucidWorkers(); w > 1 && len(ks) >= lucidParMin {
-		l.modelKeysPar(ks, w)
-		return
+	w := lucidWorkers()
+	if w < 1 || len(ks) < lucidParMin {
+		w = 1
 	}
-	for x := range ks {
-		k := &ks[x]
-		i := int(k.at) - 1
-		sl := &l.slots[i]
-		if p := sl.p; int(k.queue) != i || p == nil || p.gone {
-			sl = l.fill(i, k.job)
-			l.levelsAt(i, k.job)
-		} else if l.levelsStale(i) {
-			l.levelsAt(i, k.job)
-		}
-		k.queue = 0
-		if k.k[0] != 2 {
-			l.bring(sl)
-			continue
-		}
-		k.k[1] = l.slotSize(sl)
-	}
+	l.modelKeysPar(ks, w)
 }
 
 // markSeen records every ranked job's entry as seen now (prune's clock):

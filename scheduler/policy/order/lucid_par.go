@@ -1,6 +1,7 @@
 package order
 
 import (
+	"math"
 	"runtime"
 
 	"github.com/caravan-dl/caravan/internal/split"
@@ -41,16 +42,15 @@ func (l *Lucid) retarget(sl *lucidSlot, p *lucidPred) {
 // caller's included) and waits for them all.
 func lucidSplit(n, w int, f func(r, lo, hi int)) { split.Run(n, w, w, f) }
 
-// modelKeysPar is modelKeys on w workers over fixed ranges of ks, with
-// the same result bit for bit. The serial loop does, per key in list
-// order, a refill where the slot needs one (it may create or share an
-// entry: the map and the entries' reference counts) and then brings the
-// entry to the model's version and sizes the job. Refills never read
-// what bringing writes (an entry's version and fitted terms: a new entry
-// is made at the current version), so they are done first, serially in
-// list order, and the rest after them. Bringing writes the entry, so it
-// runs in parallel only while no entry is held by two slots (else the
-// first listed must set it, as in the serial loop); each worker writes
+// modelKeysPar is modelKeys on w workers over fixed ranges of ks. Per
+// key in list order, a slot that needs one is refilled (which may create
+// or share an entry: the map and the entries' reference counts), then
+// the entry is brought to the model's version and the job sized.
+// Refills never read what bringing writes (an entry's version and
+// fitted terms: a new entry is made at the current version), so they are
+// done first, serially in list order, and the rest after them. Bringing
+// writes the entry, so it runs in parallel only while no entry is held
+// by two slots (else the first listed must set it); each worker writes
 // only its own keys, their slots and their entries.
 func (l *Lucid) modelKeysPar(ks []keyed, w int) {
 	par := &l.par
@@ -91,14 +91,27 @@ func (l *Lucid) modelKeysPar(ks []keyed, w int) {
 // sizeKeys brings each key's entry to the model's version and sets a
 // main-phase job's size, from its slot (already refilled).
 func (l *Lucid) sizeKeys(ks []keyed) {
+	loose := l.kk.loose && l.shared == 0
 	for x := range ks {
 		k := &ks[x]
 		sl := &l.slots[k.at-1]
 		k.queue = 0
-		if k.k[0] != 2 {
+		switch {
+		case k.k[0] != 2:
 			l.bring(sl)
-			continue
+		case loose && sl.fixed && sl.givenOK:
+			k.k[1] = sl.given // its last size: it keeps its rank
+		default:
+			k.k[1] = l.mainSize(sl)
 		}
-		k.k[1] = l.slotSize(sl)
 	}
+}
+
+// mainSize is slotSize, kept as the size sl's job was last given.
+func (l *Lucid) mainSize(sl *lucidSlot) float64 {
+	z := l.slotSize(sl)
+	if !sl.givenOK || math.Float64bits(z) != math.Float64bits(sl.given) {
+		sl.given, sl.givenOK = z, true // written only when it moved
+	}
+	return z
 }

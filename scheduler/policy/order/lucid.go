@@ -96,6 +96,7 @@ type Lucid struct {
 	// (100,000 map lookups were a third of a decision)
 	slots []lucidSlot
 	feats []lucidFeatures
+	ids   lucidIDs
 	kk    lucidKeying
 	// shared counts entries that more than one slot holds (a job listed
 	// twice under one ID): while it is 0, slots may be brought to the
@@ -143,7 +144,7 @@ func NewLucid(cfg LucidConfig) (*Lucid, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Lucid{cfg: cfg, est: est, pred: map[string]*lucidPred{}}
+	l := &Lucid{cfg: cfg, est: est, pred: map[string]*lucidPred{}, ids: newLucidIDs()}
 	l.sc.kc.mv = mover{aux: l.profileEnd, move: l.move}
 	l.sc.keyInOrder = true // partKey keeps state: the keying pass splits around it
 	// a refit moves every main-phase job's size (k[1]) and the ranking

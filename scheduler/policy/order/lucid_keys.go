@@ -7,21 +7,18 @@ import (
 )
 
 // lucidSlot is what Lucid keeps of the job listed at one position of a
-// tracked snapshot to key it: its cached estimate, the model levels of
-// its features (so a refit re-predicts it from a few table reads,
-// without the string-keyed level maps), its GPU share and the last
+// tracked snapshot to key it: its cached estimate, the ids of its
+// features (so a refit re-predicts it from a few table reads, without
+// the string-keyed level maps: lucidIDs), its GPU share and the last
 // remaining time computed. It is refreshed whenever the job at that
 // position changed (every job, after an untracked snapshot), so for an
 // unchanged job it holds what the job would give: the key is rebuilt
 // from it without reading the job, bit for bit as from the job.
 type lucidSlot struct {
-	p  *lucidPred
-	lv [numTerms]int32
-	// lvAt is the estimator's level counts when lv was last known to
-	// hold, lvN 1 + their sum then (0: never read): lvN alone tells a
-	// current slot in one compare, the common case (levelsStale)
-	lvAt  levelCounts
-	lvN   int32
+	p *lucidPred
+	// ids are the job's features' (idsOK: read since the slot was new)
+	ids   lucidFeatureIDs
+	idsOK bool
 	share float64
 	// rem is the remaining time for Executed e at model version remVer
 	// (-1: none): with the entry fixed, its inputs (the ln estimate and
@@ -42,9 +39,9 @@ type lucidSlot struct {
 	given   float64
 }
 
-// lucidFeatures is what a slot's levels were read from, to tell whether
-// a changed job's features moved (apart from the slot: read only for
-// changed jobs and after a refit).
+// lucidFeatures is what a slot's ids were read from, to tell whether a
+// changed job's features moved (apart from the slot: read only for
+// changed jobs).
 type lucidFeatures struct {
 	user, model string
 	workers     int
@@ -58,8 +55,6 @@ type lucidKeying struct {
 	cur     int           // posOf's scan position
 	version int
 	sigma   float64
-	counts  levelCounts // the estimator's level counts
-	lvN     int32       // 1 + their sum
 	// loose: the call skips reasons (Snapshot.SkipReasons), so its
 	// ranking need not place a job that is never a victim exactly
 	loose bool
@@ -80,8 +75,8 @@ func (l *Lucid) beginKeys(s *policy.Snapshot) {
 	}
 	// growKeep's room past the old length is zero: what it drops is zeroed above
 	l.slots, l.feats, l.byPos = growKeep(l.slots, n), growKeep(l.feats, n), growKeep(l.byPos, n)
-	l.kk = lucidKeying{jobs: s.Jobs, version: l.est.Version(), sigma: l.est.Sigma(), counts: l.est.counts(), loose: s.SkipReasons}
-	l.kk.lvN = 1 + l.kk.counts.sum()
+	l.kk = lucidKeying{jobs: s.Jobs, version: l.est.Version(), sigma: l.est.Sigma(), loose: s.SkipReasons}
+	l.ids.sync(l.est)
 }
 
 // endKeys drops the call's reference to the snapshot.
@@ -119,8 +114,8 @@ func (l *Lucid) fill(i int, j *policy.Job) *lucidSlot {
 	if p == nil || p.gone || p.id != j.ID {
 		p = l.pred[j.ID]
 		if p == nil { // first ranked: freeze the recent term (as entry does)
-			lv := l.levelsAt(i, j)
-			p = &lucidPred{id: j.ID, version: l.kk.version, main: l.est.predictLevels(*lv), ctx: l.est.recentScore(lv[termUser])}
+			lv := l.ids.levels(l.featuresAt(i, j))
+			p = &lucidPred{id: j.ID, version: l.kk.version, main: l.est.predictLevels(lv), ctx: l.est.recentScore(lv[termUser])}
 			p.first = math.Exp(p.main + p.ctx)
 			l.pred[j.ID] = p
 		}
@@ -140,53 +135,24 @@ func (l *Lucid) fill(i int, j *policy.Job) *lucidSlot {
 	return sl
 }
 
-// levelsAt is the model's levels of j, listed at i: slot i's, read again
-// only if j's features are not those they were read from or a level
-// they lacked has been learnt since. They are a function of the
-// features, whichever job had them.
-func (l *Lucid) levelsAt(i int, j *policy.Job) *[numTerms]int32 {
+// featuresAt is the ids of j's features, listed at i: slot i's, read
+// again only if j's features are not those they were read from.
+func (l *Lucid) featuresAt(i int, j *policy.Job) *lucidFeatureIDs {
 	sl, f := &l.slots[i], &l.feats[i]
-	if l.levelsStale(i) || f.user != j.User || f.model != j.Model || f.workers != j.Workers ||
+	if !sl.idsOK || f.user != j.User || f.model != j.Model || f.workers != j.Workers ||
 		math.Float64bits(f.fraction) != math.Float64bits(j.Fraction) || math.Float64bits(f.submit) != math.Float64bits(j.Submit) {
-		sl.lv, sl.lvAt, sl.lvN = l.est.levels(j, false), l.kk.counts, l.kk.lvN
+		sl.ids, sl.idsOK = l.ids.of(l.est, j), true
 		*f = lucidFeatures{user: j.User, model: j.Model, workers: j.Workers, fraction: j.Fraction, submit: j.Submit}
 	}
-	return &sl.lv
-}
-
-// levelsStale: slot i's levels were never read, or one they lack has
-// been learnt since. Any level learnt made every job that lacked one
-// read again (~100,000 level lookups a decision while the model still
-// met new users); now only a job whose own level it was is. A slot
-// found current is stamped with the counts, so the next check compares
-// only what is learnt after; levels all known are never stale, and
-// their slot is left unwritten.
-func (l *Lucid) levelsStale(i int) bool {
-	sl := &l.slots[i]
-	switch {
-	case sl.lvN == 0:
-		return true
-	case sl.lvN == l.kk.lvN || levelsFinal(&sl.lv):
-		return false
-	case l.est.learntSince(&sl.lv, &sl.lvAt, &l.feats[i]):
-		return true
-	}
-	sl.lvAt, sl.lvN = l.kk.counts, l.kk.lvN
-	return false
-}
-
-// levelsFinal reports whether lv can no longer change: every interned
-// level is known.
-func levelsFinal(lv *[numTerms]int32) bool {
-	return lv[termShape] >= 0 && lv[termUser] >= 0 && lv[termModel] >= 0 && lv[termUserShape] >= 0
+	return &sl.ids
 }
 
 // bring brings sl's entry to the model's version (predictFrom from the
-// slot's levels) and returns the ln estimate.
+// slot's feature ids) and returns the ln estimate.
 func (l *Lucid) bring(sl *lucidSlot) float64 {
 	p := sl.p
 	if p.version != l.kk.version {
-		p.version, p.main = l.kk.version, l.est.predictLevels(sl.lv)
+		p.version, p.main = l.kk.version, l.est.predictLevels(l.ids.levels(&sl.ids))
 	}
 	return p.main + p.ctx
 }
@@ -237,7 +203,7 @@ func (l *Lucid) partKey(j *policy.Job) keyed {
 	i := l.posOf(j)
 	if i >= 0 {
 		l.fill(i, j)
-		l.levelsAt(i, j) // for bring after later refits, without j
+		l.featuresAt(i, j) // for bring after later refits, without j
 	}
 	k := l.phaseKey(j)
 	k.queue = int32(i)
@@ -287,9 +253,8 @@ func (l *Lucid) phaseKey(j *policy.Job) keyed {
 // brought to the model's version (as Order always did) and every
 // main-phase job's size is computed from its slot. An unchanged job's
 // slot was filled when it last changed; the job is read only where its
-// entry was dropped since (reported finished while listed), where a
-// level unknown then may have been learnt, or where partKey filled
-// another place of it. In a call without reasons, a job that can no
+// entry was dropped since (reported finished while listed) or where
+// partKey filled another place of it. In a call without reasons, a job that can no
 // longer be a victim keeps the size it was last given (sizeKeys): ~20,000
 // running jobs at 10k × 100k, whose sizes shrink with every second run,
 // were re-sized and re-sorted on every decision, and their place among

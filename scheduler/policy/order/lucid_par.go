@@ -57,8 +57,7 @@ func (l *Lucid) modelKeysPar(ks []keyed, w int) {
 	if len(par.deferred) < w {
 		par.deferred = make([][]int32, w)
 	}
-	// which slots must be refilled; stale levels are re-read at once (a
-	// slot's levels and features are its own)
+	// which slots must be refilled
 	lucidSplit(len(ks), w, func(r, lo, hi int) {
 		d := par.deferred[r][:0]
 		for x := lo; x < hi; x++ {
@@ -67,8 +66,6 @@ func (l *Lucid) modelKeysPar(ks []keyed, w int) {
 			sl := &l.slots[i]
 			if p := sl.p; int(k.queue) != i || p == nil || p.gone {
 				d = append(d, int32(x))
-			} else if l.levelsStale(i) {
-				l.levelsAt(i, k.job)
 			}
 		}
 		par.deferred[r] = d
@@ -78,7 +75,7 @@ func (l *Lucid) modelKeysPar(ks []keyed, w int) {
 			k := &ks[x]
 			i := int(k.at) - 1
 			l.fill(i, k.job)
-			l.levelsAt(i, k.job)
+			l.featuresAt(i, k.job)
 		}
 	}
 	if l.shared > 0 {

@@ -31,12 +31,8 @@ type lucidSlot struct {
 	lne  float64
 	lnOK bool
 	// fixed: the job runs past its profiling run, so it is never a
-	// victim (CanPreempt) while its stamp holds; given is the size its
-	// key was last given (givenOK: since the slot was last filled). A
-	// call without reasons gives a fixed job that size again (sizeKeys)
-	fixed   bool
-	givenOK bool
-	given   float64
+	// victim (CanPreempt) while its stamp holds (sizeKeys)
+	fixed bool
 }
 
 // lucidFeatures is what a slot's ids were read from, to tell whether a
@@ -128,8 +124,8 @@ func (l *Lucid) fill(i int, j *policy.Job) *lucidSlot {
 	if _, e := j.ServiceAt(l.now); math.Float64bits(e) != math.Float64bits(sl.e) {
 		sl.e, sl.remVer, sl.lnOK = e, -1, false
 	}
-	if fixed := j.State == policy.Running && l.phase(j, l.now) == mainPhase; fixed != sl.fixed || sl.givenOK {
-		sl.fixed, sl.givenOK = fixed, false
+	if fixed := j.State == policy.Running && l.phase(j, l.now) == mainPhase; fixed != sl.fixed {
+		sl.fixed = fixed
 	}
 	p.seen = l.calls
 	return sl
@@ -257,11 +253,14 @@ func (l *Lucid) phaseKey(j *policy.Job) keyed {
 // main-phase job's size is computed from its slot. An unchanged job's
 // slot was filled when it last changed; the job is read only where its
 // entry was dropped since (reported finished while listed) or where
-// partKey filled another place of it. In a call without reasons, a job that can no
-// longer be a victim keeps the size it was last given (sizeKeys): ~20,000
-// running jobs at 10k × 100k, whose sizes shrink with every second run,
-// were re-sized and re-sorted on every decision, and their place among
-// the others changes no Start or Preempt.
+// partKey filled another place of it.
+//
+// In a call without reasons, the jobs that can no longer be victims
+// rank first, keyed by their position (sizeKeys): their place changes no
+// Start or Preempt. At 10k × 100k ~37,000 such running jobs, whose sizes
+// shrink with every second run, were re-sized and re-sorted on every
+// decision. Their keys are distinct: as ties, they were one run for the
+// sort's comparisons (10 ms).
 func (l *Lucid) modelKeys(ks []keyed) {
 	w := lucidWorkers()
 	if w < 1 || len(ks) < lucidParMin {

@@ -1,7 +1,6 @@
 package order
 
 import (
-	"math"
 	"runtime"
 
 	"github.com/caravan-dl/caravan/internal/split"
@@ -96,19 +95,10 @@ func (l *Lucid) sizeKeys(ks []keyed) {
 		switch {
 		case k.k[0] != 2:
 			l.bring(sl)
-		case loose && sl.fixed && sl.givenOK:
-			k.k[1] = sl.given // its last size: it keeps its rank
+		case loose && sl.fixed:
+			k.k = [3]float64{-1, float64(k.at), 0}
 		default:
-			k.k[1] = l.mainSize(sl)
+			k.k[1] = l.slotSize(sl)
 		}
 	}
-}
-
-// mainSize is slotSize, kept as the size sl's job was last given.
-func (l *Lucid) mainSize(sl *lucidSlot) float64 {
-	z := l.slotSize(sl)
-	if !sl.givenOK || math.Float64bits(z) != math.Float64bits(sl.given) {
-		sl.given, sl.givenOK = z, true // written only when it moved
-	}
-	return z
 }

@@ -118,6 +118,22 @@ func numberOf[K comparable](t *levelTable[K], levels *[]int32, k K, learnt *leve
 	return id, lv
 }
 
+// known reads again the levels lv lacks, of features f.
+func (x *lucidIDs) known(lv *[numTerms]int32, f *lucidFeatureIDs) {
+	if lv[termUser] < 0 {
+		lv[termUser] = x.user[f.user]
+	}
+	if lv[termModel] < 0 {
+		lv[termModel] = x.model[f.model]
+	}
+	if lv[termShape] < 0 && f.shape >= 0 {
+		lv[termShape] = x.shape[f.shape]
+	}
+	if lv[termUserShape] < 0 && lv[termUser] >= 0 && lv[termShape] >= 0 {
+		lv[termUserShape] = x.pair[f.pair]
+	}
+}
+
 // levels is what the estimator's levels give for features f, term by
 // term (a user × shape level only where both its parts are known).
 func (x *lucidIDs) levels(f *lucidFeatureIDs) [numTerms]int32 {

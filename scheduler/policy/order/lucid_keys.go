@@ -16,9 +16,11 @@ import (
 // from it without reading the job, bit for bit as from the job.
 type lucidSlot struct {
 	p *lucidPred
-	// ids are the job's features' (idsOK: read since the slot was new)
+	// ids are the job's features' (idsOK: read since the slot was new),
+	// lv their levels as last read (levels)
 	ids   lucidFeatureIDs
 	idsOK bool
+	lv    [numTerms]int32
 	share float64
 	// rem is the remaining time for Executed e at model version remVer
 	// (-1: none): with the entry fixed, its inputs (the ln estimate and
@@ -110,8 +112,9 @@ func (l *Lucid) fill(i int, j *policy.Job) *lucidSlot {
 	if p == nil || p.gone || p.id != j.ID {
 		p = l.pred[j.ID]
 		if p == nil { // first ranked: freeze the recent term (as entry does)
-			lv := l.ids.levels(l.featuresAt(i, j))
-			p = &lucidPred{id: j.ID, version: l.kk.version, main: l.est.predictLevels(lv), ctx: l.est.recentScore(lv[termUser])}
+			l.featuresAt(i, j)
+			lv := l.levels(sl)
+			p = &lucidPred{id: j.ID, version: l.kk.version, main: l.est.predictLevels(*lv), ctx: l.est.recentScore(lv[termUser])}
 			p.first = math.Exp(p.main + p.ctx)
 			l.pred[j.ID] = p
 		}
@@ -131,16 +134,33 @@ func (l *Lucid) fill(i int, j *policy.Job) *lucidSlot {
 	return sl
 }
 
-// featuresAt is the ids of j's features, listed at i: slot i's, read
+// featuresAt reads the ids of j's features, listed at i, into slot i,
 // again only if j's features are not those they were read from.
-func (l *Lucid) featuresAt(i int, j *policy.Job) *lucidFeatureIDs {
+func (l *Lucid) featuresAt(i int, j *policy.Job) {
 	sl, f := &l.slots[i], &l.feats[i]
 	if !sl.idsOK || f.user != j.User || f.model != j.Model || f.workers != j.Workers ||
 		math.Float64bits(f.fraction) != math.Float64bits(j.Fraction) || math.Float64bits(f.submit) != math.Float64bits(j.Submit) {
 		sl.ids, sl.idsOK = l.ids.of(l.est, j), true
+		sl.lv = l.ids.levels(&sl.ids)
 		*f = lucidFeatures{user: j.User, model: j.Model, workers: j.Workers, fraction: j.Fraction, submit: j.Submit}
 	}
-	return &sl.ids
+}
+
+// levels is slot sl's levels: those it knows are kept (an interned
+// level never changes), the others read again from the ids' tables. At
+// 10k × 100k most slots know all theirs; reading every term from the
+// tables at every refit (~100,000 users) cost ~1 ms a decision.
+func (l *Lucid) levels(sl *lucidSlot) *[numTerms]int32 {
+	if !levelsFinal(&sl.lv) {
+		l.ids.known(&sl.lv, &sl.ids)
+	}
+	return &sl.lv
+}
+
+// levelsFinal reports whether lv can no longer change: every interned
+// level is known.
+func levelsFinal(lv *[numTerms]int32) bool {
+	return lv[termShape] >= 0 && lv[termUser] >= 0 && lv[termModel] >= 0 && lv[termUserShape] >= 0
 }
 
 // bring brings sl's entry to the model's version (predictFrom from the
@@ -148,7 +168,7 @@ func (l *Lucid) featuresAt(i int, j *policy.Job) *lucidFeatureIDs {
 func (l *Lucid) bring(sl *lucidSlot) float64 {
 	p := sl.p
 	if p.version != l.kk.version {
-		p.version, p.main = l.kk.version, l.est.predictLevels(l.ids.levels(&sl.ids))
+		p.version, p.main = l.kk.version, l.est.predictLevels(*l.levels(sl))
 	}
 	return p.main + p.ctx
 }

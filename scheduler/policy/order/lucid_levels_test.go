@@ -36,7 +36,7 @@ func TestLucidIDsFollowTheModel(t *testing.T) {
 		t.Helper()
 		l.Order(s)
 		for i, j := range s.Jobs {
-			if got, want := l.ids.levels(&l.slots[i].ids), l.est.levels(j, false); got != want {
+			if got, want := *l.levels(&l.slots[i]), l.est.levels(j, false); got != want {
 				t.Fatalf("%s: job %s has levels %v by its ids, the model gives %v", step, j.ID, got, want)
 			}
 		}

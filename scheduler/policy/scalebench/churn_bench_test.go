@@ -3,6 +3,7 @@
 package scalebench
 
 import (
+	"math/rand/v2"
 	"os"
 	"runtime/metrics"
 	"slices"
@@ -129,6 +130,34 @@ func churnWarmup() int {
 	return 5
 }
 
+// churnHistory is how many finished jobs each policy has seen before
+// the cold decision: CARAVAN_SCALE_HISTORY, default 0. A cluster that
+// has run a while has a learning ordering's model warm (lucid refits
+// whenever its data grows by a tenth: a young model refits every few
+// finishes, each refit re-ranking every queued job).
+func churnHistory() int {
+	if n, err := strconv.Atoi(os.Getenv("CARAVAN_SCALE_HISTORY")); err == nil && n >= 0 {
+		return n
+	}
+	return 0
+}
+
+// observeHistory has p observe n finished jobs like s's (clones of
+// random ones, run for their oracle durations), if p learns.
+func observeHistory(p policy.Policy, s *policy.Snapshot, n int) {
+	o, ok := p.(policy.FinishObserver)
+	if !ok || n == 0 {
+		return
+	}
+	rng := rand.New(rand.NewPCG(11, uint64(n)))
+	for k := range n {
+		j := *s.Jobs[rng.IntN(len(s.Jobs))]
+		j.ID, j.State, j.Accrual = "history-"+strconv.Itoa(k), policy.Finished, policy.Accrual{}
+		j.Executed = j.OracleDuration
+		o.ObserveFinished(&j)
+	}
+}
+
 // side is one instance's timings.
 type side struct {
 	name string
@@ -180,6 +209,7 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 			if f, ok := p.(*policy.Framework); ok && n == "eag" {
 				f.EagerTrials = true // lazy trials' baseline, side by side
 			}
+			observeHistory(p, s, churnHistory())
 			sides = append(sides, &side{name: n, p: p})
 		}
 	}

@@ -9,8 +9,8 @@ import "github.com/caravan-dl/caravan/scheduler/policy"
 // array reads. The estimator's tables only grow: each call brings the
 // levels up to date from what it interned since (sync), a few levels a
 // decision. Checking every slot that lacked a level whenever the model
-// learnt one cost ~2.5 ms a decision at 10k × 100k, where most jobs lack
-// one while the model still meets new users.
+// learnt one cost ~2.5 ms a decision at 10k × 100k, where ~80,000 jobs
+// lack one the young model has not met.
 type lucidIDs struct {
 	users, models levelTable[string]
 	shapes        levelTable[shapeKey]

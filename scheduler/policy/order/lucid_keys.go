@@ -147,9 +147,9 @@ func (l *Lucid) featuresAt(i int, j *policy.Job) {
 }
 
 // levels is slot sl's levels: those it knows are kept (an interned
-// level never changes), the others read again from the ids' tables. At
-// 10k × 100k most slots know all theirs; reading every term from the
-// tables at every refit (~100,000 users) cost ~1 ms a decision.
+// level never changes), the others read again from the ids' tables.
+// Reading every term from the tables at every refit cost the default
+// setting at 10k × 100k (a refit every decision) ~1 ms a decision.
 func (l *Lucid) levels(sl *lucidSlot) *[numTerms]int32 {
 	if !levelsFinal(&sl.lv) {
 		l.ids.known(&sl.lv, &sl.ids)

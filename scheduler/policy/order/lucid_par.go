@@ -85,7 +85,10 @@ func (l *Lucid) modelKeysPar(ks []keyed, w int) {
 }
 
 // sizeKeys brings each key's entry to the model's version and sets a
-// main-phase job's size, from its slot (already refilled).
+// main-phase job's size, from its slot (already refilled). In a call
+// without reasons a job that is never a victim is keyed first, by its
+// position, and its entry is not brought: only while no entry is held by
+// two slots, as the first listed of two must bring theirs.
 func (l *Lucid) sizeKeys(ks []keyed) {
 	loose := l.kk.loose && l.shared == 0
 	for x := range ks {

@@ -103,6 +103,10 @@ type Lucid struct {
 	// model's version in parallel (lucid_par.go)
 	shared int
 	par    lucidPar
+	// dropped lists the entries dropped since the last tracked call, so
+	// that call refills just their slots (markDropped) instead of
+	// reading every slot's entry to ask
+	dropped []*lucidPred
 	// byPos is an untracked snapshot's entries by position: the cheap
 	// path where every job is read anyway
 	byPos []*lucidPred
@@ -120,6 +124,7 @@ type lucidPred struct {
 	id      string
 	first   float64 // estimated duration when first ranked
 	seen    int     // Order call that last ranked it
+	slot    int32   // the slot that last took it (markDropped)
 	// rem is remainingFrom(remIn...), the last remaining time computed
 	// for an untracked snapshot (a tracked one keeps it in its slot)
 	remIn [3]float64
@@ -242,7 +247,7 @@ func (l *Lucid) GuardUntil(j *policy.Job, now policy.Seconds) (bool, policy.Seco
 func (l *Lucid) ObserveFinished(j *policy.Job) {
 	if p, ok := l.pred[j.ID]; ok {
 		l.errs.add(p.first, j.Executed)
-		p.gone = true
+		l.drop(p)
 		delete(l.pred, j.ID)
 	}
 	l.est.Observe(j, j.Executed)
@@ -309,6 +314,7 @@ func (l *Lucid) Order(s *policy.Snapshot) []policy.Ranked {
 		l.modelKeys(ks)
 	} else {
 		ks = l.sc.activeKeys(s, l.fullKey)
+		l.dropped = l.dropped[:0] // the next tracked call refills every slot
 	}
 	l.endKeys()
 	l.prune(ks, tracked)
@@ -326,7 +332,7 @@ func (l *Lucid) prune(ks []keyed, tracked bool) {
 	}
 	for id, p := range l.pred {
 		if p.seen < l.calls-1000 {
-			p.gone = true
+			l.drop(p)
 			delete(l.pred, id)
 		}
 	}

@@ -35,6 +35,8 @@ type lucidSlot struct {
 	// fixed: the job runs past its profiling run, so it is never a
 	// victim (CanPreempt) while its stamp holds (sizeKeys)
 	fixed bool
+	// dropped: its entry was dropped since the last call (markDropped)
+	dropped bool
 }
 
 // lucidFeatures is what a slot's ids were read from, to tell whether a
@@ -63,7 +65,7 @@ func (l *Lucid) beginKeys(s *policy.Snapshot) {
 	n := len(s.Jobs)
 	if len(l.slots) > n { // positions gone: drop their entries
 		for i := range l.slots[n:] {
-			l.retarget(&l.slots[n+i], nil)
+			l.retarget(n+i, nil)
 		}
 		clear(l.slots[n:])
 		clear(l.feats[n:])
@@ -118,7 +120,7 @@ func (l *Lucid) fill(i int, j *policy.Job) *lucidSlot {
 			p.first = math.Exp(p.main + p.ctx)
 			l.pred[j.ID] = p
 		}
-		l.retarget(sl, p)
+		l.retarget(i, p)
 		sl.remVer = -1
 	}
 	if g := gpuShare(j); math.Float64bits(g) != math.Float64bits(sl.share) {

@@ -19,22 +19,50 @@ type lucidPar struct {
 	deferred [][]int32 // per worker: keys whose slot must be refilled
 }
 
-// retarget points sl at entry p (nil: none), counting the entries more
-// than one slot holds.
-func (l *Lucid) retarget(sl *lucidSlot, p *lucidPred) {
+// retarget points slot i at entry p (nil: none), counting the entries
+// more than one slot holds.
+func (l *Lucid) retarget(i int, p *lucidPred) {
+	sl := &l.slots[i]
 	if old := sl.p; old != nil {
 		if old.refs == 2 {
 			l.shared--
 		}
 		old.refs--
 	}
-	sl.p = p
+	sl.p, sl.dropped = p, false
 	if p != nil {
 		p.refs++
+		p.slot = int32(i)
 		if p.refs == 2 {
 			l.shared++
 		}
 	}
+}
+
+// drop marks entry p dropped (reported finished, or pruned).
+func (l *Lucid) drop(p *lucidPred) {
+	p.gone = true
+	l.dropped = append(l.dropped, p)
+}
+
+// markDropped marks the slots whose entries were dropped since the last
+// tracked call, for modelKeys to refill. full: an entry was held by more
+// than one slot, or not by the one that last took it, so every slot's
+// entry must be asked. Asking them all read ~122,000 entries a decision
+// at 10k × 100k, elsewhere in memory: ~0.9 ms of a decision's 6.
+func (l *Lucid) markDropped() (full bool) {
+	for _, p := range l.dropped {
+		switch {
+		case p.refs == 0:
+		case p.refs == 1 && int(p.slot) < len(l.slots) && l.slots[p.slot].p == p:
+			l.slots[p.slot].dropped = true
+		default:
+			full = true
+		}
+	}
+	clear(l.dropped)
+	l.dropped = l.dropped[:0]
+	return full
 }
 
 // lucidSplit runs f over w fixed ranges of [0, n) on w goroutines (the
@@ -57,13 +85,14 @@ func (l *Lucid) modelKeysPar(ks []keyed, w int) {
 		par.deferred = make([][]int32, w)
 	}
 	// which slots must be refilled
+	full := l.markDropped()
 	lucidSplit(len(ks), w, func(r, lo, hi int) {
 		d := par.deferred[r][:0]
 		for x := lo; x < hi; x++ {
 			k := &ks[x]
 			i := int(k.at) - 1
 			sl := &l.slots[i]
-			if p := sl.p; int(k.queue) != i || p == nil || p.gone {
+			if p := sl.p; int(k.queue) != i || p == nil || sl.dropped || full && p.gone {
 				d = append(d, int32(x))
 			}
 		}

@@ -158,6 +158,11 @@ func NewLucid(cfg LucidConfig) (*Lucid, error) {
 	// time) to the runs' comparisons, half the sort's time at 100,000
 	// jobs (4.6 → 2.5 ms)
 	l.sc.coarse, l.sc.coarseBits = 2, coarseTime
+	// in a decision without reasons the jobs that are never victims
+	// keep their keys across a refit (sizeKeys), so ~68 % of the keys
+	// move: merged into the others' last order, the refit's sort took
+	// 3.6 ms against 3.9 sorting them all (two runs of 34 refits)
+	l.sc.movedMost = 7
 	return l, nil
 }
 

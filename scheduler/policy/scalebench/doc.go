@@ -25,6 +25,9 @@
 // (Snapshot.MaxStarts; the live scheduler's is 128),
 // CARAVAN_SCALE_SKIP_REASONS=1 times decisions without reasons
 // (Snapshot.SkipReasons, as a live round between two queue views),
+// CARAVAN_SCALE_HISTORY=N has each policy observe N finished jobs
+// first (a learning ordering's model warm, as in a cluster that has run
+// a while; lucid's young model refits every few finishes),
 // CARAVAN_SCALE_CHURN_LOG=1 logs each decision (with -test.v). The
 // preemptive orderings' trials are reported per decision too (trials,
 // victims, materialised, given-back: policy.TrialStats).

@@ -95,6 +95,7 @@ type Lucid struct {
 	// from them without being read, and without the ID and level maps
 	// (100,000 map lookups were a third of a decision)
 	slots []lucidSlot
+	hot   []lucidHot // the slots' parts every call reads
 	feats []lucidFeatures
 	ids   lucidIDs
 	kk    lucidKeying

@@ -14,24 +14,35 @@ import (
 // position changed (every job, after an untracked snapshot), so for an
 // unchanged job it holds what the job would give: the key is rebuilt
 // from it without reading the job, bit for bit as from the job.
+//
+// What every tracked call reads of a slot is kept apart (lucidHot): the
+// rest is read only to size a job again.
 type lucidSlot struct {
-	p *lucidPred
 	// ids are the job's features' (idsOK: read since the slot was new),
 	// lv their levels as last read (levels)
 	ids   lucidFeatureIDs
 	idsOK bool
 	lv    [numTerms]int32
 	share float64
-	// rem is the remaining time for Executed e at model version remVer
-	// (-1: none): with the entry fixed, its inputs (the ln estimate and
-	// the model's spread) change only with the version
-	remVer int
-	e, rem float64
+	e     float64 // the job's Executed
 	// lne is ln e while lnOK (e moved: taken again when sized). A
 	// queued job's e stays put, and every refit sizes every job again,
 	// so the logarithm is kept rather than taken ~100,000 times a refit
 	lne  float64
 	lnOK bool
+}
+
+// lucidHot is the part of a slot every tracked call reads (sizeKeys,
+// modelKeysPar): 24 bytes a job where the whole slot is ~90. At 10k ×
+// 100k the pass over every slot read ~12 MB a decision.
+type lucidHot struct {
+	p *lucidPred
+	// size is the remaining time for the slot's e at model version
+	// remVer (-1: none), times its share: with the entry fixed, its
+	// inputs (the ln estimate and the model's spread) change only with
+	// the version
+	size   float64
+	remVer int32
 	// fixed: the job runs past its profiling run, so it is never a
 	// victim (CanPreempt) while its stamp holds (sizeKeys)
 	fixed bool
@@ -68,13 +79,14 @@ func (l *Lucid) beginKeys(s *policy.Snapshot) {
 			l.retarget(n+i, nil)
 		}
 		clear(l.slots[n:])
+		clear(l.hot[n:])
 		clear(l.feats[n:])
 	}
 	if len(l.byPos) > n {
 		clear(l.byPos[n:])
 	}
 	// growKeep's room past the old length is zero: what it drops is zeroed above
-	l.slots, l.feats, l.byPos = growKeep(l.slots, n), growKeep(l.feats, n), growKeep(l.byPos, n)
+	l.slots, l.hot, l.feats, l.byPos = growKeep(l.slots, n), growKeep(l.hot, n), growKeep(l.feats, n), growKeep(l.byPos, n)
 	l.kk = lucidKeying{jobs: s.Jobs, version: l.est.Version(), sigma: l.est.Sigma(), loose: s.SkipReasons}
 	l.ids.sync(l.est)
 }
@@ -108,9 +120,9 @@ func (l *Lucid) posOf(j *policy.Job) int {
 // the model's version (bring) in list order, as Order always did: jobs
 // listed twice under one ID share an entry, and the first listed sets
 // its prediction.
-func (l *Lucid) fill(i int, j *policy.Job) *lucidSlot {
-	sl := &l.slots[i]
-	p := sl.p
+func (l *Lucid) fill(i int, j *policy.Job) {
+	sl, h := &l.slots[i], &l.hot[i]
+	p := h.p
 	if p == nil || p.gone || p.id != j.ID {
 		p = l.pred[j.ID]
 		if p == nil { // first ranked: freeze the recent term (as entry does)
@@ -121,19 +133,18 @@ func (l *Lucid) fill(i int, j *policy.Job) *lucidSlot {
 			l.pred[j.ID] = p
 		}
 		l.retarget(i, p)
-		sl.remVer = -1
+		h.remVer = -1
 	}
 	if g := gpuShare(j); math.Float64bits(g) != math.Float64bits(sl.share) {
-		sl.share = g // written only when it moved: a clean line is not written back
+		sl.share, h.remVer = g, -1 // written only when it moved: a clean line is not written back
 	}
 	if _, e := j.ServiceAt(l.now); math.Float64bits(e) != math.Float64bits(sl.e) {
-		sl.e, sl.remVer, sl.lnOK = e, -1, false
+		sl.e, sl.lnOK, h.remVer = e, false, -1
 	}
-	if fixed := j.State == policy.Running && l.phase(j, l.now) == mainPhase; fixed != sl.fixed {
-		sl.fixed = fixed
+	if fixed := j.State == policy.Running && l.phase(j, l.now) == mainPhase; fixed != h.fixed {
+		h.fixed = fixed
 	}
 	p.seen = l.calls
-	return sl
 }
 
 // featuresAt reads the ids of j's features, listed at i, into slot i,
@@ -165,29 +176,32 @@ func levelsFinal(lv *[numTerms]int32) bool {
 	return lv[termShape] >= 0 && lv[termUser] >= 0 && lv[termModel] >= 0 && lv[termUserShape] >= 0
 }
 
-// bring brings sl's entry to the model's version (predictFrom from the
-// slot's feature ids) and returns the ln estimate.
-func (l *Lucid) bring(sl *lucidSlot) float64 {
-	p := sl.p
+// bring brings slot i's entry to the model's version (predictFrom from
+// the slot's feature ids) and returns the ln estimate.
+func (l *Lucid) bring(i int) float64 {
+	p := l.hot[i].p
 	if p.version != l.kk.version {
-		p.version, p.main = l.kk.version, l.est.predictLevels(*l.levels(sl))
+		p.version, p.main = l.kk.version, l.est.predictLevels(*l.levels(&l.slots[i]))
 	}
 	return p.main + p.ctx
 }
 
-// slotSize is sizeFrom from a slot: predicted remaining duration × GPUs.
-// A remaining time computed at this version was computed after its entry
-// was brought to it (a new entry resets remVer), so the entry, elsewhere
-// in memory, is not read again: ~80,000 queued jobs at 10k × 100k.
-func (l *Lucid) slotSize(sl *lucidSlot) float64 {
-	if sl.remVer != l.kk.version {
-		mu := l.bring(sl)
+// slotSize is sizeFrom from slot i: predicted remaining duration × GPUs.
+// A size computed at this version was computed after its entry was
+// brought to it (a new entry resets remVer), so neither the entry,
+// elsewhere in memory, nor the rest of the slot is read again: ~80,000
+// queued jobs at 10k × 100k.
+func (l *Lucid) slotSize(i int) float64 {
+	h := &l.hot[i]
+	if int(h.remVer) != l.kk.version {
+		sl := &l.slots[i]
+		mu := l.bring(i)
 		if !sl.lnOK && sl.e > 0 {
 			sl.lne, sl.lnOK = math.Log(sl.e), true
 		}
-		sl.remVer, sl.rem = l.kk.version, remainingLn(mu, l.kk.sigma, sl.e, sl.lne)
+		h.remVer, h.size = int32(l.kk.version), remainingLn(mu, l.kk.sigma, sl.e, sl.lne)*sl.share
 	}
-	return sl.rem * sl.share
+	return h.size
 }
 
 // fullKey is key for an untracked snapshot, which reads every job: its
@@ -249,12 +263,12 @@ func (l *Lucid) move(i int, e *posKey, profileEnd, _, executed float64) bool {
 	if int(e.queue) != i || (executed < profileEnd) != (e.k[0] == 0) {
 		return false
 	}
-	sl := &l.slots[i]
+	sl, h := &l.slots[i], &l.hot[i]
 	if math.Float64bits(executed) != math.Float64bits(sl.e) {
-		sl.e, sl.remVer, sl.lnOK = executed, -1, false
+		sl.e, sl.lnOK, h.remVer = executed, false, -1
 	}
-	if !sl.fixed && e.k[0] == 2 && executed >= profileEnd+l.cfg.ProfileGrace {
-		sl.fixed = true // past its grace window: main phase, as phase says
+	if !h.fixed && e.k[0] == 2 && executed >= profileEnd+l.cfg.ProfileGrace {
+		h.fixed = true // past its grace window: main phase, as phase says
 	}
 	return true
 }
@@ -295,8 +309,8 @@ func (l *Lucid) modelKeys(ks []keyed) {
 // a tracked call reads only changed jobs' entries.
 func (l *Lucid) markSeen(ks []keyed) {
 	for _, k := range ks {
-		if i := int(k.at) - 1; i >= 0 && i < len(l.slots) && l.slots[i].p != nil {
-			l.slots[i].p.seen = l.calls
+		if i := int(k.at) - 1; i >= 0 && i < len(l.hot) && l.hot[i].p != nil {
+			l.hot[i].p.seen = l.calls
 		}
 	}
 }

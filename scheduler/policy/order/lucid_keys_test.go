@@ -208,9 +208,9 @@ func TestLucidTrackedSameRankingParallel(t *testing.T) {
 func checkLucidRefs(t *testing.T, l *Lucid) {
 	t.Helper()
 	refs := map[*lucidPred]int32{}
-	for _, sl := range l.slots {
-		if sl.p != nil {
-			refs[sl.p]++
+	for _, h := range l.hot {
+		if h.p != nil {
+			refs[h.p]++
 		}
 	}
 	shared := 0

@@ -22,14 +22,14 @@ type lucidPar struct {
 // retarget points slot i at entry p (nil: none), counting the entries
 // more than one slot holds.
 func (l *Lucid) retarget(i int, p *lucidPred) {
-	sl := &l.slots[i]
-	if old := sl.p; old != nil {
+	h := &l.hot[i]
+	if old := h.p; old != nil {
 		if old.refs == 2 {
 			l.shared--
 		}
 		old.refs--
 	}
-	sl.p, sl.dropped = p, false
+	h.p, h.dropped = p, false
 	if p != nil {
 		p.refs++
 		p.slot = int32(i)
@@ -54,8 +54,8 @@ func (l *Lucid) markDropped() (full bool) {
 	for _, p := range l.dropped {
 		switch {
 		case p.refs == 0:
-		case p.refs == 1 && int(p.slot) < len(l.slots) && l.slots[p.slot].p == p:
-			l.slots[p.slot].dropped = true
+		case p.refs == 1 && int(p.slot) < len(l.hot) && l.hot[p.slot].p == p:
+			l.hot[p.slot].dropped = true
 		default:
 			full = true
 		}
@@ -91,8 +91,8 @@ func (l *Lucid) modelKeysPar(ks []keyed, w int) {
 		for x := lo; x < hi; x++ {
 			k := &ks[x]
 			i := int(k.at) - 1
-			sl := &l.slots[i]
-			if p := sl.p; int(k.queue) != i || p == nil || sl.dropped || full && p.gone {
+			h := &l.hot[i]
+			if p := h.p; int(k.queue) != i || p == nil || h.dropped || full && p.gone {
 				d = append(d, int32(x))
 			}
 		}
@@ -122,15 +122,15 @@ func (l *Lucid) sizeKeys(ks []keyed) {
 	loose := l.kk.loose && l.shared == 0
 	for x := range ks {
 		k := &ks[x]
-		sl := &l.slots[k.at-1]
+		i := int(k.at) - 1
 		k.queue = 0
 		switch {
 		case k.k[0] != 2:
-			l.bring(sl)
-		case loose && sl.fixed:
+			l.bring(i)
+		case loose && l.hot[i].fixed:
 			k.k = [3]float64{-1, float64(k.at), 0}
 		default:
-			k.k[1] = l.slotSize(sl)
+			k.k[1] = l.slotSize(i)
 		}
 	}
 }

@@ -151,7 +151,7 @@ func NewLucid(cfg LucidConfig) (*Lucid, error) {
 		return nil, err
 	}
 	l := &Lucid{cfg: cfg, est: est, pred: map[string]*lucidPred{}, ids: newLucidIDs()}
-	l.sc.kc.mv = mover{aux: l.profileEnd, move: l.move}
+	l.sc.kc.mv = mover{aux: l.profileEnd, move: l.move, hold: l.hold}
 	l.sc.keyInOrder = true // partKey keeps state: the keying pass splits around it
 	// a refit moves every main-phase job's size (k[1]) and the ranking
 	// is sorted in full: sizes rarely share their top 42 bits, so the

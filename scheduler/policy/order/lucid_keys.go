@@ -138,13 +138,18 @@ func (l *Lucid) fill(i int, j *policy.Job) {
 	if g := gpuShare(j); math.Float64bits(g) != math.Float64bits(sl.share) {
 		sl.share, h.remVer = g, -1 // written only when it moved: a clean line is not written back
 	}
-	if _, e := j.ServiceAt(l.now); math.Float64bits(e) != math.Float64bits(sl.e) {
-		sl.e, sl.lnOK, h.remVer = e, false, -1
-	}
+	l.served(i, j)
 	if fixed := j.State == policy.Running && l.phase(j, l.now) == mainPhase; fixed != h.fixed {
 		h.fixed = fixed
 	}
 	p.seen = l.calls
+}
+
+// served takes j's service into slot i, listed there.
+func (l *Lucid) served(i int, j *policy.Job) {
+	if _, e := j.ServiceAt(l.now); math.Float64bits(e) != math.Float64bits(l.slots[i].e) {
+		l.slots[i].e, l.slots[i].lnOK, l.hot[i].remVer = e, false, -1
+	}
 }
 
 // featuresAt reads the ids of j's features, listed at i, into slot i,
@@ -271,6 +276,16 @@ func (l *Lucid) move(i int, e *posKey, profileEnd, _, executed float64) bool {
 		h.fixed = true // past its grace window: main phase, as phase says
 	}
 	return true
+}
+
+// hold is Lucid's mover's shortcut: in a call without reasons a job that
+// is never a victim is keyed by its position (sizeKeys), so its service
+// is not even taken: ~37,000 running jobs' accruals and slots at 10k ×
+// 100k. Its slot then keeps the service it was last sized from, which
+// the next call that sizes it takes again (the mover, with reasons, or
+// sizeKeys, where an entry is shared).
+func (l *Lucid) hold(i int, e *posKey) bool {
+	return l.kk.loose && int(e.queue) == i && l.hot[i].fixed
 }
 
 // phaseKey is j's key but for a main-phase job's size (k[1], 0 here).

@@ -381,3 +381,36 @@ func TestLucidLooseResizesVictims(t *testing.T) {
 		t.Fatalf("with reasons ranked\n%v\nthe reference\n%v", got, want)
 	}
 }
+
+// A call without reasons where an entry turns shared (a job listed twice
+// under one ID) keys every job exactly, those never victims too: one
+// whose mover held its key (hold) is sized from its service now, not
+// from the service it was last sized from.
+func TestLucidLooseSharedSizesExactly(t *testing.T) {
+	tracked, ref := newLucid(t, LucidConfig{}), newLucid(t, LucidConfig{})
+	f := &policy.Job{ID: "f", User: "u", Model: "m", State: policy.Running, Workers: 1, Fraction: 1, Executed: 200,
+		Accrual: policy.Accrual{On: true, Since: 1000, GPUs: 1}}
+	s := &policy.Snapshot{Now: 1000, Cluster: oneNode(8), Jobs: []*policy.Job{f}, JobGen: []uint64{1}, SkipReasons: true}
+	for k := range 200 { // sent back after profiling: main phase, sized by what they ran
+		q := &policy.Job{ID: fmt.Sprintf("q%d", k), User: "u", Model: "m", State: policy.Queued, Workers: 1, Fraction: 1,
+			Executed: 150 + float64(k), Preemptions: 1}
+		s.Jobs, s.JobGen = append(s.Jobs, q), append(s.JobGen, uint64(k+2))
+	}
+	for _, now := range []policy.Seconds{1000, 1050} { // f past its grace window: first, its mover holding from the second call
+		s.Now = now
+		lucidReference(ref, s)
+		if got := ids(tracked.Order(s)); got[0] != "f" {
+			t.Fatalf("at %v the job never a victim ranks %d", now, slices.Index(got, "f"))
+		}
+	}
+	s.Now = 1100
+	dup := *s.Jobs[5]
+	s.Jobs, s.JobGen = append(s.Jobs, &dup), append(s.JobGen, 1000)
+	want := ids(lucidReference(ref, s))
+	if got := ids(tracked.Order(s)); !equal(got, want) {
+		t.Fatalf("with an entry shared, ranked\n%v\nthe reference\n%v", got, want)
+	}
+	if tracked.shared == 0 || slices.Index(want, "f") == 0 {
+		t.Fatalf("%d entries shared, f at rank %d: nothing compared", tracked.shared, slices.Index(want, "f"))
+	}
+}

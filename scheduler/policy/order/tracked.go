@@ -62,6 +62,10 @@ type mover struct {
 	aux   func(j *policy.Job) float64
 	move  func(i int, e *posKey, aux, attained, executed float64) bool
 	until func(e *posKey, a *accKey) float64
+	// hold, where set, reports that key e of the job at position i holds
+	// this call whatever its service: move is then not called (keyCache
+	// only; same concurrency as move)
+	hold func(i int, e *posKey) bool
 }
 
 // holds is until's answer for key e, −Inf without one.
@@ -184,7 +188,11 @@ func (kc *keyCache) accrue(i, oldN int, j *policy.Job, last []keyed, key func(j 
 // move is accrue's mover step for position i: false where the mover
 // cannot re-key the job (it must be read).
 func (kc *keyCache) move(i int) bool {
-	e, a := &kc.pos[i], &kc.acc[i]
+	e := &kc.pos[i]
+	if kc.mv.hold != nil && kc.mv.hold(i, e) {
+		return true
+	}
+	a := &kc.acc[i]
 	at, ex := a.acc.At(kc.now, a.attained, a.executed)
 	return kc.mv.move(i, e, a.aux, at, ex)
 }

@@ -344,6 +344,22 @@ func TestLucidTrackedPrune(t *testing.T) {
 	}
 }
 
+// runningAmongQueued is a tracked snapshot without reasons at 1,000 s:
+// job id running since then, having run ran, and n queued jobs of its
+// model sent back after profiling (main phase, sized by what they ran),
+// which ran from, from+1, … seconds.
+func runningAmongQueued(id string, ran float64, n int, from float64) *policy.Snapshot {
+	r := &policy.Job{ID: id, User: "u", Model: "m", State: policy.Running, Workers: 1, Fraction: 1, Executed: ran,
+		Accrual: policy.Accrual{On: true, Since: 1000, GPUs: 1}}
+	s := &policy.Snapshot{Now: 1000, Cluster: oneNode(8), Jobs: []*policy.Job{r}, JobGen: []uint64{1}, SkipReasons: true}
+	for k := range n {
+		q := &policy.Job{ID: fmt.Sprintf("q%d", k), User: "u", Model: "m", State: policy.Queued, Workers: 1, Fraction: 1,
+			Executed: from + float64(k), Preemptions: 1}
+		s.Jobs, s.JobGen = append(s.Jobs, q), append(s.JobGen, uint64(k+2))
+	}
+	return s
+}
+
 // In a round without reasons a job in its grace window, which may still
 // be preempted, is sized again as its service accrues: here it passes
 // queued jobs of the same model between two rounds, as the reference
@@ -351,14 +367,7 @@ func TestLucidTrackedPrune(t *testing.T) {
 // reference ranks them; with reasons, it is back in its place.
 func TestLucidLooseResizesVictims(t *testing.T) {
 	tracked, ref := newLucid(t, LucidConfig{}), newLucid(t, LucidConfig{})
-	p := &policy.Job{ID: "p", User: "u", Model: "m", State: policy.Running, Workers: 1, Fraction: 1, Executed: 85,
-		Accrual: policy.Accrual{On: true, Since: 1000, GPUs: 1}}
-	s := &policy.Snapshot{Now: 1000, Cluster: oneNode(8), Jobs: []*policy.Job{p}, JobGen: []uint64{1}, SkipReasons: true}
-	for k := range 120 { // sent back after profiling: main phase, sized by what they ran
-		q := &policy.Job{ID: fmt.Sprintf("q%d", k), User: "u", Model: "m", State: policy.Queued, Workers: 1, Fraction: 1,
-			Executed: 80 + float64(k), Preemptions: 1}
-		s.Jobs, s.JobGen = append(s.Jobs, q), append(s.JobGen, uint64(k+2))
-	}
+	s := runningAmongQueued("p", 85, 120, 80)
 	var places []int
 	for _, now := range []policy.Seconds{1000, 1030} { // executed 85, then 115: inside the window (80 + 60)
 		s.Now = now
@@ -388,14 +397,7 @@ func TestLucidLooseResizesVictims(t *testing.T) {
 // from the service it was last sized from.
 func TestLucidLooseSharedSizesExactly(t *testing.T) {
 	tracked, ref := newLucid(t, LucidConfig{}), newLucid(t, LucidConfig{})
-	f := &policy.Job{ID: "f", User: "u", Model: "m", State: policy.Running, Workers: 1, Fraction: 1, Executed: 200,
-		Accrual: policy.Accrual{On: true, Since: 1000, GPUs: 1}}
-	s := &policy.Snapshot{Now: 1000, Cluster: oneNode(8), Jobs: []*policy.Job{f}, JobGen: []uint64{1}, SkipReasons: true}
-	for k := range 200 { // sent back after profiling: main phase, sized by what they ran
-		q := &policy.Job{ID: fmt.Sprintf("q%d", k), User: "u", Model: "m", State: policy.Queued, Workers: 1, Fraction: 1,
-			Executed: 150 + float64(k), Preemptions: 1}
-		s.Jobs, s.JobGen = append(s.Jobs, q), append(s.JobGen, uint64(k+2))
-	}
+	s := runningAmongQueued("f", 200, 200, 150)
 	for _, now := range []policy.Seconds{1000, 1050} { // f past its grace window: first, its mover holding from the second call
 		s.Now = now
 		lucidReference(ref, s)

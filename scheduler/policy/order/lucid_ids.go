@@ -137,12 +137,11 @@ func (x *lucidIDs) known(lv *[numTerms]int32, f *lucidFeatureIDs) {
 // levels is what the estimator's levels give for features f, term by
 // term (a user × shape level only where both its parts are known).
 func (x *lucidIDs) levels(f *lucidFeatureIDs) [numTerms]int32 {
-	lv := [numTerms]int32{termUser: x.user[f.user], termModel: x.model[f.model], termHour: f.hour, termShape: -1, termUserShape: -1}
-	if f.shape >= 0 {
-		lv[termShape] = x.shape[f.shape]
+	var lv [numTerms]int32
+	for t := range lv {
+		lv[t] = -1
 	}
-	if lv[termUser] >= 0 && lv[termShape] >= 0 {
-		lv[termUserShape] = x.pair[f.pair]
-	}
+	lv[termHour] = f.hour
+	x.known(&lv, f)
 	return lv
 }

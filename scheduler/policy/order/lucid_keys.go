@@ -138,17 +138,24 @@ func (l *Lucid) fill(i int, j *policy.Job) {
 	if g := gpuShare(j); math.Float64bits(g) != math.Float64bits(sl.share) {
 		sl.share, h.remVer = g, -1 // written only when it moved: a clean line is not written back
 	}
-	l.served(i, j)
+	l.served(i, l.executed(j))
 	if fixed := j.State == policy.Running && l.phase(j, l.now) == mainPhase; fixed != h.fixed {
 		h.fixed = fixed
 	}
 	p.seen = l.calls
 }
 
-// served takes j's service into slot i, listed there.
-func (l *Lucid) served(i int, j *policy.Job) {
-	if _, e := j.ServiceAt(l.now); math.Float64bits(e) != math.Float64bits(l.slots[i].e) {
-		l.slots[i].e, l.slots[i].lnOK, l.hot[i].remVer = e, false, -1
+// executed is j's Executed now.
+func (l *Lucid) executed(j *policy.Job) float64 {
+	_, e := j.ServiceAt(l.now)
+	return e
+}
+
+// served takes Executed e into slot i; a size computed from another is
+// stale.
+func (l *Lucid) served(i int, e float64) {
+	if sl := &l.slots[i]; math.Float64bits(e) != math.Float64bits(sl.e) {
+		sl.e, sl.lnOK, l.hot[i].remVer = e, false, -1
 	}
 }
 
@@ -268,11 +275,8 @@ func (l *Lucid) move(i int, e *posKey, profileEnd, _, executed float64) bool {
 	if int(e.queue) != i || (executed < profileEnd) != (e.k[0] == 0) {
 		return false
 	}
-	sl, h := &l.slots[i], &l.hot[i]
-	if math.Float64bits(executed) != math.Float64bits(sl.e) {
-		sl.e, sl.lnOK, h.remVer = executed, false, -1
-	}
-	if !h.fixed && e.k[0] == 2 && executed >= profileEnd+l.cfg.ProfileGrace {
+	l.served(i, executed)
+	if h := &l.hot[i]; !h.fixed && e.k[0] == 2 && executed >= profileEnd+l.cfg.ProfileGrace {
 		h.fixed = true // past its grace window: main phase, as phase says
 	}
 	return true

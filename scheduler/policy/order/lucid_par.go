@@ -131,7 +131,7 @@ func (l *Lucid) sizeKeys(ks []keyed) {
 			k.k = [3]float64{-1, float64(k.at), 0}
 		default:
 			if l.kk.loose && l.hot[i].fixed { // its mover held (hold): take its service
-				l.served(i, k.job)
+				l.served(i, l.executed(k.job))
 			}
 			k.k[1] = l.slotSize(i)
 		}

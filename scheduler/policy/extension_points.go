@@ -156,3 +156,24 @@ type DemandShaper interface {
 type FinishObserver interface {
 	ObserveFinished(j *Job)
 }
+
+// Preparer is implemented by policies (and orderings) that can do, between
+// decisions, the work the next decision would do for what they learnt
+// since the last one (ObserveFinished): a model refit re-sizes and
+// re-sorts every queued job under the new model. Prepare changes no
+// decision: the next Decide's result is the same with or without it; it
+// only moves that work off the decision. A caller that feeds finished jobs
+// as it learns of them (the simulator at each finish, the live scheduler
+// between rounds) calls Prepare after them.
+type Preparer interface {
+	Prepare()
+}
+
+// OrderPreparer is an ordering's side of Preparer (the Framework calls
+// it): Prepare reports whether it re-ranked the jobs of its last Order
+// result. Their positions by the new rank are then its RankIndexes, and
+// its next Order call re-ranks from that order. An ordering that is also
+// a PrevRanker must not re-rank (the Framework could not follow it).
+type OrderPreparer interface {
+	Prepare() bool
+}

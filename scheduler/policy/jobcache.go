@@ -382,6 +382,47 @@ func (rc *changedRead) askJob(r int32, j *Job) bool {
 	return ok
 }
 
+// permute re-orders what the last round kept by rank (info, IDs, a
+// GuardHorizon's answers) to the ordering's re-ranking of the same jobs
+// (OrderPreparer): at[r] is 1 + the position of the job now ranked r.
+// The next round then finds each unchanged job at its new rank, as if
+// the last round had ranked them so. Anything else forgets the ranks
+// (the next round reads every job): a last round not ranked by position,
+// or a ranking of other jobs.
+func (c *jobCache) permute(at []int32) {
+	old := c.cur
+	n := len(at)
+	if !c.kept || c.byPrev || c.ranked != len(c.pos) || n != len(c.info[old]) {
+		c.forgetRanks()
+		return
+	}
+	lrs := grow(c.lrs, n)
+	c.lrs = lrs
+	for r, a := range at {
+		p := int(a) - 1
+		if p < 0 || p >= len(c.pos) || c.pos[p].next < 0 {
+			c.forgetRanks()
+			return
+		}
+		lrs[r] = c.pos[p].next
+	}
+	cur := 1 - old
+	info, ids := grow(c.info[cur], n), grow(c.ids[cur], n)
+	oldInfo, oldIDs := c.info[old], c.ids[old]
+	for r, lr := range lrs {
+		info[r], ids[r] = oldInfo[lr], oldIDs[lr]
+		c.pos[at[r]-1].next = int32(r)
+	}
+	if c.gated {
+		gates, oldGates := grow(c.gates[cur], n), c.gates[old]
+		for r, lr := range lrs {
+			gates[r] = oldGates[lr]
+		}
+		c.gates[cur] = gates
+	}
+	c.info[cur], c.ids[cur], c.cur = info, ids, cur
+}
+
 // forgetRanks drops the last round's ranks (a round ranked without
 // them): the next round reads every job.
 func (c *jobCache) forgetRanks() {

@@ -287,6 +287,9 @@ func (e *engine) retire() bool {
 		e.doneIn++
 		any = true
 	}
+	if p, ok := e.pol.(policy.Preparer); ok && any {
+		p.Prepare() // what it learnt, re-ranked before the next decision
+	}
 	// Compacting is a pass over the whole queue, which on a congested
 	// replay is tens of thousands of jobs; doing it per finish was a
 	// seventh of a FIFO replay. Snapshots may hold finished jobs, so it

@@ -55,6 +55,13 @@ func (p *Policy) ObserveFinished(j *policy.Job) {
 	}
 }
 
+// Prepare forwards to the inner policy when it prepares (policy.Preparer).
+func (p *Policy) Prepare() {
+	if pr, ok := p.inner.(policy.Preparer); ok {
+		pr.Prepare()
+	}
+}
+
 type gpuKey struct {
 	node string
 	gpu  int

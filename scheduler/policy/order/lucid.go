@@ -111,6 +111,12 @@ type Lucid struct {
 	// byPos is an untracked snapshot's entries by position: the cheap
 	// path where every job is read anyway
 	byPos []*lucidPred
+	// keyedAt is the model version the last tracked call's keys were
+	// sized at (Prepare); prepPrev its scratch; prepares counts the
+	// Prepare calls that re-ranked (tests)
+	keyedAt  int
+	prepPrev []int32
+	prepares int
 }
 
 type lucidPred struct {
@@ -126,6 +132,9 @@ type lucidPred struct {
 	first   float64 // estimated duration when first ranked
 	seen    int     // Order call that last ranked it
 	slot    int32   // the slot that last took it (markDropped)
+	// prepAt is 1 + the Order call after which Prepare brought it to its
+	// version (featuresAt), 0 if none did
+	prepAt int32
 	// rem is remainingFrom(remIn...), the last remaining time computed
 	// for an untracked snapshot (a tracked one keeps it in its slot)
 	remIn [3]float64
@@ -276,10 +285,12 @@ func (l *Lucid) entry(j *policy.Job) *lucidPred {
 }
 
 // predictFrom brings p, j's entry, to the model's version and returns
-// the ln estimate.
+// the ln estimate. An entry Prepare brought since the last call is
+// brought again, from j: Prepare read the features of the job listed at
+// its slot then, and j's may have moved since (unprepare).
 func (l *Lucid) predictFrom(p *lucidPred, j *policy.Job) float64 {
-	if p.version != l.est.Version() {
-		p.version, p.main = l.est.Version(), l.est.PredictMain(j)
+	if p.version != l.est.Version() || p.prepAt == int32(l.calls) {
+		p.version, p.main, p.prepAt = l.est.Version(), l.est.PredictMain(j), 0
 	}
 	p.seen = l.calls
 	return p.main + p.ctx
@@ -318,6 +329,7 @@ func (l *Lucid) Order(s *policy.Snapshot) []policy.Ranked {
 	ks, tracked := l.sc.trackedKeys(s, l.partKey)
 	if tracked {
 		l.modelKeys(ks)
+		l.keyedAt = l.kk.version
 	} else {
 		ks = l.sc.activeKeys(s, l.fullKey)
 		l.dropped = l.dropped[:0] // the next tracked call refills every slot

@@ -69,6 +69,9 @@ type lucidKeying struct {
 	// loose: the call skips reasons (Snapshot.SkipReasons), so its
 	// ranking need not place a job that is never a victim exactly
 	loose bool
+	// preparing: Prepare, not a call, is sizing (bring marks what it
+	// brings)
+	preparing bool
 }
 
 // beginKeys sizes the slots for s and reads the model's state.
@@ -168,6 +171,18 @@ func (l *Lucid) featuresAt(i int, j *policy.Job) {
 		sl.ids, sl.idsOK = l.ids.of(l.est, j), true
 		sl.lv = l.ids.levels(&sl.ids)
 		*f = lucidFeatures{user: j.User, model: j.Model, workers: j.Workers, fraction: j.Fraction, submit: j.Submit}
+		l.unprepare(i, j)
+	}
+}
+
+// unprepare undoes Prepare's bringing of the entry of j, listed at i,
+// whose features moved since: the call would have brought it from the
+// features it has now (an entry keeps its fitted terms until the model
+// moves, from the features it first saw at that version).
+func (l *Lucid) unprepare(i int, j *policy.Job) {
+	h := &l.hot[i]
+	if p := h.p; p != nil && p.id == j.ID && p.prepAt == int32(l.calls) {
+		p.version, p.prepAt, h.remVer = -1, 0, -1
 	}
 }
 
@@ -194,6 +209,9 @@ func (l *Lucid) bring(i int) float64 {
 	p := l.hot[i].p
 	if p.version != l.kk.version {
 		p.version, p.main = l.kk.version, l.est.predictLevels(*l.levels(&l.slots[i]))
+		if l.kk.preparing {
+			p.prepAt = int32(l.calls) + 1
+		}
 	}
 	return p.main + p.ctx
 }
@@ -317,11 +335,7 @@ func (l *Lucid) phaseKey(j *policy.Job) keyed {
 // decision. Their keys are distinct: as ties, they were one run for the
 // sort's comparisons (10 ms).
 func (l *Lucid) modelKeys(ks []keyed) {
-	w := lucidWorkers()
-	if w < 1 || len(ks) < lucidParMin {
-		w = 1
-	}
-	l.modelKeysPar(ks, w)
+	l.modelKeysPar(ks, lucidWorkersFor(len(ks)))
 }
 
 // markSeen records every ranked job's entry as seen now (prune's clock):

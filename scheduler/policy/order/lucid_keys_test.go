@@ -229,11 +229,15 @@ func checkLucidRefs(t *testing.T, l *Lucid) {
 
 func lucidTrackedSameRanking(t *testing.T, accrue bool) {
 	misplaced := 0 // loose rounds whose ranking is not the reference's
+	prepares := 0  // Prepare calls that re-ranked
 	for seed := uint64(1); seed <= 6; seed++ {
 		c := newLucidChurn(seed, 7, 120)
 		c.accrue = accrue
 		cfg := LucidConfig{Estimate: LucidEstimateConfig{HourOfDay: seed%2 == 0}}
 		tracked, plain, ref := newLucid(t, cfg), newLucid(t, cfg), newLucid(t, cfg)
+		// prepared is tracked, re-ranked between calls (Prepare): it must
+		// rank exactly as tracked does, loose rounds included
+		prepared := newLucid(t, cfg)
 		for round := range 60 {
 			gen := c.s.JobGen
 			c.s.JobGen = nil
@@ -246,9 +250,13 @@ func lucidTrackedSameRanking(t *testing.T, accrue bool) {
 			}
 			c.s.SkipReasons = round%3 == 1
 			rs := tracked.Order(c.s)
+			got := ids(rs)
+			if pr := ids(prepared.Order(c.s)); !equal(pr, got) {
+				t.Fatalf("seed %d round %d: prepared between calls, ranked\n%v\nnot as without\n%v", seed, round, pr, got)
+			}
 			c.s.JobGen, c.s.SkipReasons = gen, false
 			checkLucidRefs(t, tracked)
-			got := ids(rs)
+			checkLucidRefs(t, prepared)
 			if round%3 == 1 && !equal(got, want) {
 				misplaced++
 				got, want = victimsOrQueued(ref, c.s, got), victimsOrQueued(ref, c.s, want)
@@ -256,11 +264,21 @@ func lucidTrackedSameRanking(t *testing.T, accrue bool) {
 			if !equal(got, want) {
 				t.Fatalf("seed %d round %d: tracked ranked\n%v\nthe reference\n%v", seed, round, got, want)
 			}
-			c.step(func(j *policy.Job) { plain.ObserveFinished(j); tracked.ObserveFinished(j); ref.ObserveFinished(j) })
+			c.step(func(j *policy.Job) {
+				plain.ObserveFinished(j)
+				tracked.ObserveFinished(j)
+				ref.ObserveFinished(j)
+				prepared.ObserveFinished(j)
+			})
+			prepared.Prepare()
 		}
 		if tracked.est.Version() < 3 {
 			t.Fatalf("seed %d: the model refitted %d times, the test needs it to learn", seed, tracked.est.Version())
 		}
+		prepares += prepared.prepares
+	}
+	if prepares == 0 {
+		t.Fatal("no Prepare re-ranked anything: nothing compared")
 	}
 	if accrue && misplaced == 0 { // unchanged running jobs keep their sizes only as they accrue
 		t.Fatal("no round without reasons kept a running job's last size: nothing compared")

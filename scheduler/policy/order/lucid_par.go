@@ -14,6 +14,14 @@ var lucidParMin = 8192
 // lucidWorkers is how many workers modelKeys uses (a variable for tests).
 var lucidWorkers = func() int { return runtime.GOMAXPROCS(0) }
 
+// lucidWorkersFor is how many workers a pass over n keys uses.
+func lucidWorkersFor(n int) int {
+	if w := lucidWorkers(); w >= 1 && n >= lucidParMin {
+		return w
+	}
+	return 1
+}
+
 // lucidPar is modelKeys' per-worker scratch.
 type lucidPar struct {
 	deferred [][]int32 // per worker: keys whose slot must be refilled

@@ -170,6 +170,19 @@ func (c *Churn) advance() {
 	}
 }
 
+// Finished lists the jobs the last Step finished (listed Finished in S
+// until the next), for a caller that feeds a policy its finished jobs
+// as they happen (policy.Preparer) rather than from the snapshot.
+func (c *Churn) Finished() []*policy.Job {
+	var out []*policy.Job
+	for _, v := range c.vacant {
+		if v.round == c.round {
+			out = append(out, c.S.Jobs[v.pos])
+		}
+	}
+	return out
+}
+
 // arrive submits new jobs, into positions whose job finished in an
 // earlier round (so every snapshot lists a finished job once) first.
 func (c *Churn) arrive() {

@@ -71,19 +71,29 @@ func sameTracked(t *testing.T, name string, seed uint64, promote float64, skip b
 	s.SkipReasons = skip
 	c := pt.NewChurn(seed, s, cs)
 	tracked, plain := newWith(t, name, promote), newWith(t, name, promote)
+	// prepared is tracked but learns each round's finished jobs as they
+	// finish and prepares before the next decision (policy.Preparer), as
+	// the simulator and the live scheduler feed it
+	prepared := newWith(t, name, promote)
 	for round := 0; round < 12; round++ {
 		gen := s.JobGen
 		s.JobGen = nil
 		want := plain.Decide(s)
 		s.JobGen = gen
 		got := tracked.Decide(s)
-		if !reflect.DeepEqual(want.Starts, got.Starts) || !reflect.DeepEqual(want.Preempts, got.Preempts) {
-			t.Fatalf("%s seed=%d promote=%g skip=%v variant=%+v round %d: tracked started %v preempted %v, untracked %v %v",
-				name, seed, promote, skip, v, round, got.Starts, got.Preempts, want.Starts, want.Preempts)
-		}
-		if !sameList(want.Waiting, got.Waiting) || !sameList(want.Ranking, got.Ranking) {
-			t.Fatalf("%s seed=%d promote=%g skip=%v variant=%+v round %d: tracked Waiting/Ranking differ:\n%v\n%v\nvs\n%v\n%v",
-				name, seed, promote, skip, v, round, got.Waiting, got.Ranking, want.Waiting, want.Ranking)
+		prep := prepared.Decide(s)
+		for _, d := range []struct {
+			how string
+			got policy.Decision
+		}{{"tracked", got}, {"prepared", prep}} {
+			if !reflect.DeepEqual(want.Starts, d.got.Starts) || !reflect.DeepEqual(want.Preempts, d.got.Preempts) {
+				t.Fatalf("%s seed=%d promote=%g skip=%v variant=%+v round %d: %s started %v preempted %v, untracked %v %v",
+					name, seed, promote, skip, v, round, d.how, d.got.Starts, d.got.Preempts, want.Starts, want.Preempts)
+			}
+			if !sameList(want.Waiting, d.got.Waiting) || !sameList(want.Ranking, d.got.Ranking) {
+				t.Fatalf("%s seed=%d promote=%g skip=%v variant=%+v round %d: %s Waiting/Ranking differ:\n%v\n%v\nvs\n%v\n%v",
+					name, seed, promote, skip, v, round, d.how, d.got.Waiting, d.got.Ranking, want.Waiting, want.Ranking)
+			}
 		}
 		for i := range got.Ranking { // a careless reader: the next round must not care
 			got.Ranking[i] = policy.Rank{JobID: "scribbled"}
@@ -95,6 +105,19 @@ func sameTracked(t *testing.T, name string, seed uint64, promote float64, skip b
 		if c.Changed == 0 && round > 0 {
 			t.Fatalf("%s seed=%d: churn changed nothing", name, seed)
 		}
+		learnBetween(prepared, c.Finished())
+	}
+}
+
+// learnBetween feeds p the jobs a round finished and lets it prepare.
+func learnBetween(p policy.Policy, fin []*policy.Job) {
+	if o, ok := p.(policy.FinishObserver); ok {
+		for _, j := range fin {
+			o.ObserveFinished(j)
+		}
+	}
+	if pr, ok := p.(policy.Preparer); ok {
+		pr.Prepare()
 	}
 }
 

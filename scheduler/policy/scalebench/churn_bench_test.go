@@ -169,6 +169,44 @@ type side struct {
 	last policy.Decision
 	// trials sums its Framework's TrialStats over the timed decisions
 	trials policy.TrialStats
+	// preps and prepCPU time learning between decisions (learnBetween)
+	preps   []time.Duration
+	prepCPU time.Duration
+}
+
+// learnBetween reports CARAVAN_SCALE_LEARN=between: each policy is fed
+// the jobs a round finished as they finish (ObserveFinished) and
+// prepares (policy.Preparer) before the next decision, as the simulator
+// does, instead of learning them from the snapshot inside the decision.
+// The decisions are the same; the work a learnt model moves (lucid's
+// refit re-ranks every queued job) is timed apart (prep-*).
+func learnBetween() bool { return os.Getenv("CARAVAN_SCALE_LEARN") == "between" }
+
+// learn feeds sd's policy the finished jobs fin and lets it prepare.
+func (sd *side) learn(fin []*policy.Job) {
+	c0, t0 := cpuTime(), time.Now()
+	if o, ok := sd.p.(policy.FinishObserver); ok {
+		for _, j := range fin {
+			o.ObserveFinished(j)
+		}
+	}
+	if p, ok := sd.p.(policy.Preparer); ok {
+		p.Prepare()
+	}
+	sd.preps = append(sd.preps, time.Since(t0))
+	sd.prepCPU += cpuTime() - c0
+}
+
+// step advances the churn by the first side's last decision and, when
+// learning between decisions, feeds every side what the round finished.
+func step(c *pt.Churn, sides []*side) {
+	c.Step(copyDecision(sides[0].last))
+	if learnBetween() {
+		fin := c.Finished()
+		for _, sd := range sides {
+			sd.learn(fin)
+		}
+	}
 }
 
 func (sd *side) decide(s *policy.Snapshot, gen []uint64) {
@@ -220,7 +258,7 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 	}
 	gc := pacer()
 	gc.Idle()
-	c.Step(copyDecision(sides[0].last))
+	step(c, sides)
 	// warm up: a random snapshot is no policy's steady state (LAS first
 	// preempts thousands), so churn a few rounds before timing
 	for w := 0; w < churnWarmup(); w++ {
@@ -230,10 +268,11 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 			s.JobGen = g
 		}
 		gc.Idle()
-		c.Step(copyDecision(sides[0].last))
+		step(c, sides)
 	}
 	for _, sd := range sides {
 		sd.lat, sd.cpus, sd.cpu, sd.heap, sd.trials = sd.lat[:0], sd.cpus[:0], 0, 0, policy.TrialStats{}
+		sd.preps, sd.prepCPU = sd.preps[:0], 0
 	}
 	gc.Reset()
 	// the budget applies from here: warmed up without one, a budgeted
@@ -266,7 +305,7 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 			b.Logf("decision %d: %v, %d starts, %d preempts, trials %+v", i, sd.lat[len(sd.lat)-1], len(sd.last.Starts), len(sd.last.Preempts), lastTrials(sd.p))
 		}
 		gc.Idle() // where the live scheduler waits for its next round
-		c.Step(copyDecision(sides[0].last))
+		step(c, sides)
 	}
 	b.StopTimer()
 	stop()
@@ -280,6 +319,11 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 		// README's fifteenth round), which the mean and p99 carry
 		b.ReportMetric(float64(quantile(sd.cpus, 50).Nanoseconds()), sd.name+"-cpu-p50-ns")
 		b.ReportMetric(float64(sd.heap)/float64(b.N), sd.name+"-alloc-B")
+		if len(sd.preps) > 0 {
+			b.ReportMetric(float64(sd.prepCPU.Nanoseconds())/float64(b.N), sd.name+"-prep-cpu-ns")
+			b.ReportMetric(float64(quantile(sd.preps, 50).Nanoseconds()), sd.name+"-prep-p50-ns")
+			b.ReportMetric(float64(quantile(sd.preps, 99).Nanoseconds()), sd.name+"-prep-p99-ns")
+		}
 	}
 	b.ReportMetric(float64(gc.Spent().Nanoseconds())/float64(b.N), "paced-gc-ns")
 	b.ReportMetric(float64(c.Changed), "stamps")

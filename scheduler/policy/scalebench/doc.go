@@ -28,6 +28,11 @@
 // CARAVAN_SCALE_HISTORY=N has each policy observe N finished jobs
 // first (a learning ordering's model warm, as in a cluster that has run
 // a while; lucid's young model refits every few finishes),
+// CARAVAN_SCALE_LEARN=between feeds each policy the jobs a round
+// finished as they finish and lets it prepare before the next decision
+// (policy.Preparer, as the simulator and the live scheduler do; the
+// decisions are the same, and that work is timed apart: prep-cpu-ns,
+// prep-p50-ns, prep-p99-ns),
 // CARAVAN_SCALE_CHURN_LOG=1 logs each decision (with -test.v). The
 // preemptive orderings' trials are reported per decision too (trials,
 // victims, materialised, given-back: policy.TrialStats).

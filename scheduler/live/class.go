@@ -56,10 +56,7 @@ func (s *Scheduler) classes(w *world, es []*entry) []*class {
 		out = append(out, c)
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].key < out[b].key })
-	if len(out) > 0 {
-		// Finished jobs only teach learning policies; once is enough.
-		out[0].entries = append(out[0].entries, done...)
-	}
+	s.finished = done // learnt after the round (learn.go)
 	return out
 }
 

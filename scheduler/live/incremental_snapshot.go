@@ -44,9 +44,7 @@ func (s *Scheduler) classesIncr(w *world, es []*entry) []*class {
 		}
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].key < out[b].key })
-	if len(out) > 0 {
-		out[0].entries = append(out[0].entries, done...)
-	}
+	s.finished = done // learnt after the round (learn.go)
 	return out
 }
 

@@ -26,7 +26,7 @@ import (
 // the policy the same snapshot, get the same decision, and leave the same
 // records.
 func TestIncrementalRoundMatchesFullRebuild(t *testing.T) {
-	for _, pol := range []string{"fifo", "tiresias-las"} {
+	for _, pol := range []string{"fifo", "tiresias-las", "lucid"} {
 		for seed := int64(1); seed <= 4; seed++ {
 			t.Run(fmt.Sprintf("%s/seed=%d", pol, seed), func(t *testing.T) {
 				runTwins(t, pol, seed, 120)
@@ -47,6 +47,28 @@ type recorder struct {
 	// checked counts the jobs checkStamps compared, progressed those of
 	// them whose ProgressGen alone moved
 	checked, progressed int
+	// learnt is each finished job as fed after a round (learn.go), in
+	// order: the full twin, whose entries are new every round, must feed
+	// them as the incremental one does; prepares counts Prepare calls
+	learnt   []policy.Job
+	prepares int
+}
+
+// ObserveFinished records a finished job fed after a round and passes
+// it on.
+func (r *recorder) ObserveFinished(j *policy.Job) {
+	r.learnt = append(r.learnt, *j)
+	if fo, ok := r.Policy.(policy.FinishObserver); ok {
+		fo.ObserveFinished(j)
+	}
+}
+
+// Prepare counts and passes on (policy.Preparer).
+func (r *recorder) Prepare() {
+	r.prepares++
+	if p, ok := r.Policy.(policy.Preparer); ok {
+		p.Prepare()
+	}
 }
 
 // seenJob is a job as a tracked snapshot listed it, and its stamps.
@@ -194,7 +216,7 @@ type twinWorld struct {
 	gone   map[string]*nodeInfo // nodes that left, to come back
 	full   map[string]*api.Job  // the fake Nomad's full jobs
 	// what happened, to check the run exercised something
-	decisions, admits, preempts int
+	decisions, admits, preempts, learnt int
 }
 
 func runTwins(t *testing.T, pol string, seed int64, steps int) {
@@ -234,9 +256,9 @@ func runTwins(t *testing.T, pol string, seed int64, steps int) {
 		w.compare(step)
 		w.reflect()
 	}
-	t.Logf("%d decisions, %d admissions, %d preemptions reflected, %d jobs", w.decisions, w.admits, w.preempts, w.nextID)
-	if w.decisions == 0 || w.admits == 0 {
-		t.Fatal("nothing was decided or admitted: the test exercises nothing")
+	t.Logf("%d decisions, %d admissions, %d preemptions reflected, %d finished jobs learnt, %d jobs", w.decisions, w.admits, w.preempts, w.learnt, w.nextID)
+	if w.decisions == 0 || w.admits == 0 || w.learnt == 0 {
+		t.Fatal("nothing was decided, admitted or learnt: the test exercises nothing")
 	}
 	inc := w.twins[0].rec
 	t.Logf("stamps held for %d listings, %d of them with progress alone moved", inc.checked, inc.progressed)
@@ -262,9 +284,12 @@ func (w *twinWorld) compare(step int) {
 	if !reflect.DeepEqual(a.s.st, b.s.st) {
 		w.t.Fatalf("step %d: states differ\nincremental %s\nfull        %s", step, dumpState(a.s.st), dumpState(b.s.st))
 	}
-	w.decisions += len(a.rec.decs)
+	if !reflect.DeepEqual(a.rec.learnt, b.rec.learnt) || a.rec.prepares != b.rec.prepares {
+		w.t.Fatalf("step %d: learnt differ\nincremental %+v (%d prepares)\nfull        %+v (%d)", step, a.rec.learnt, a.rec.prepares, b.rec.learnt, b.rec.prepares)
+	}
+	w.decisions, w.learnt = w.decisions+len(a.rec.decs), w.learnt+len(a.rec.learnt)
 	for _, tw := range w.twins {
-		tw.rec.snaps, tw.rec.decs = nil, nil
+		tw.rec.snaps, tw.rec.decs, tw.rec.learnt = nil, nil, nil
 	}
 }
 

@@ -132,6 +132,7 @@ func (s *Scheduler) round() (uint64, error) {
 		s.log.Info("slow round", "took", took.Round(time.Millisecond), "full", full, "stages", clk,
 			"nomad_calls", s.calls.Load(), "admitted", s.admitting, "jobs", len(es))
 	}
+	s.learnFinished()
 	return w.index, err
 }
 

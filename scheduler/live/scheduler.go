@@ -45,6 +45,9 @@ type Scheduler struct {
 	// it has several classes (storage reused).
 	waits policy.Waits
 	ranks []policy.Rank
+	// finished is the round's finished jobs, fed to a learning policy
+	// after it (learn.go).
+	finished []*entry
 	// progress is what was read of running jobs' progress files.
 	progress *progressBook
 	// badLogged is the last unreadable placement logged per job.

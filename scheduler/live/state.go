@@ -24,6 +24,9 @@ type record struct {
 	// CreateIndex is the Nomad job's, telling a purged and re-created job
 	// of the same name from this one.
 	CreateIndex uint64 `json:"create_index,omitempty"`
+	// learnt: the job, finished, was fed to the policy (learn.go); not
+	// stored: a new leader's policy learns it again
+	learnt bool
 }
 
 // decision is one action in the decision log.

@@ -157,14 +157,15 @@ type FinishObserver interface {
 	ObserveFinished(j *Job)
 }
 
-// Preparer is implemented by policies (and orderings) that can do, between
-// decisions, the work the next decision would do for what they learnt
-// since the last one (ObserveFinished): a model refit re-sizes and
-// re-sorts every queued job under the new model. Prepare changes no
+// Preparer is implemented by policies that can do, between decisions,
+// the work the next decision would do for what they learnt since the
+// last one (ObserveFinished): after a model refit, re-sizing and
+// re-sorting every queued job under the new model. Prepare changes no
 // decision: the next Decide's result is the same with or without it; it
 // only moves that work off the decision. A caller that feeds finished jobs
 // as it learns of them (the simulator at each finish, the live scheduler
-// between rounds) calls Prepare after them.
+// after each round) calls Prepare after them. The Framework passes it on
+// to its ordering (OrderPreparer).
 type Preparer interface {
 	Prepare()
 }

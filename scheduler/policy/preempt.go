@@ -72,8 +72,8 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 		if len(vr.refs) == 0 { // a ref per slot: no placement to release
 			continue
 		}
-		if r.lz != nil && !r.lz.add(r.cap, len(victims), vr) {
-			r.lz.flush(r.cap, true) // not exact: as before from here
+		if r.lz != nil && !r.lazyAdd(len(victims), vr) {
+			r.lz.flush(r.cap, true) // not exact, or not worth it: as before from here
 			r.lz = nil              // every victim so far is out
 		}
 		if r.lz == nil {

@@ -38,6 +38,17 @@ func LazyCounts(f *Framework) (adds, kept int64) {
 	return f.lazy.adds, f.lazy.adds - f.lazy.materialised
 }
 
+// LazyMaxSlots sets the most slots a victim may hold for a trial to stay
+// lazy, until the returned restore.
+func LazyMaxSlots(n int) (restore func()) {
+	old := lazyMaxSlots
+	lazyMaxSlots = n
+	return func() { lazyMaxSlots = old }
+}
+
+// LazyTooLarge is how many victims ended a lazy trial by their size.
+func LazyTooLarge(f *Framework) int64 { return f.lazy.tooLarge }
+
 // LazyTruncated is how many materialised victims lazy trials narrowing
 // to the fewest victims put back.
 func LazyTruncated(f *Framework) int64 { return f.lazy.truncated }

@@ -70,8 +70,9 @@ type lazyTrial struct {
 	// kept some out)
 	adds, materialised int64
 	// truncated counts materialised victims a narrowed trial put back
-	// (preempt_fewest.go)
-	truncated int64
+	// (preempt_fewest.go); tooLarge the victims that ended a lazy trial
+	// by their size (lazyMaxSlots)
+	truncated, tooLarge int64
 	// whole0 is the Capacity's WholeFree when the trial began, turned the
 	// GPUs its victims turned whole so far: the next flush leaves
 	// WholeFree at their sum (see short)
@@ -123,6 +124,26 @@ type lazySlot struct {
 type lazyVictim struct {
 	at     int
 	lo, hi int32
+}
+
+// lazyMaxSlots is the most slots a victim may hold for a trial to stay
+// lazy: a larger one spans so many nodes that its release would be
+// materialised nearly whole, and adding its slots one by one to the
+// lazy sums first only doubled the work. The benchmark's giant gangs
+// (80,001 slots of half a GPU, one preempted and another started a
+// decision at 10k × 100k) took ~2 ms more a decision lazily than
+// eagerly. A variable for tests.
+var lazyMaxSlots = 4096
+
+// lazyAdd adds victim vr (the at-th of the trial) to the lazy trial, and
+// reports false where the trial must go on eagerly: the victim is too
+// large to be worth it, or fails the terms.
+func (r *round) lazyAdd(at int, vr *victimRef) bool {
+	if len(vr.refs) > lazyMaxSlots {
+		r.lz.tooLarge++
+		return false
+	}
+	return r.lz.add(r.cap, at, vr)
 }
 
 // lazyFor is the lazy state for a trial of d, or nil where the trial

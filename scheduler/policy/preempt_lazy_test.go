@@ -62,6 +62,40 @@ func TestLazyTrialsSameDecisions(t *testing.T) {
 	}
 }
 
+// A victim holding more slots than lazyMaxSlots ends a lazy trial: its
+// pending victims are released and the trial goes on eagerly, with the
+// same decisions and capacity as an eager instance's (the benchmark's
+// 80,001-slot giants are cheaper released at once).
+func TestLazyTrialsGiveUpOnLargeVictims(t *testing.T) {
+	defer policy.LazyMaxSlots(2)()
+	var tooLarge, kept int64
+	for _, name := range []string{"tiresias-gittins", "tiresias-las", "srtf-oracle"} {
+		for seed := uint64(1); seed <= 3; seed++ {
+			s := pt.Random(seed, pt.RandomSpec{
+				Cluster: pt.ClusterSpec{Racks: 4, NodesPerRack: 8, GPUsPerNode: 8},
+				Running: 500, Queued: 800, Busy: 0.95, FracShare: []float64{0, 0.3, 0.6}[seed%3],
+			})
+			c := pt.NewChurn(seed, s, pt.ChurnSpec{Interval: 10, Finish: 0.02, Arrive: 10})
+			with, without := newPolicy(t, name), newPolicy(t, name)
+			without.(*policy.Framework).EagerTrials = true
+			for round := 0; round < 8; round++ {
+				want := copyOf(without.Decide(c.S))
+				got := with.Decide(c.S)
+				sameDecision(t, name, round, want, got)
+				if policy.FreeState(with.(*policy.Framework)) != policy.FreeState(without.(*policy.Framework)) {
+					t.Fatalf("%s seed %d round %d: the rounds left different capacities", name, seed, round)
+				}
+				c.Step(want)
+			}
+			_, k := policy.LazyCounts(with.(*policy.Framework))
+			tooLarge, kept = tooLarge+policy.LazyTooLarge(with.(*policy.Framework)), kept+k
+		}
+	}
+	if tooLarge == 0 || kept == 0 {
+		t.Fatalf("%d victims too large, %d kept out lazily: both paths must run", tooLarge, kept)
+	}
+}
+
 // wholeSumPlacer is a WholeSighted placer that reads what such a placer
 // may: for a whole-GPU gang it picks, of the nodes holding a whole GPU,
 // the one with the largest FreeSum (the first on ties), and places there

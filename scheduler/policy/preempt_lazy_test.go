@@ -26,30 +26,12 @@ func TestLazyTrialsSameDecisions(t *testing.T) {
 	defer policy.VerifyTruncate(func(err error) { t.Fatal("narrowing:", err) })()
 	for _, name := range []string{"tiresias-gittins", "tiresias-las", "srtf-oracle"} {
 		for seed := uint64(1); seed <= 6; seed++ {
-			frac := []float64{0, 0.3, 0.6}[seed%3]
-			s := pt.Random(seed, pt.RandomSpec{
-				Cluster: pt.ClusterSpec{Racks: 4, NodesPerRack: 8, GPUsPerNode: 8},
-				Running: 500, Queued: 800, Busy: 0.95, FracShare: frac,
+			with := lazyAgainstEager(t, name, seed, 12, seed > 4, func(f *policy.Framework) {
+				narrowed += f.LastTrialStats().Narrowed
 			})
-			if seed > 4 {
-				roundingShares(s)
-			}
-			c := pt.NewChurn(seed, s, pt.ChurnSpec{Interval: 10, Finish: 0.02, Arrive: 10})
-			with, without := newPolicy(t, name), newPolicy(t, name)
-			without.(*policy.Framework).EagerTrials = true
-			for round := 0; round < 12; round++ {
-				want := copyOf(without.Decide(c.S))
-				got := with.Decide(c.S)
-				sameDecision(t, name, round, want, got)
-				narrowed += with.(*policy.Framework).LastTrialStats().Narrowed
-				if policy.FreeState(with.(*policy.Framework)) != policy.FreeState(without.(*policy.Framework)) {
-					t.Fatalf("%s seed %d round %d: the rounds left different capacities", name, seed, round)
-				}
-				c.Step(want)
-			}
-			a, k := policy.LazyCounts(with.(*policy.Framework))
+			a, k := policy.LazyCounts(with)
 			adds, kept = adds+a, kept+k
-			truncated += policy.LazyTruncated(with.(*policy.Framework))
+			truncated += policy.LazyTruncated(with)
 		}
 	}
 	t.Logf("%d victims released virtually, %d of them never in the Capacity; %d given back narrowing, %d of them materialised",
@@ -71,29 +53,46 @@ func TestLazyTrialsGiveUpOnLargeVictims(t *testing.T) {
 	var tooLarge, kept int64
 	for _, name := range []string{"tiresias-gittins", "tiresias-las", "srtf-oracle"} {
 		for seed := uint64(1); seed <= 3; seed++ {
-			s := pt.Random(seed, pt.RandomSpec{
-				Cluster: pt.ClusterSpec{Racks: 4, NodesPerRack: 8, GPUsPerNode: 8},
-				Running: 500, Queued: 800, Busy: 0.95, FracShare: []float64{0, 0.3, 0.6}[seed%3],
-			})
-			c := pt.NewChurn(seed, s, pt.ChurnSpec{Interval: 10, Finish: 0.02, Arrive: 10})
-			with, without := newPolicy(t, name), newPolicy(t, name)
-			without.(*policy.Framework).EagerTrials = true
-			for round := 0; round < 8; round++ {
-				want := copyOf(without.Decide(c.S))
-				got := with.Decide(c.S)
-				sameDecision(t, name, round, want, got)
-				if policy.FreeState(with.(*policy.Framework)) != policy.FreeState(without.(*policy.Framework)) {
-					t.Fatalf("%s seed %d round %d: the rounds left different capacities", name, seed, round)
-				}
-				c.Step(want)
-			}
-			_, k := policy.LazyCounts(with.(*policy.Framework))
-			tooLarge, kept = tooLarge+policy.LazyTooLarge(with.(*policy.Framework)), kept+k
+			with := lazyAgainstEager(t, name, seed, 8, false, nil)
+			_, k := policy.LazyCounts(with)
+			tooLarge, kept = tooLarge+policy.LazyTooLarge(with), kept+k
 		}
 	}
 	if tooLarge == 0 || kept == 0 {
 		t.Fatalf("%d victims too large, %d kept out lazily: both paths must run", tooLarge, kept)
 	}
+}
+
+// lazyAgainstEager decides seed's churned snapshot (shares that round
+// where rounding) with name, lazily and eagerly side by side, for rounds
+// rounds, and fails where their decisions or the capacities they leave
+// differ; each, unless nil, sees the lazy instance after each decision.
+// It returns the lazy instance.
+func lazyAgainstEager(t *testing.T, name string, seed uint64, rounds int, rounding bool, each func(*policy.Framework)) *policy.Framework {
+	t.Helper()
+	s := pt.Random(seed, pt.RandomSpec{
+		Cluster: pt.ClusterSpec{Racks: 4, NodesPerRack: 8, GPUsPerNode: 8},
+		Running: 500, Queued: 800, Busy: 0.95, FracShare: []float64{0, 0.3, 0.6}[seed%3],
+	})
+	if rounding {
+		roundingShares(s)
+	}
+	c := pt.NewChurn(seed, s, pt.ChurnSpec{Interval: 10, Finish: 0.02, Arrive: 10})
+	with, without := newPolicy(t, name).(*policy.Framework), newPolicy(t, name).(*policy.Framework)
+	without.EagerTrials = true
+	for round := 0; round < rounds; round++ {
+		want := copyOf(without.Decide(c.S))
+		got := with.Decide(c.S)
+		sameDecision(t, name, round, want, got)
+		if each != nil {
+			each(with)
+		}
+		if policy.FreeState(with) != policy.FreeState(without) {
+			t.Fatalf("%s seed %d round %d: the rounds left different capacities", name, seed, round)
+		}
+		c.Step(want)
+	}
+	return with
 }
 
 // wholeSumPlacer is a WholeSighted placer that reads what such a placer

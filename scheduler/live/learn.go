@@ -18,8 +18,8 @@ import (
 // outside the round's duration.
 func (s *Scheduler) learnFinished() {
 	start := time.Now()
-	fo, learns := s.pol.(policy.FinishObserver)
-	fed := false
+	_, learns := s.pol.(policy.FinishObserver)
+	var fin []*policy.Job
 	for _, e := range s.finished {
 		if e.rec.learnt {
 			continue
@@ -29,16 +29,13 @@ func (s *Scheduler) learnFinished() {
 			continue
 		}
 		if j := s.policyJob(e); j != nil {
-			fo.ObserveFinished(j)
-			fed = true
+			fin = append(fin, j)
 		}
 	}
 	clear(s.finished)
 	s.finished = s.finished[:0]
-	if p, ok := s.pol.(policy.Preparer); ok && fed {
-		p.Prepare()
-	}
-	if fed {
+	if len(fin) > 0 {
+		policy.LearnBetween(s.pol, fin)
 		s.metrics.stageSeconds.WithLabelValues("learn").Add(time.Since(start).Seconds())
 	}
 }

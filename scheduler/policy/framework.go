@@ -156,6 +156,20 @@ func (f *Framework) ObserveFinished(j *Job) {
 	}
 }
 
+// LearnBetween feeds p the finished jobs fin (FinishObserver) and lets it
+// prepare its next decision (Preparer): what a caller that learns of
+// finished jobs as they finish does between two decisions.
+func LearnBetween(p Policy, fin []*Job) {
+	if o, ok := p.(FinishObserver); ok {
+		for _, j := range fin {
+			o.ObserveFinished(j)
+		}
+	}
+	if pr, ok := p.(Preparer); ok {
+		pr.Prepare()
+	}
+}
+
 // Prepare lets the ordering bring up to date, between decisions, what
 // it derives from what it learnt (Preparer). Where it re-ranks, what the
 // Framework kept of the last round by rank follows it (jobCache.permute),

@@ -84,6 +84,8 @@ type scratch struct {
 	// default half): for an ordering whose moved jobs sort in fewer
 	// passes than all of them (movedCoarse)
 	movedMost int
+	// self is resortLast's identity match (Prepare)
+	self []int32
 }
 
 // coarseRho drops 33 low bits (three 11-bit passes of six): the top 31

@@ -69,8 +69,6 @@ type Gittins struct {
 	// atValid that the last call was one
 	at      []gittinsAt
 	atValid bool
-	// prepPrev is Prepare's scratch
-	prepPrev []int32
 }
 
 // NewGittins builds 2D-Gittins.

@@ -16,23 +16,18 @@ import "github.com/caravan-dl/caravan/scheduler/policy"
 //
 // It does nothing after an untracked call or when nothing was learnt.
 func (o *Gittins) Prepare() bool {
-	last := o.sc.inc.keys
-	if o.dist.Added() == o.lastVer || !o.atValid || !o.sc.kc.valid || len(last) == 0 {
+	if o.dist.Added() == o.lastVer || !o.atValid {
 		return false
 	}
-	x := indexPass{newMax: o.dist.MaxAddedSince(o.lastVer), fresh: o.Index(0)}
-	ks := o.sc.keys(len(last))
-	copy(ks, last)
-	x.ks = ks
+	ks := o.sc.lastKeys()
+	if ks == nil {
+		return false
+	}
+	x := indexPass{ks: ks, newMax: o.dist.MaxAddedSince(o.lastVer), fresh: o.Index(0)}
 	o.keyIndexes(&x, o.reindexAt)
 	o.lastVer = o.dist.Added()
-	prev := grow(o.prepPrev, len(ks))
-	for i := range prev {
-		prev[i] = int32(i)
-	}
-	o.prepPrev = prev
 	o.sc.setRun(keyed{queue: int32(o.q.queueOf(0)), k: [3]float64{stateTie(&policy.Job{State: policy.Queued}), -x.fresh}})
-	o.sc.sortMatched(ks, prev, true)
+	o.sc.resortLast(ks)
 	return true
 }
 
@@ -44,6 +39,7 @@ func (o *Gittins) Prepare() bool {
 // computes it at its new service, from those terms where they still
 // hold); the others keep theirs.
 func (o *Gittins) reindexAt(x *indexPass, lo, hi int) {
+	running := stateTie(&policy.Job{State: policy.Running})
 	for i := lo; i < hi; i++ {
 		k := &x.ks[i]
 		st := &o.at[k.at-1]
@@ -51,7 +47,7 @@ func (o *Gittins) reindexAt(x *indexPass, lo, hi int) {
 		case st.svc == 0:
 			k.k[1] = -x.fresh
 		case st.svc >= x.newMax:
-		case k.k[0] == stateTie(&policy.Job{State: policy.Running}):
+		case k.k[0] == running:
 			// its service moves by the next call, which computes its
 			// index then: the terms are looked up here (the costly part,
 			// and they hold while no sample lies between), the index

@@ -112,10 +112,9 @@ type Lucid struct {
 	// path where every job is read anyway
 	byPos []*lucidPred
 	// keyedAt is the model version the last tracked call's keys were
-	// sized at (Prepare); prepPrev its scratch; prepares counts the
-	// Prepare calls that re-ranked (tests)
+	// sized at (Prepare); prepares counts the Prepare calls that
+	// re-ranked (tests)
 	keyedAt  int
-	prepPrev []int32
 	prepares int
 }
 

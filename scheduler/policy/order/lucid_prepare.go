@@ -17,22 +17,18 @@ package order
 // model has not moved since the keys were sized.
 func (l *Lucid) Prepare() bool {
 	v := l.est.Version()
-	last := l.sc.inc.keys
-	if v == l.keyedAt || !l.sc.kc.valid || l.shared > 0 || len(last) == 0 {
+	if v == l.keyedAt || l.shared > 0 {
+		return false
+	}
+	ks := l.sc.lastKeys()
+	if ks == nil {
 		return false
 	}
 	l.kk.version, l.kk.sigma, l.kk.preparing = v, l.est.Sigma(), true
 	defer func() { l.kk.preparing = false }()
 	l.ids.sync(l.est)
-	ks := l.sc.keys(len(last))
-	copy(ks, last)
 	lucidSplit(len(ks), lucidWorkersFor(len(ks)), func(_, lo, hi int) { l.resize(ks[lo:hi]) })
-	prev := grow(l.prepPrev, len(ks))
-	for i := range prev {
-		prev[i] = int32(i)
-	}
-	l.prepPrev = prev
-	l.sc.sortMatched(ks, prev, true)
+	l.sc.resortLast(ks)
 	l.keyedAt, l.prepares = v, l.prepares+1
 	return true
 }

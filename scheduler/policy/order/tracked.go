@@ -319,6 +319,31 @@ func (sc *scratch) matchFor(ks []keyed, listed bool) ([]int32, bool) {
 	return sc.inc.matchAny(ks, listed)
 }
 
+// lastKeys is a copy of the last tracked call's keys, for an ordering to
+// re-key in place between calls and re-rank with resortLast (Prepare);
+// nil where that call did not keep them.
+func (sc *scratch) lastKeys() []keyed {
+	last := sc.inc.keys
+	if !sc.kc.valid || len(last) == 0 {
+		return nil
+	}
+	ks := sc.keys(len(last))
+	copy(ks, last)
+	return ks
+}
+
+// resortLast re-ranks ks, lastKeys re-keyed, from the last order: each
+// key is matched with itself, so only those whose keys moved are
+// sorted and merged in. The next call's match then finds this order.
+func (sc *scratch) resortLast(ks []keyed) {
+	self := grow(sc.self, len(ks))
+	for i := range self {
+		self[i] = int32(i)
+	}
+	sc.self = self
+	sc.sortMatched(ks, self, true)
+}
+
 // sortFor is sortIncremental, using trackedKeys' match when there is one.
 func (sc *scratch) sortFor(ks []keyed, listed bool) []policy.Ranked {
 	prev, ok := sc.matchFor(ks, listed)

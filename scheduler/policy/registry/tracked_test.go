@@ -105,19 +105,7 @@ func sameTracked(t *testing.T, name string, seed uint64, promote float64, skip b
 		if c.Changed == 0 && round > 0 {
 			t.Fatalf("%s seed=%d: churn changed nothing", name, seed)
 		}
-		learnBetween(prepared, c.Finished())
-	}
-}
-
-// learnBetween feeds p the jobs a round finished and lets it prepare.
-func learnBetween(p policy.Policy, fin []*policy.Job) {
-	if o, ok := p.(policy.FinishObserver); ok {
-		for _, j := range fin {
-			o.ObserveFinished(j)
-		}
-	}
-	if pr, ok := p.(policy.Preparer); ok {
-		pr.Prepare()
+		policy.LearnBetween(prepared, c.Finished())
 	}
 }
 

@@ -185,14 +185,7 @@ func learnBetween() bool { return os.Getenv("CARAVAN_SCALE_LEARN") == "between" 
 // learn feeds sd's policy the finished jobs fin and lets it prepare.
 func (sd *side) learn(fin []*policy.Job) {
 	c0, t0 := cpuTime(), time.Now()
-	if o, ok := sd.p.(policy.FinishObserver); ok {
-		for _, j := range fin {
-			o.ObserveFinished(j)
-		}
-	}
-	if p, ok := sd.p.(policy.Preparer); ok {
-		p.Prepare()
-	}
+	policy.LearnBetween(sd.p, fin)
 	sd.preps = append(sd.preps, time.Since(t0))
 	sd.prepCPU += cpuTime() - c0
 }

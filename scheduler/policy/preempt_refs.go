@@ -154,12 +154,29 @@ func sharesOf(dst []slotShare, slots []Slot) []slotShare {
 
 // same reports whether slots are, bit for bit, the slots vr resolved on c
 // (c's layout unchanged): each on the node and GPU Index of its ref, with
-// the same share and memory. An unresolved slot never matches.
+// the same share and memory. An unresolved slot never matches. A gang of
+// tens of thousands of slots is compared in parts side by side (an
+// 80,001-slot victim took ~0.85 ms, serially).
 func (vr *victimRef) same(c *Capacity, slots []Slot) bool {
 	if len(slots) != len(vr.refs) || len(slots) != len(vr.shares) {
 		return false
 	}
-	for i := range slots {
+	k := splitParts(len(slots))
+	if k < 2 {
+		return vr.sameRange(c, slots, 0, len(slots))
+	}
+	var differ atomic.Bool
+	split(len(slots), k, func(_, lo, hi int) {
+		if !differ.Load() && !vr.sameRange(c, slots, lo, hi) {
+			differ.Store(true)
+		}
+	})
+	return !differ.Load()
+}
+
+// sameRange is same over the slots [lo, hi).
+func (vr *victimRef) sameRange(c *Capacity, slots []Slot, lo, hi int) bool {
+	for i := lo; i < hi; i++ {
 		s, rf, sh := &slots[i], vr.refs[i], vr.shares[i]
 		if rf.g == nil || s.GPU != rf.g.Index || s.MemMiB != sh.mem || math.Float64bits(s.Fraction) != sh.frac ||
 			s.Node != c.Nodes[rf.ni].Name {

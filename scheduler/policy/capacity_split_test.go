@@ -1,0 +1,126 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"runtime"
+	"testing"
+)
+
+// TestBigGangsSplitSameCapacity: committing and releasing gangs of
+// hundreds of slots with resolve and the nodes' summaries cut into parts
+// (resolve, nodesChanged) leaves the capacity a serial Capacity leaves,
+// bit for bit, with the same errors, the same change log and the same
+// trial digest; and a victim's refs compare alike (victimRef.same).
+func TestBigGangsSplitSameCapacity(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	defer SetSplitMin(SetSplitMin(1 << 30))
+	cl := splitTestCluster(48, 8)
+	serial, parted := NewCapacity(cl), NewCapacity(cl)
+	for _, c := range []*Capacity{serial, parted} {
+		c.LogChanges()
+		c.hashOn()
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	var held []Placement
+	splits := 0
+	for step := range 400 {
+		var p Placement
+		release := len(held) > 0 && rng.IntN(3) == 0
+		if release {
+			k := rng.IntN(len(held))
+			p = held[k]
+			held = append(held[:k], held[k+1:]...)
+		} else {
+			p = randomGang(rng, cl)
+		}
+		SetSplitMin(1 << 30)
+		e1 := applyGang(serial, p, release)
+		SetSplitMin(5)
+		e2 := applyGang(parted, p, release)
+		if fmt.Sprint(e1) != fmt.Sprint(e2) {
+			t.Fatalf("step %d: serial %v, in parts %v", step, e1, e2)
+		}
+		if e1 == nil && !release {
+			held = append(held, p)
+		}
+		if len(p.Slots) >= 10 {
+			splits++
+		}
+		sameCapacity(t, step, serial, parted)
+		vr := &victimRef{}
+		vr.refs, vr.err = serial.resolve(p, nil)
+		vr.shares = sharesOf(nil, p.Slots)
+		SetSplitMin(1 << 30)
+		want := vr.same(serial, p.Slots)
+		SetSplitMin(5)
+		if got := vr.same(serial, p.Slots); got != want {
+			t.Fatalf("step %d: same %v serially, %v in parts", step, want, got)
+		}
+	}
+	if splits == 0 {
+		t.Fatal("no gang was large enough to be split")
+	}
+}
+
+// applyGang commits or releases p on c.
+func applyGang(c *Capacity, p Placement, release bool) error {
+	if release {
+		c.Release(p, 0.5)
+		return nil
+	}
+	return c.Commit(p, 0.5)
+}
+
+// sameCapacity fails unless a and b hold the same state bit for bit.
+func sameCapacity(t *testing.T, step int, a, b *Capacity) {
+	t.Helper()
+	if !reflect.DeepEqual(a.Nodes, b.Nodes) || a.wholeFree != b.wholeFree ||
+		math.Float64bits(a.freeSum) != math.Float64bits(b.freeSum) ||
+		!reflect.DeepEqual(a.sums, b.sums) || !reflect.DeepEqual(a.wholes, b.wholes) ||
+		!reflect.DeepEqual(a.changes.nodes, b.changes.nodes) || a.hash.a != b.hash.a || a.hash.b != b.hash.b {
+		t.Fatalf("step %d: the capacities differ (free sum %v and %v)", step, a.freeSum, b.freeSum)
+	}
+}
+
+// splitTestCluster is n nodes of g GPUs each.
+func splitTestCluster(n, g int) *Cluster {
+	cl := &Cluster{}
+	for i := range n {
+		node := Node{Name: fmt.Sprintf("n%03d", i), Rack: fmt.Sprintf("r%d", i/8), LinkGbps: 10}
+		for k := range g {
+			node.GPUs = append(node.GPUs, GPU{Index: k, Model: "sim", MemoryMiB: 16384})
+		}
+		cl.Nodes = append(cl.Nodes, node)
+	}
+	return cl
+}
+
+// randomGang is a gang over a random run of nodes, node by node or with
+// its slots shuffled, of one share (some over-committing), now and then
+// with a slot on a node or GPU that does not exist.
+func randomGang(rng *rand.Rand, cl *Cluster) Placement {
+	frac := []float64{0.125, 0.25, 0.5, 1, 0.3}[rng.IntN(5)]
+	lo := rng.IntN(len(cl.Nodes))
+	hi := lo + 1 + rng.IntN(len(cl.Nodes)-lo)
+	var p Placement
+	for i := lo; i < hi; i++ {
+		for k := range cl.Nodes[i].GPUs {
+			if rng.IntN(4) > 0 {
+				p.Slots = append(p.Slots, Slot{Node: cl.Nodes[i].Name, GPU: k, Fraction: frac, MemMiB: 512})
+			}
+		}
+	}
+	switch rng.IntN(10) {
+	case 0:
+		rng.Shuffle(len(p.Slots), func(a, b int) { p.Slots[a], p.Slots[b] = p.Slots[b], p.Slots[a] })
+	case 1: // two unknown slots: the first one's error is the gang's
+		p.Slots = append([]Slot{{Node: "nowhere", GPU: 0, Fraction: frac}}, p.Slots...)
+		p.Slots = append(p.Slots, Slot{Node: cl.Nodes[lo].Name, GPU: 99, Fraction: frac})
+	case 2:
+		p.Slots = append(p.Slots, Slot{Node: cl.Nodes[lo].Name, GPU: 99, Fraction: frac})
+	}
+	return p
+}

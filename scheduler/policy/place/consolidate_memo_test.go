@@ -3,6 +3,7 @@ package place
 import (
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
@@ -12,7 +13,21 @@ import (
 // TestConsolidateMemoMatchesFullSearch: a logging Capacity (whose failed
 // searches are memoised) places and fails exactly as a plain one through
 // random releases, re-commits and placements, and the memo answers some.
+// With catchUpSplitMin at 1 every catch-up runs in parts (catchUpSplit).
 func TestConsolidateMemoMatchesFullSearch(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	defer func(old int) { catchUpSplitMin = old }(catchUpSplitMin)
+	for _, least := range []int{1 << 30, 1} {
+		catchUpSplitMin = least
+		before := catchUpSplits.Load()
+		memoMatchesFullSearch(t)
+		if least == 1 && catchUpSplits.Load() == before {
+			t.Fatal("no memo caught up in parts")
+		}
+	}
+}
+
+func memoMatchesFullSearch(t *testing.T) {
 	s := pt.Random(7, pt.RandomSpec{Cluster: pt.ClusterSpec{Racks: 3, NodesPerRack: 8, GPUsPerNode: 4},
 		Running: 400, Busy: 0.97, FracShare: 0.6})
 	logged, plain := policy.NewCapacity(&s.Cluster), policy.NewCapacity(&s.Cluster)

@@ -90,6 +90,8 @@ type Capacity struct {
 	wants   []want
 	touched []int
 	olds    []nodeTotals // nodesChanged's scratch
+	runs    []int32      // nodeRuns' scratch
+	parts   []applyPart  // applyRuns' scratch
 	marks   nodeMarks
 	used    nodeMarks // settle's GPUs of a new gang (markUsed)
 	placed  []slotRef // commitPlaced's resolved slots of the new gang
@@ -605,17 +607,56 @@ func (c *Capacity) releaseRefs(p Placement, refs []slotRef, util float64) {
 }
 
 // apply adds sign × each slot to its GPU (refs[i] is slot i's GPU, nil
-// to skip it), then resummarises the nodes touched.
+// to skip it), then resummarises the nodes touched. A gang of tens of
+// thousands of slots whose nodes each come in one run of slots (as a
+// placer fills them) is applied in parts side by side, each part a
+// range of whole runs: an 80,001-slot victim's release took ~1.2-2 ms
+// serially. What is shared (the digest, the recording's saved GPUs) is
+// kept per part and joined in part order, so the Capacity is the serial
+// pass's bit for bit.
 func (c *Capacity) apply(p Placement, refs []slotRef, sign float64, util float64) {
-	touched := c.touched[:0]
-	defer func() { c.touched = touched[:0] }()
-	seen := false // past smallGang nodes: c.marks, as in Commit
-	for i, s := range p.Slots {
+	if k := splitParts(len(refs)); k > 1 {
+		if runs, ok := c.nodeRuns(refs); ok {
+			c.applyRuns(p, refs, sign, util, runs, k)
+			return
+		}
+	}
+	ap := applyPart{saved: c.hash.saved} // saved in place
+	c.applyRange(p.Slots, refs, 0, len(refs), sign, util, &ap)
+	c.hash.a, c.hash.b, c.hash.saved = c.hash.a^ap.a, c.hash.b^ap.b, ap.saved
+	touched := c.touchedBy(refs)
+	c.nodesChanged(touched)
+	c.touched = touched[:0]
+}
+
+// applyPart is what one part of apply adds to the digest and saves of
+// the GPUs it changes first in a recording.
+type applyPart struct {
+	a, b  uint64
+	saved []savedGPU
+}
+
+// applyRange applies the slots [lo, hi) to their GPUs, adding the
+// digest's changes and the recording's saves to ap.
+func (c *Capacity) applyRange(slots []Slot, refs []slotRef, lo, hi int, sign, util float64, ap *applyPart) {
+	h := &c.hash
+	for i := lo; i < hi; i++ {
 		g, ni := refs[i].g, refs[i].ni
 		if g == nil {
 			continue
 		}
-		id := c.unhash(g, ni)
+		id := -1
+		if h.on {
+			var pos int
+			id, pos = c.gpuID(g, ni)
+			a, b := gpuHashes(id, g)
+			ap.a, ap.b = ap.a^a, ap.b^b
+			if h.rec && h.stamp[id] != h.cur {
+				h.stamp[id] = h.cur
+				ap.saved = append(ap.saved, savedGPU{g: g, ni: int32(ni), pos: int32(pos), free: g.Free, mem: g.FreeMem, util: g.Util})
+			}
+		}
+		s := &slots[i]
 		g.Free = clamp01(g.Free + sign*s.Fraction)
 		g.FreeMem += int64(sign) * s.MemMiB
 		if g.FreeMem < 0 {
@@ -625,7 +666,23 @@ func (c *Capacity) apply(p Placement, refs []slotRef, sign float64, util float64
 			g.FreeMem = g.TotalMem
 		}
 		g.Util = math.Max(0, g.Util-sign*util)
-		c.rehash(g, id)
+		if id >= 0 {
+			a, b := gpuHashes(id, g)
+			ap.a, ap.b = ap.a^a, ap.b^b
+		}
+	}
+}
+
+// touchedBy lists the nodes of the resolved refs in the order they first
+// appear (into c.touched's storage).
+func (c *Capacity) touchedBy(refs []slotRef) []int {
+	touched := c.touched[:0]
+	seen := false // past smallGang nodes: c.marks, as in Commit
+	for _, rf := range refs {
+		if rf.g == nil {
+			continue
+		}
+		ni := rf.ni
 		switch {
 		case seen:
 			if _, ok := c.marks.get(ni); !ok {
@@ -642,6 +699,61 @@ func (c *Capacity) apply(p Placement, refs []slotRef, sign float64, util float64
 				}
 			}
 		}
+	}
+	return touched
+}
+
+// nodeRuns lists the nodes of the resolved refs in order (c.touched's
+// storage) and where each one's run of slots starts (c.runs), when each
+// node comes in one run (unresolved slots within a run are skipped);
+// false when a node comes back after another.
+func (c *Capacity) nodeRuns(refs []slotRef) ([]int32, bool) {
+	touched, runs := c.touched[:0], c.runs[:0]
+	defer func() { c.touched, c.runs = touched[:0], runs[:0] }()
+	c.marks.start(len(c.Nodes))
+	last := -1
+	for i, rf := range refs {
+		if rf.g == nil || rf.ni == last {
+			continue
+		}
+		if _, again := c.marks.get(rf.ni); again {
+			return nil, false
+		}
+		c.marks.set(rf.ni, 0)
+		last = rf.ni
+		touched = append(touched, rf.ni)
+		runs = append(runs, int32(i))
+	}
+	return runs, true
+}
+
+// applyRuns is apply in k parts of whole runs (runs: where each node's
+// run starts, in c.touched's order).
+func (c *Capacity) applyRuns(p Placement, refs []slotRef, sign, util float64, runs []int32, k int) {
+	touched := c.touched[:len(runs)] // nodeRuns' list, still in its storage
+	parts := grow(c.parts, k)
+	c.parts = parts
+	for x := range parts {
+		parts[x].a, parts[x].b = 0, 0
+	}
+	// the first part also takes the unresolved slots before the first run
+	split(len(runs), k, func(part, lo, hi int) {
+		from, to := int(runs[lo]), len(refs)
+		if part == 0 {
+			from = 0
+		}
+		if hi < len(runs) {
+			to = int(runs[hi])
+		}
+		if lo < hi {
+			c.applyRange(p.Slots, refs, from, to, sign, util, &parts[part])
+		}
+	})
+	h := &c.hash // the parts' changes and saves, in part order
+	for k := range parts {
+		h.a, h.b = h.a^parts[k].a, h.b^parts[k].b
+		h.saved = append(h.saved, parts[k].saved...)
+		parts[k].saved = parts[k].saved[:0]
 	}
 	c.nodesChanged(touched)
 }

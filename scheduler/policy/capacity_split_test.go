@@ -11,9 +11,9 @@ import (
 
 // TestBigGangsSplitSameCapacity: committing and releasing gangs of
 // hundreds of slots with resolve and the nodes' summaries cut into parts
-// (resolve, nodesChanged) leaves the capacity a serial Capacity leaves,
-// bit for bit, with the same errors, the same change log and the same
-// trial digest; and a victim's refs compare alike (victimRef.same).
+// (resolve, apply, nodesChanged) leaves the capacity a serial Capacity leaves,
+// bit for bit, with the same errors, the same change log, the same
+// trial digest and the same recorded changes; and a victim's refs compare alike (victimRef.same).
 func TestBigGangsSplitSameCapacity(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	defer SetSplitMin(SetSplitMin(1 << 30))
@@ -36,12 +36,22 @@ func TestBigGangsSplitSameCapacity(t *testing.T) {
 		} else {
 			p = randomGang(rng, cl)
 		}
+		record := step%3 == 0 // a preemption trial's recording
+		if record {
+			serial.beginRecord()
+			parted.beginRecord()
+		}
 		SetSplitMin(1 << 30)
 		e1 := applyGang(serial, p, release)
 		SetSplitMin(5)
 		e2 := applyGang(parted, p, release)
 		if fmt.Sprint(e1) != fmt.Sprint(e2) {
 			t.Fatalf("step %d: serial %v, in parts %v", step, e1, e2)
+		}
+		if record {
+			if d1, d2 := serial.endRecord(nil), parted.endRecord(nil); !reflect.DeepEqual(d1, d2) {
+				t.Fatalf("step %d: recorded %d changes serially, %d in parts", step, len(d1), len(d2))
+			}
 		}
 		if e1 == nil && !release {
 			held = append(held, p)

@@ -25,6 +25,13 @@ type sumIndex struct {
 	ids     map[uint64]int32 // FreeSum bits -> bucket
 	buckets []sumBucket
 	spare   []int32 // empty buckets' positions
+	// at is each indexed node's bucket (valid where elig has it), and
+	// last the bucket add found last: a memo catching up on 10,000
+	// changed nodes looked each node's old and new sums up in ids
+	at      []int32
+	lastKey uint64
+	lastID  int32
+	lastOK  bool
 }
 
 // sumBucket is the eligible nodes with one FreeSum.
@@ -61,6 +68,7 @@ func (x *sumIndex) build(m *fitMemo) {
 		x.buckets[id].count = 0
 	}
 	clear(x.ids)
+	x.at, x.lastOK = growTo(x.at, len(m.fit)), false
 	x.spare = x.spare[:0]
 	for id := len(x.buckets) - 1; id >= 0; id-- {
 		x.spare = append(x.spare, int32(id))
@@ -73,14 +81,13 @@ func (x *sumIndex) build(m *fitMemo) {
 	}
 }
 
-// update re-files node i after its counts changed (was: it was eligible,
-// with FreeSum old).
-func (x *sumIndex) update(m *fitMemo, i int, was bool, old float64) {
+// update re-files node i after its counts changed (was: it was eligible).
+func (x *sumIndex) update(m *fitMemo, i int, was bool) {
 	if !x.ok {
 		return
 	}
 	if was {
-		x.remove(i, old)
+		x.remove(i)
 	}
 	if m.eligible(i) {
 		x.add(i, m.sum[i])
@@ -92,7 +99,10 @@ func (x *sumIndex) filed(i int) bool { return x.ok && x.elig[i>>6]&(1<<(i&63)) !
 
 func (x *sumIndex) add(i int, sum float64) {
 	key := math.Float64bits(sum)
-	id, ok := x.ids[key]
+	id, ok := x.lastID, x.lastOK && x.lastKey == key
+	if !ok {
+		id, ok = x.ids[key]
+	}
 	if !ok {
 		switch {
 		case len(x.spare) > 0:
@@ -111,18 +121,21 @@ func (x *sumIndex) add(i int, sum float64) {
 	b.count++
 	b.nodes[i>>6] |= 1 << (i & 63)
 	x.elig[i>>6] |= 1 << (i & 63)
+	x.at[i] = id
+	x.lastKey, x.lastID, x.lastOK = key, id, true
 }
 
-func (x *sumIndex) remove(i int, sum float64) {
-	key := math.Float64bits(sum)
-	id := x.ids[key]
+// remove takes node i out of its bucket (the one of its sum when filed).
+func (x *sumIndex) remove(i int) {
+	id := x.at[i]
 	b := &x.buckets[id]
 	b.count--
 	b.nodes[i>>6] &^= 1 << (i & 63)
 	x.elig[i>>6] &^= 1 << (i & 63)
 	if b.count == 0 {
-		delete(x.ids, key)
+		delete(x.ids, math.Float64bits(b.sum))
 		x.spare = append(x.spare, id)
+		x.lastOK = x.lastOK && x.lastID != id
 	}
 }
 

@@ -90,7 +90,8 @@ func fits(c *policy.Capacity, d policy.Demand) *fitMemo {
 				continue // re-read already: the log repeats nodes
 			}
 			seen[ni>>6] |= 1 << (ni & 63)
-			m.refile(c, int(ni), nodeFit(&c.Nodes[ni], d))
+			n := &c.Nodes[ni]
+			m.refile(int(ni), nodeFit(n, d), n.FreeSum, n.WholeFree)
 		}
 		clear(seen)
 	}
@@ -98,15 +99,15 @@ func fits(c *policy.Capacity, d policy.Demand) *fitMemo {
 	return m
 }
 
-// refile records node i's new fit f, its sums and its index entry.
-func (m *fitMemo) refile(c *policy.Capacity, i, f int) {
-	n := &c.Nodes[i]
-	was, old := m.idx.filed(i), m.sum[i]
+// refile records node i's new fit f, its FreeSum and WholeFree, and its
+// index entry.
+func (m *fitMemo) refile(i, f int, sum float64, whole int) {
+	was := m.idx.filed(i)
 	m.total += f - int(m.fit[i])
 	m.fit[i] = int32(f)
 	m.setNZ(i, f)
-	m.sum[i], m.whole[i] = n.FreeSum, int32(n.WholeFree)
-	m.idx.update(m, i, was, old)
+	m.sum[i], m.whole[i] = sum, int32(whole)
+	m.idx.update(m, i, was)
 }
 
 // catchUpSplits counts catchUpSplit's calls (tests check it runs).
@@ -142,7 +143,8 @@ func (ms *fitMemos) catchUpSplit(c *policy.Capacity, m *fitMemo, changed []int32
 		}
 	})
 	for x, ni := range uniq {
-		m.refile(c, int(ni), int(fs[x]))
+		n := &c.Nodes[ni]
+		m.refile(int(ni), int(fs[x]), n.FreeSum, n.WholeFree)
 	}
 }
 

@@ -51,6 +51,8 @@ type Framework struct {
 	// lazyMat0 is the lazy trials' materialised count when it began
 	stats    TrialStats
 	lazyMat0 int64
+	// failedBig is the jobs whose big trials failed (preempt_bound.go)
+	failedBig bigFailures
 }
 
 // victimBuffers returns a zeroed victim index, preempted flags for n

@@ -32,6 +32,9 @@ func (r *round) preemptFor(i int, d Demand, m *shapeMemo, placeFail *failure) (P
 		m.hopeless = complete
 		if complete {
 			r.failed.note(d)
+			if r.held.sumFrom(i+1) > maxHeldCounted {
+				r.f.failedBig.note(r.ranked[i].Job.ID) // counted next round (futile)
+			}
 		}
 	} else {
 		m.hopeless = true // the sum only shrinks for later ranks (see hopeless)

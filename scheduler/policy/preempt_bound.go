@@ -42,8 +42,10 @@ type failedTrials struct {
 	on bool // the placer is DemandMonotone (and no residents are tracked)
 	by DemandMonotone
 	// counts: the placer is a FitCounter too; hits and misses count the
-	// trials counting skipped and did not
+	// trials counting skipped and did not; totals: it says its total
+	// (FitTotaler)
 	counts       bool
+	totals       FitTotaler
 	hits, misses int
 	ds           []Demand
 	// whole as above; released is WholeFree as the trial just run
@@ -62,8 +64,13 @@ func (r *round) initFailed() {
 	dm, ok := r.f.Place.(DemandMonotone)
 	_, util := r.f.Place.(UtilPredictor)
 	fc, counts := r.f.Place.(FitCounter)
+	counts = counts && fc.CountsFits()
+	var totals FitTotaler
+	if counts {
+		totals, _ = r.f.Place.(FitTotaler)
+	}
 	r.failed = failedTrials{on: ok && !util && r.preemptive && !r.f.tracksResidents() && !failedBoundOff, by: dm,
-		ds: r.failed.ds[:0], whole: -1, counts: counts && fc.CountsFits()}
+		ds: r.failed.ds[:0], whole: -1, counts: counts, totals: totals}
 }
 
 // futile reports that the trial for d at rank i need not run: it must
@@ -72,10 +79,16 @@ func (r *round) initFailed() {
 // (roundTrips). It must fail when d is harder than a demand whose trial
 // did (DemandMonotone), or is a whole-GPU gang of more workers than whole
 // GPUs such a trial freed or its own victims would free, or (FitCounter)
-// when releasing the victims lets no GPU host one more worker of d than
-// now: d's placement has just failed for lack of room, so the GPUs host
-// fewer than d.Workers now, and no more then. placeFail is that
-// placement's failure.
+// when releasing the victims lets the GPUs host fewer workers of d than
+// it has: d's placement has just failed for lack of room, so they host
+// fewer than d.Workers now; with the victims out, no more than now (no
+// GPU hosts one more) or, for a FitTotaler, than now plus what they add.
+// placeFail is that placement's failure.
+//
+// Victims holding more than maxHeldCounted GPUs are read only for a job
+// whose trial failed with every victim out in the last round (or was
+// found futile): a giant gang of 80,001 slots that never fits released
+// and re-committed a running giant every round.
 func (r *round) futile(i int, d Demand, placeFail *failure) bool {
 	ft := &r.failed
 	if !ft.on {
@@ -83,7 +96,9 @@ func (r *round) futile(i int, d Demand, placeFail *failure) bool {
 	}
 	dominated := ft.whole >= 0 && d.WholeGPU() && d.Workers > ft.whole || ft.covers(d)
 	counted := (ft.counts && placeFail.room || d.WholeGPU()) && (ft.misses < minMisses || ft.misses < 4*ft.hits)
-	if !dominated && !counted || r.victimsBelow(i) > maxCounted || r.held.sumFrom(i+1) > maxCounted || !r.roundTrips(i, false) {
+	big := r.held.sumFrom(i+1) > maxHeldCounted
+	if !dominated && !counted || r.victimsBelow(i) > maxCounted || big && !r.f.failedBig.last(r.ranked[i].Job.ID) ||
+		!r.roundTrips(i, false) {
 		return false
 	}
 	if !dominated {
@@ -102,6 +117,9 @@ func (r *round) futile(i int, d Demand, placeFail *failure) bool {
 		ft.clean, ft.released = true, whole // as the trial would have failed
 		ft.note(d)
 	}
+	if big {
+		r.f.failedBig.note(r.ranked[i].Job.ID)
+	}
 	boundSkips.Add(1)
 	return true
 }
@@ -109,11 +127,20 @@ func (r *round) futile(i int, d Demand, placeFail *failure) bool {
 // failsReleased reports that d cannot place with the victims r.loads
 // holds released: a whole-GPU gang of more workers than whole GPUs then
 // (shortOf, whatever the placer), or (FitCounter, after a failure for lack
-// of room) no GPU hosting one more worker than now; whole is the whole
-// GPUs then.
+// of room) no GPU hosting one more worker than now, or (FitTotaler) the
+// GPUs hosting fewer than d.Workers with what the victims add; whole is
+// the whole GPUs then.
 func (r *round) failsReleased(d Demand, placeFail *failure) (fails bool, whole int) {
 	gain, whole := r.gainOf(d)
-	return d.WholeGPU() && whole < d.Workers || r.failed.counts && placeFail.room && gain == 0, whole
+	switch ft := &r.failed; {
+	case d.WholeGPU() && whole < d.Workers:
+		return true, whole
+	case !ft.counts || !placeFail.room:
+		return false, whole
+	case gain == 0:
+		return true, whole
+	}
+	return r.failed.totals != nil && r.failed.totals.FitTotal(r.cap, d)+gain < d.Workers, whole
 }
 
 // minMisses is how many counts that found a gain a round makes before it
@@ -121,11 +148,13 @@ func (r *round) failsReleased(d Demand, placeFail *failure) (fails bool, whole i
 // mostly succeed: the read was then pure cost).
 const minMisses = 4
 
-// maxCounted bounds the victims futile reads (roundTrips), and the GPU
-// share they hold (their slots, at least): a trial that preempts one of
-// tens of thousands of victims (LAS' time slices), or one 80,001-slot
-// gang, costs less than reading them all.
+// maxCounted bounds the victims futile reads (roundTrips), and
+// maxHeldCounted the GPU share they hold (their slots, at least): a trial
+// that preempts one of tens of thousands of victims (LAS' time slices),
+// or one 80,001-slot gang, costs less than reading them all.
 const maxCounted = 2048
+
+var maxHeldCounted = 2048.0
 
 // victimsBelow is how many preemptable running jobs rank below i.
 func (r *round) victimsBelow(i int) int {
@@ -139,6 +168,36 @@ func (r *round) victimsBelow(i int) int {
 type FitCounter interface {
 	CountsFits() bool
 }
+
+// FitTotaler is a FitCounter that also says that sum: how many workers of
+// d the Capacity's GPUs host together now.
+type FitTotaler interface {
+	FitTotal(c *Capacity, d Demand) int
+}
+
+// bigFailures is the jobs whose trials, with victims holding more than
+// maxHeldCounted GPUs, failed with every victim out (or were found futile):
+// this round's, and the last round's, which futile reads.
+type bigFailures struct {
+	prev, cur map[string]bool
+}
+
+// turn starts a round: this round's failures become the last round's.
+func (b *bigFailures) turn() {
+	b.prev, b.cur = b.cur, b.prev
+	clear(b.cur)
+}
+
+// note records job id's failure in this round.
+func (b *bigFailures) note(id string) {
+	if b.cur == nil {
+		b.cur = map[string]bool{}
+	}
+	b.cur[id] = true
+}
+
+// last reports that job id failed so in the last round.
+func (b *bigFailures) last(id string) bool { return b.prev[id] }
 
 // gainOf is how many more workers of d the GPUs roundTrips loaded would
 // host with the victims released (their shares and memory added back, as

@@ -12,6 +12,14 @@ func FailedBoundOff(off bool) int64 {
 	return boundSkips.Load()
 }
 
+// MaxHeldCounted sets the most GPUs a trial's victims may hold for futile
+// to read them unasked, until the returned restore.
+func MaxHeldCounted(n float64) (restore func()) {
+	old := maxHeldCounted
+	maxHeldCounted = n
+	return func() { maxHeldCounted = old }
+}
+
 // FreeState is CapacityState without GPU Util, which no DemandMonotone
 // placer reads (roundTrips).
 func FreeState(f *Framework) string {

@@ -1,9 +1,13 @@
 package policy_test
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
+	"github.com/caravan-dl/caravan/scheduler/policy/order"
+	"github.com/caravan-dl/caravan/scheduler/policy/place"
 	pt "github.com/caravan-dl/caravan/scheduler/policy/policytest"
 )
 
@@ -112,4 +116,74 @@ func pairedShares(s *policy.Snapshot) {
 		}
 		j.Fraction, sign = 0.25+sign*0x1p-30, -sign
 	}
+}
+
+// A trial whose victims would let the GPUs host more workers of its gang,
+// but still fewer than it has, must fail: futile skips it by the
+// placer's total (FitTotaler), where a zero gain alone would not. Victims
+// holding more than maxHeldCounted GPUs are read only for a job whose trial
+// failed so in the last round: the first round runs the trial, the next
+// skips it. Either way the decisions and the capacity are those of an
+// instance without the bound.
+func TestFutileCountsTotal(t *testing.T) {
+	defer policy.FailedBoundOff(false)
+	for _, big := range []bool{false, true} {
+		if big {
+			defer policy.MaxHeldCounted(1)()
+		}
+		newLAS := func() *policy.Framework {
+			las, err := order.NewLAS(order.QueueConfig{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return policy.NewFramework(las, place.NewConsolidated())
+		}
+		with, without := newLAS(), newLAS()
+		var skipped []int64
+		for round := range 3 {
+			s := totalSnapshot(float64(1000 + round))
+			policy.FailedBoundOff(true)
+			want := copyOf(without.Decide(s))
+			s = totalSnapshot(float64(1000 + round))
+			before := policy.FailedBoundOff(false)
+			got := with.Decide(s)
+			skipped = append(skipped, policy.FailedBoundOff(false)-before)
+			sameDecision(t, "tiresias-las", round, want, got)
+			if len(got.Starts) != 0 || len(got.Preempts) != 0 {
+				t.Fatalf("round %d: started %d, preempted %v: the gang cannot fit", round, len(got.Starts), got.Preempts)
+			}
+			if policy.FreeState(with) != policy.FreeState(without) {
+				t.Fatalf("big %v round %d: the rounds left different capacities", big, round)
+			}
+		}
+		want := []int64{1, 1, 1}
+		if big {
+			want = []int64{0, 1, 1}
+		}
+		if !slices.Equal(skipped, want) {
+			t.Errorf("big %v: trials skipped by round %v, want %v", big, skipped, want)
+		}
+	}
+}
+
+// totalSnapshot is TestFutileCountsTotal's cluster: four nodes of four
+// GPUs, each GPU half held by a victim with 4,000 of its 16,000 MiB, and
+// a gang of 50 workers of a quarter GPU and 5,000 MiB. The GPUs host 2
+// workers each now (32), 3 with the victims out (48): never 50.
+func totalSnapshot(now float64) *policy.Snapshot {
+	s := &policy.Snapshot{Now: now}
+	for _, name := range []string{"a", "b", "c", "d"} {
+		n := policy.Node{Name: name, Rack: "r"}
+		for k := range 4 {
+			n.GPUs = append(n.GPUs, policy.GPU{Index: k, MemoryMiB: 16000, UsedFraction: 0.5, UsedMemoryMiB: 4000})
+			v := &policy.Job{ID: fmt.Sprintf("v%s%d", name, k), State: policy.Running, Workers: 1, Fraction: 0.5,
+				MemMiB: 4000, Submit: 1, QueuedSince: 1, Attained: 1e9, Executed: 1e9}
+			v.Placement.Slots = []policy.Slot{{Node: name, GPU: k, Fraction: 0.5, MemMiB: 4000}}
+			s.Jobs = append(s.Jobs, v)
+		}
+		s.Cluster.Nodes = append(s.Cluster.Nodes, n)
+	}
+	s.Jobs = append(s.Jobs, &policy.Job{ID: "q", State: policy.Queued, Workers: 50, Fraction: 0.25, MemMiB: 5000,
+		Submit: 2, QueuedSince: 2})
+	return s
 }

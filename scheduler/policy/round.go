@@ -423,6 +423,7 @@ func (r *round) walk(ranked []Ranked) {
 	if r.preemptive {
 		r.indexVictims()
 		r.initFailed()
+		r.f.failedBig.turn()
 	}
 	hol, batch := r.f.blocksHead(), r.f.batchSize()
 	if !hol && batch <= 1 && r.walkSkipping() {

@@ -209,3 +209,15 @@ func groupByRack(c *policy.Capacity, cs []candidate) []candidate {
 	}
 	return out
 }
+
+// FitTotal is how many workers of d the Capacity's GPUs host together
+// (policy.FitTotaler): the fit memo's total, brought up to date, or a
+// scan's, kept as the memo where the Capacity logs its changes.
+func (*Consolidated) FitTotal(c *policy.Capacity, d policy.Demand) int {
+	if m := fits(c, d); m != nil {
+		return m.total
+	}
+	cs := candidates(c, d)
+	remember(c, d, cs)
+	return sumFit(cs)
+}

@@ -139,8 +139,9 @@ func (r *round) failsReleased(d Demand, placeFail *failure) (fails bool, whole i
 		return false, whole
 	case gain == 0:
 		return true, whole
+	default:
+		return ft.totals != nil && ft.totals.FitTotal(r.cap, d)+gain < d.Workers, whole
 	}
-	return r.failed.totals != nil && r.failed.totals.FitTotal(r.cap, d)+gain < d.Workers, whole
 }
 
 // minMisses is how many counts that found a gain a round makes before it

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -90,11 +91,13 @@ type Capacity struct {
 	wants   []want
 	touched []int
 	olds    []nodeTotals // nodesChanged's scratch
-	runs    []int32      // nodeRuns' scratch
-	parts   []applyPart  // applyRuns' scratch
-	marks   nodeMarks
-	used    nodeMarks // settle's GPUs of a new gang (markUsed)
-	placed  []slotRef // commitPlaced's resolved slots of the new gang
+	// runNodes and runStarts are runsOf's storage, parts applyRuns'
+	runNodes  []int
+	runStarts []int32
+	parts     []applyPart
+	marks     nodeMarks
+	used      nodeMarks // settle's GPUs of a new gang (markUsed)
+	placed    []slotRef // commitPlaced's resolved slots of the new gang
 	// hash and trials serve the preemption trial memo (capacity_hash.go,
 	// preempt_memo.go)
 	hash   stateHash
@@ -485,12 +488,7 @@ func (c *Capacity) resolve(p Placement, refs []slotRef) ([]slotRef, error) {
 	}
 	errs := make([]error, k)
 	split(n, k, func(part, lo, hi int) { errs[part] = c.resolveRange(p.Slots[lo:hi], refs[at+lo:at+hi]) })
-	for _, err := range errs { // the first part's is the first slot's
-		if err != nil {
-			return refs, err
-		}
-	}
-	return refs, nil
+	return refs, cmp.Or(errs...) // the first part's is the first slot's
 }
 
 // resolveRange writes each slot's ref to out (the zero ref where it
@@ -542,19 +540,24 @@ func (c *Capacity) commitRefs(p Placement, refs []slotRef, rerr error, util floa
 	if rerr != nil {
 		return rerr
 	}
-	if err := c.overCommitted(p, refs); err != nil {
+	runs := c.runsOf(refs) // once, for the check and the apply
+	if err := c.overCommittedIn(p, refs, runs); err != nil {
 		return err
 	}
-	c.apply(p, refs, -1, util)
+	c.applyIn(p, refs, -1, util, runs)
 	return nil
 }
 
 // overCommitted checks that every GPU holds what the gang asks of it.
 func (c *Capacity) overCommitted(p Placement, refs []slotRef) error {
-	if k := splitParts(len(refs)); k > 1 {
-		if runs, ok := c.nodeRuns(refs); ok {
-			return c.overCommittedRuns(p, refs, runs, k)
-		}
+	return c.overCommittedIn(p, refs, c.runsOf(refs))
+}
+
+// overCommittedIn is overCommitted, in parts of the gang's node runs
+// where it has them (runsOf).
+func (c *Capacity) overCommittedIn(p Placement, refs []slotRef, runs gangRuns) error {
+	if runs.parts > 1 {
+		return c.overCommittedRuns(p, refs, runs)
 	}
 	// a gang has few slots: a slice beats a map, up to a point (a gang
 	// of thousands searched it quadratically, seconds per commit); past
@@ -604,24 +607,19 @@ func firstOver(wants []want) error {
 }
 
 // overCommittedRuns is overCommitted of a resolved gang whose nodes each
-// come in one run (nodeRuns), in k parts of whole runs side by side: a
+// come in one run (runsOf), in parts of whole runs side by side: a
 // GPU's wants all lie in its node's run, so each run is checked alone,
 // from a few wants, in the serial order of first appearance; the first
 // part's error is the first GPU's. An 80,001-slot gang took ~0.6 ms
 // through the nodes' chained wants.
-func (c *Capacity) overCommittedRuns(p Placement, refs []slotRef, runs []int32, k int) error {
-	errs := make([]error, k)
-	split(len(runs), k, func(part, lo, hi int) {
-		if from, to := runSpan(runs, part, lo, hi, len(refs)); lo < hi {
+func (c *Capacity) overCommittedRuns(p Placement, refs []slotRef, runs gangRuns) error {
+	errs := make([]error, runs.parts)
+	split(len(runs.starts), runs.parts, func(part, lo, hi int) {
+		if from, to := runs.span(part, lo, hi, len(refs)); lo < hi {
 			errs[part] = overRuns(p.Slots, refs, from, to)
 		}
 	})
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return cmp.Or(errs...) // the first part's is the first GPU's
 }
 
 // overRuns checks the slots [lo, hi), whole runs of nodes, run by run.
@@ -647,19 +645,19 @@ func overRuns(slots []Slot, refs []slotRef, lo, hi int) error {
 	return nil
 }
 
-// runSpan is the slots [from, to) of the runs [lo, hi) (part: their
-// part; the first also takes the unresolved slots before the first run,
-// the last those after it).
-func runSpan(runs []int32, part, lo, hi, slots int) (from, to int) {
+// span is the slots [from, to) of the runs [lo, hi) of a gang of slots
+// slots (part: their part; the first also takes the unresolved slots
+// before the first run, the last those after it).
+func (g gangRuns) span(part, lo, hi, slots int) (from, to int) {
 	from, to = slots, slots
-	if lo < len(runs) {
-		from = int(runs[lo])
+	if lo < len(g.starts) {
+		from = int(g.starts[lo])
 	}
 	if part == 0 {
 		from = 0
 	}
-	if hi < len(runs) {
-		to = int(runs[hi])
+	if hi < len(g.starts) {
+		to = int(g.starts[hi])
 	}
 	return from, to
 }
@@ -686,11 +684,15 @@ func (c *Capacity) releaseRefs(p Placement, refs []slotRef, util float64) {
 // kept per part and joined in part order, so the Capacity is the serial
 // pass's bit for bit.
 func (c *Capacity) apply(p Placement, refs []slotRef, sign float64, util float64) {
-	if k := splitParts(len(refs)); k > 1 {
-		if runs, ok := c.nodeRuns(refs); ok {
-			c.applyRuns(p, refs, sign, util, runs, k)
-			return
-		}
+	c.applyIn(p, refs, sign, util, c.runsOf(refs))
+}
+
+// applyIn is apply, in parts of the gang's node runs where it has them
+// (runsOf).
+func (c *Capacity) applyIn(p Placement, refs []slotRef, sign, util float64, runs gangRuns) {
+	if runs.parts > 1 {
+		c.applyRuns(p, refs, sign, util, runs)
+		return
 	}
 	ap := applyPart{saved: c.hash.saved} // saved in place
 	c.applyRange(p.Slots, refs, 0, len(refs), sign, util, &ap)
@@ -774,13 +776,26 @@ func (c *Capacity) touchedBy(refs []slotRef) []int {
 	return touched
 }
 
-// nodeRuns lists the nodes of the resolved refs in order (c.touched's
-// storage) and where each one's run of slots starts (c.runs), when each
-// node comes in one run (unresolved slots within a run are skipped);
-// false when a node comes back after another.
-func (c *Capacity) nodeRuns(refs []slotRef) ([]int32, bool) {
-	touched, runs := c.touched[:0], c.runs[:0]
-	defer func() { c.touched, c.runs = touched[:0], runs[:0] }()
+// gangRuns is a gang's nodes in the order of their runs of slots and
+// where each run starts, and how many parts its passes are cut into (1:
+// serial, nodes and starts then unset).
+type gangRuns struct {
+	nodes  []int
+	starts []int32
+	parts  int
+}
+
+// runsOf is the runs of a gang of resolved refs that splits into parts
+// (splitParts) and whose nodes each come in one run of slots (unresolved
+// slots within a run are skipped), in c.runNodes' and c.runStarts'
+// storage until the next call; a serial gangRuns otherwise.
+func (c *Capacity) runsOf(refs []slotRef) gangRuns {
+	k := splitParts(len(refs))
+	if k < 2 {
+		return gangRuns{parts: 1}
+	}
+	nodes, starts := c.runNodes[:0], c.runStarts[:0]
+	defer func() { c.runNodes, c.runStarts = nodes, starts }()
 	c.marks.start(len(c.Nodes))
 	last := -1
 	for i, rf := range refs {
@@ -788,27 +803,25 @@ func (c *Capacity) nodeRuns(refs []slotRef) ([]int32, bool) {
 			continue
 		}
 		if _, again := c.marks.get(rf.ni); again {
-			return nil, false
+			return gangRuns{parts: 1} // a node comes back after another
 		}
 		c.marks.set(rf.ni, 0)
 		last = rf.ni
-		touched = append(touched, rf.ni)
-		runs = append(runs, int32(i))
+		nodes = append(nodes, rf.ni)
+		starts = append(starts, int32(i))
 	}
-	return runs, true
+	return gangRuns{nodes: nodes, starts: starts, parts: k}
 }
 
-// applyRuns is apply in k parts of whole runs (runs: where each node's
-// run starts, in c.touched's order).
-func (c *Capacity) applyRuns(p Placement, refs []slotRef, sign, util float64, runs []int32, k int) {
-	touched := c.touched[:len(runs)] // nodeRuns' list, still in its storage
-	parts := grow(c.parts, k)
+// applyRuns is apply in parts of whole runs.
+func (c *Capacity) applyRuns(p Placement, refs []slotRef, sign, util float64, runs gangRuns) {
+	parts := grow(c.parts, runs.parts)
 	c.parts = parts
 	for x := range parts {
 		parts[x].a, parts[x].b = 0, 0
 	}
-	split(len(runs), k, func(part, lo, hi int) {
-		if from, to := runSpan(runs, part, lo, hi, len(refs)); lo < hi {
+	split(len(runs.starts), runs.parts, func(part, lo, hi int) {
+		if from, to := runs.span(part, lo, hi, len(refs)); lo < hi {
 			c.applyRange(p.Slots, refs, from, to, sign, util, &parts[part])
 		}
 	})
@@ -818,7 +831,7 @@ func (c *Capacity) applyRuns(p Placement, refs []slotRef, sign, util float64, ru
 		h.saved = append(h.saved, parts[k].saved...)
 		parts[k].saved = parts[k].saved[:0]
 	}
-	c.nodesChanged(touched)
+	c.nodesChanged(runs.nodes)
 }
 
 // nodesChanged is nodeChanged of each node in touched, in that order. An

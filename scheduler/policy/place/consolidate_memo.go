@@ -22,7 +22,7 @@ type fitMemos struct {
 	searched map[policy.Demand]int
 	seenAt   policy.ChangeMark
 	seen     []uint64 // scratch for fits, cleared after use
-	// uniq and fits are catchUpSplit's scratch
+	// uniq and fits are catchUp's scratch: the distinct nodes, their fits
 	uniq []int32
 	fits []int32
 }
@@ -81,20 +81,7 @@ func fits(c *policy.Capacity, d policy.Demand) *fitMemo {
 		m.ok = false
 		return nil
 	}
-	if len(changed) >= catchUpSplitMin && split.Procs() > 1 {
-		ms.catchUpSplit(c, m, changed)
-	} else {
-		seen := ms.seenScratch(len(c.Nodes))
-		for _, ni := range changed {
-			if seen[ni>>6]&(1<<(ni&63)) != 0 {
-				continue // re-read already: the log repeats nodes
-			}
-			seen[ni>>6] |= 1 << (ni & 63)
-			n := &c.Nodes[ni]
-			m.refile(int(ni), nodeFit(n, d), n.FreeSum, n.WholeFree)
-		}
-		clear(seen)
-	}
+	ms.catchUp(c, m, changed)
 	m.mark, _ = c.Mark()
 	return m
 }
@@ -110,21 +97,21 @@ func (m *fitMemo) refile(i, f int, sum float64, whole int) {
 	m.idx.update(m, i, was)
 }
 
-// catchUpSplits counts catchUpSplit's calls (tests check it runs).
+// catchUpSplits counts catch-ups run in parts (tests check it happens).
 var catchUpSplits atomic.Int64
 
 // catchUpSplitMin is the fewest logged changes a memo catches up on in
 // parts side by side.
 var catchUpSplitMin = 2048
 
-// catchUpSplit is fits' catch-up on a long log: after a gang spanning
-// every node is released or started, each shape's memo re-read 10,000
-// nodes' GPUs (~3-5 ms over the shapes the next 128 starts searched).
-// The log's distinct nodes are listed in log order, their fits computed
-// in parts side by side (reads only, each part writing its own entries),
-// and then refiled serially in that order, as the serial catch-up does.
-func (ms *fitMemos) catchUpSplit(c *policy.Capacity, m *fitMemo, changed []int32) {
-	catchUpSplits.Add(1)
+// catchUp re-reads the nodes of the log changed since m's mark: their
+// distinct nodes in log order (the log repeats nodes), their fits, then
+// each refiled in that order. After a gang spanning every node is
+// released or started, each shape's memo re-read 10,000 nodes' GPUs
+// (~3-5 ms over the shapes the next 128 starts searched): on a log of
+// catchUpSplitMin entries or more the fits are computed in parts side
+// by side (each reads only, and writes its own entries).
+func (ms *fitMemos) catchUp(c *policy.Capacity, m *fitMemo, changed []int32) {
 	seen := ms.seenScratch(len(c.Nodes))
 	uniq := ms.uniq[:0]
 	for _, ni := range changed {
@@ -136,15 +123,23 @@ func (ms *fitMemos) catchUpSplit(c *policy.Capacity, m *fitMemo, changed []int32
 	clear(seen)
 	fs := growTo(ms.fits, len(uniq))
 	ms.uniq, ms.fits = uniq, fs
-	k := max(min(split.Procs()*4, len(uniq)/max(catchUpSplitMin/4, 1)), 1)
-	split.Run(len(uniq), k, split.Procs(), func(_, lo, hi int) {
-		for x := lo; x < hi; x++ {
-			fs[x] = int32(nodeFit(&c.Nodes[uniq[x]], m.d))
-		}
-	})
+	if len(changed) >= catchUpSplitMin && split.Procs() > 1 {
+		catchUpSplits.Add(1)
+		k := max(min(split.Procs()*4, len(uniq)/max(catchUpSplitMin/4, 1)), 1)
+		split.Run(len(uniq), k, split.Procs(), func(_, lo, hi int) { ms.fitsOf(c, m.d, lo, hi) })
+	} else {
+		ms.fitsOf(c, m.d, 0, len(uniq))
+	}
 	for x, ni := range uniq {
 		n := &c.Nodes[ni]
 		m.refile(int(ni), int(fs[x]), n.FreeSum, n.WholeFree)
+	}
+}
+
+// fitsOf computes the fits of d on catchUp's nodes [lo, hi).
+func (ms *fitMemos) fitsOf(c *policy.Capacity, d policy.Demand, lo, hi int) {
+	for x := lo; x < hi; x++ {
+		ms.fits[x] = int32(nodeFit(&c.Nodes[ms.uniq[x]], d))
 	}
 }
 

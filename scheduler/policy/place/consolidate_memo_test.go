@@ -13,7 +13,7 @@ import (
 // TestConsolidateMemoMatchesFullSearch: a logging Capacity (whose failed
 // searches are memoised) places and fails exactly as a plain one through
 // random releases, re-commits and placements, and the memo answers some.
-// With catchUpSplitMin at 1 every catch-up runs in parts (catchUpSplit).
+// With catchUpSplitMin at 1 every catch-up runs in parts (catchUp).
 func TestConsolidateMemoMatchesFullSearch(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	defer func(old int) { catchUpSplitMin = old }(catchUpSplitMin)

@@ -99,9 +99,8 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 			r.failed.clean, lastTest = true, len(victims)
 			continue
 		}
-		p, bad := r.f.Place.Place(j, d, r.cap)
-		st.PlacerCalls++
-		if bad == "" && len(p.Slots) == d.Workers && r.commitTrial(j, d, victims, lastTest, shared, &p) {
+		p, bad, counted := r.trialTest(j, d, shared && len(victims)-lastTest > 1) // fewest bisects
+		if bad == "" && (counted || len(p.Slots) == d.Workers) && r.commitTrial(j, d, victims, lastTest, shared, counted, &p) {
 			return p, true, false
 		}
 		r.failed.clean = bad != "" // not a placement the Capacity rejected
@@ -121,12 +120,17 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 // commitTrial commits the gang's placement p once a batch of victims let
 // it fit, with the fewest of them that do where one shares a GPU
 // (preempt_fewest.go; lastTest victims did not), and keeps preempted the
-// victims p uses. false, with every victim released again, where the
-// Capacity rejects p.
-func (r *round) commitTrial(j *Job, d Demand, victims []int, lastTest int, shared bool, p *Placement) bool {
+// victims p uses. counted: the batch's test was the placer's fit count
+// (trialTest), and fewest places the gang. false, with every victim
+// released again, where the Capacity rejects p.
+func (r *round) commitTrial(j *Job, d Demand, victims []int, lastTest int, shared, counted bool, p *Placement) bool {
 	n := len(victims)
 	if shared {
-		n = r.fewest(j, d, victims, lastTest, p)
+		var ok bool
+		if n, ok = r.fewest(j, d, victims, lastTest, counted, p); !ok {
+			r.releasedTo(victims, n, len(victims))
+			return false
+		}
 	}
 	if r.cap.commitPlaced(j, *p, r.f.util(j)) != nil {
 		r.releasedTo(victims, n, len(victims))

@@ -171,7 +171,8 @@ type FitCounter interface {
 }
 
 // FitTotaler is a FitCounter that also says that sum: how many workers of
-// d the Capacity's GPUs host together now.
+// d the Capacity's GPUs host together now. futile reads it, and a large
+// gang's trial tests by it, placing the gang once (trialTest).
 type FitTotaler interface {
 	FitTotal(c *Capacity, d Demand) int
 }

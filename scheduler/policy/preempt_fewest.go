@@ -18,20 +18,34 @@ package policy
 // JCT with the batch, 1.03× with the fewest).
 
 // fewest bisects between lo victims, a test that failed, and all of
-// victims, with which the gang fits as *p: it leaves released the fewest
+// victims, with which the gang fits: it leaves released the fewest
 // victims with which the gang fits (every placement test of fewer
-// failed), sets *p to that placement and returns their count. Fitting is
-// taken as monotone in the victims released (more free capacity), as
-// the doubling batches take it.
-func (r *round) fewest(j *Job, d Demand, victims []int, lo int, p *Placement) int {
+// failed), sets *p to the gang's placement with them and returns their
+// count. Fitting is taken as monotone in the victims released (more free
+// capacity), as the doubling batches take it.
+//
+// counted: the tests are the placer's fit count (countTest), and the
+// gang is placed once, at the end, with the fewest victims out (an
+// 80,001-slot gang had been placed at the batch's test and again at
+// each step that fitted, ~1.8 ms each). Otherwise each test places it,
+// and *p holds the batch's placement on entry.
+//
+// Where the last test failed, the end state is reached a second time,
+// after some victims were given back and released again. A test's
+// placement was made on the first visit, a counted one on the second,
+// the state it is committed on. The two are the same bit for bit where
+// the round trips are exact (dyadic shares and free values, as lazy
+// trials require). ok is false where the counted placement fails (a
+// placer whose count and placement disagree).
+func (r *round) fewest(j *Job, d Demand, victims []int, lo int, counted bool, p *Placement) (n int, ok bool) {
 	hi := len(victims)
 	at := hi // victims released now
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
 		r.releasedTo(victims, at, mid)
 		at = mid
-		if q, ok := r.placeTest(j, d); ok {
-			*p, hi = q, mid
+		if r.fitsWith(j, d, counted, p) {
+			hi = mid
 		} else {
 			lo = mid
 		}
@@ -39,20 +53,49 @@ func (r *round) fewest(j *Job, d Demand, victims []int, lo int, p *Placement) in
 	r.releasedTo(victims, at, hi)
 	r.f.stats.Narrowed += len(victims) - hi
 	if r.lz != nil {
-		r.lz.flush(r.cap, false) // *p was placed on what the placer saw at hi
+		r.lz.flush(r.cap, false) // what the placer sees at hi
 	}
-	return hi
+	if counted {
+		q, fits := r.placeTest(j, d)
+		if !fits {
+			return hi, false
+		}
+		*p = q
+	}
+	return hi, true
+}
+
+// roomFor is a test's first check with the victims now released (the
+// lazy trial's short, else shortOf); where it passes, a lazy trial's
+// pending victims are flushed for the placer to see.
+func (r *round) roomFor(d Demand) bool {
+	if r.lz != nil {
+		if r.lz.short() {
+			return false
+		}
+		r.lz.flush(r.cap, false)
+		return true
+	}
+	return shortOf(d, r.cap) == ""
+}
+
+// fitsWith is a bisection's test with the victims now released: the fit
+// count where counted, else a placement (kept in *p where it fits).
+func (r *round) fitsWith(j *Job, d Demand, counted bool, p *Placement) bool {
+	if counted {
+		return r.roomFor(d) && r.countTest(d) == ""
+	}
+	q, ok := r.placeTest(j, d)
+	if ok {
+		*p = q
+	}
+	return ok
 }
 
 // placeTest is a trial's placement test with the victims now released:
 // the gang's placement, and whether it fits.
 func (r *round) placeTest(j *Job, d Demand) (Placement, bool) {
-	if r.lz != nil {
-		if r.lz.short() {
-			return Placement{}, false
-		}
-		r.lz.flush(r.cap, false)
-	} else if shortOf(d, r.cap) != "" {
+	if !r.roomFor(d) {
 		return Placement{}, false
 	}
 	p, bad := r.f.Place.Place(j, d, r.cap)
@@ -170,4 +213,41 @@ func (lz *lazyTrial) relevance(ni int32) {
 		rel = lz.shows(&v)
 	}
 	nd.relevant = rel
+}
+
+// countTestsOff makes trials place the gang at every test, as before
+// countTest (tests compare decisions with and without it).
+var countTestsOff bool
+
+// countMinWorkers is the smallest gang whose trials test by count: a
+// small gang places in microseconds, and where the placer would stop at
+// the first node that fits it exactly, a count scans every node.
+var countMinWorkers = 1024
+
+// trialTest is tryVictims' test with the victims now released (their
+// shortOf or lazy check passed). Where fewest will bisect (a victim
+// shares a GPU, and more than one was released since the last test),
+// the gang is large (countMinWorkers) and the placer fails exactly when
+// its fit count is short (FitCounter with a FitTotaler), the count
+// answers and fewest places the gang once (counted); otherwise the
+// placer places it.
+func (r *round) trialTest(j *Job, d Demand, bisects bool) (p Placement, bad string, counted bool) {
+	if bisects && d.Workers >= countMinWorkers && r.failed.counts && r.failed.totals != nil && !countTestsOff {
+		return Placement{}, r.countTest(d), true
+	}
+	p, bad = r.f.Place.Place(j, d, r.cap)
+	r.f.stats.PlacerCalls++
+	return p, bad, false
+}
+
+// countTest is "" where the GPUs together host d's workers by the
+// placer's count (the placement would succeed), a reason otherwise.
+// The caller has checked shortOf (or the lazy trial's short) and
+// flushed a lazy trial's pending victims.
+func (r *round) countTest(d Demand) string {
+	r.f.stats.Counted++
+	if r.failed.totals.FitTotal(r.cap, d) < d.Workers {
+		return "too few workers fit"
+	}
+	return ""
 }

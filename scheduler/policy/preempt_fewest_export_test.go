@@ -50,3 +50,14 @@ func (lz *lazyTrial) verify() error {
 	}
 	return nil
 }
+
+// CountTestsOff turns the trials' count tests off (or on again).
+func CountTestsOff(off bool) { countTestsOff = off }
+
+// CountMinWorkers sets the smallest gang whose trials test by count,
+// until the returned restore.
+func CountMinWorkers(n int) (restore func()) {
+	old := countMinWorkers
+	countMinWorkers = n
+	return func() { countMinWorkers = old }
+}

@@ -20,8 +20,9 @@ type TrialStats struct {
 	// GivenBack: released victims re-committed, the gang placed without
 	// them or the trial failed.
 	GivenBack int
-	// PlacerCalls: placement attempts within trials.
-	PlacerCalls int
+	// PlacerCalls: placement attempts within trials; Counted: tests the
+	// placer's fit count answered instead (preempt_fewest.go, trialTest).
+	PlacerCalls, Counted int
 	// Narrowed: victims the batch a gang fitted with released that it
 	// did not need (the fewest lowest-ranked ones that fit are kept:
 	// preempt_fewest.go), given back before the placement.

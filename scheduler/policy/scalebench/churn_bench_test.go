@@ -166,7 +166,9 @@ type side struct {
 	cpus []time.Duration // each decision's process CPU
 	cpu  time.Duration
 	heap uint64 // bytes allocated by its decisions
-	last policy.Decision
+	// faults sums its decisions' minor page faults, lastFaults the last's
+	faults, lastFaults int64
+	last               policy.Decision
 	// trials sums its Framework's TrialStats over the timed decisions
 	trials policy.TrialStats
 	// preps and prepCPU time learning between decisions (learnBetween)
@@ -204,13 +206,18 @@ func step(c *pt.Churn, sides []*side) {
 
 func (sd *side) decide(s *policy.Snapshot, gen []uint64) {
 	s.JobGen = gen
-	a0, c0, t0 := heapAllocs(), cpuTime(), time.Now()
+	a0 := heapAllocs()
+	c0, f0 := usage()
+	t0 := time.Now()
 	sd.last = sd.p.Decide(s)
 	if f, ok := sd.p.(*policy.Framework); ok {
 		sd.trials = addTrials(sd.trials, f.LastTrialStats())
 	}
 	sd.lat = append(sd.lat, time.Since(t0))
-	c := cpuTime() - c0
+	c1, f1 := usage()
+	c := c1 - c0
+	sd.lastFaults = f1 - f0
+	sd.faults += sd.lastFaults
 	sd.cpus = append(sd.cpus, c)
 	sd.cpu += c
 	sd.heap += heapAllocs() - a0
@@ -265,6 +272,7 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 	}
 	for _, sd := range sides {
 		sd.lat, sd.cpus, sd.cpu, sd.heap, sd.trials = sd.lat[:0], sd.cpus[:0], 0, 0, policy.TrialStats{}
+		sd.faults = 0
 		sd.preps, sd.prepCPU = sd.preps[:0], 0
 	}
 	gc.Reset()
@@ -295,7 +303,8 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 		starts, preempts = starts+len(sides[0].last.Starts), preempts+len(sides[0].last.Preempts)
 		if logEach {
 			sd := sides[0]
-			b.Logf("decision %d: %v, %d starts, %d preempts, trials %+v", i, sd.lat[len(sd.lat)-1], len(sd.last.Starts), len(sd.last.Preempts), lastTrials(sd.p))
+			b.Logf("decision %d: %v, %d starts, %d preempts, %d page faults, trials %+v", i, sd.lat[len(sd.lat)-1],
+				len(sd.last.Starts), len(sd.last.Preempts), sd.lastFaults, lastTrials(sd.p))
 		}
 		gc.Idle() // where the live scheduler waits for its next round
 		step(c, sides)
@@ -312,6 +321,7 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 		// README's fifteenth round), which the mean and p99 carry
 		b.ReportMetric(float64(quantile(sd.cpus, 50).Nanoseconds()), sd.name+"-cpu-p50-ns")
 		b.ReportMetric(float64(sd.heap)/float64(b.N), sd.name+"-alloc-B")
+		b.ReportMetric(float64(sd.faults)/float64(b.N), sd.name+"-faults")
 		if len(sd.preps) > 0 {
 			b.ReportMetric(float64(sd.prepCPU.Nanoseconds())/float64(b.N), sd.name+"-prep-cpu-ns")
 			b.ReportMetric(float64(quantile(sd.preps, 50).Nanoseconds()), sd.name+"-prep-p50-ns")
@@ -330,7 +340,7 @@ func addTrials(a, b policy.TrialStats) policy.TrialStats {
 	return policy.TrialStats{Trials: a.Trials + b.Trials, Replayed: a.Replayed + b.Replayed,
 		Victims: a.Victims + b.Victims, VictimSlots: a.VictimSlots + b.VictimSlots,
 		Materialised: a.Materialised + b.Materialised, GivenBack: a.GivenBack + b.GivenBack,
-		PlacerCalls: a.PlacerCalls + b.PlacerCalls}
+		PlacerCalls: a.PlacerCalls + b.PlacerCalls, Counted: a.Counted + b.Counted, Narrowed: a.Narrowed + b.Narrowed}
 }
 
 // reportTrials reports the first side's preemption trials per timed
@@ -349,6 +359,7 @@ func reportTrials(b *testing.B, t policy.TrialStats) {
 	b.ReportMetric(float64(t.Materialised)/n, "materialised")
 	b.ReportMetric(float64(t.GivenBack)/n, "given-back")
 	b.ReportMetric(float64(t.PlacerCalls)/n, "trial-places")
+	b.ReportMetric(float64(t.Counted)/n, "trial-counts")
 }
 
 // copyDecision copies what Churn applies: a tracked decision's slices

@@ -162,9 +162,17 @@ func pacer() *gcpace.Pacer {
 }
 
 func cpuTime() time.Duration {
+	c, _ := usage()
+	return c
+}
+
+// usage is the process's CPU time and minor page faults so far: a
+// decision whose allocations land on fresh heap pages (an 80,001-slot
+// placement is 3.2 MB) pays ~800 faults, ~0.5-1 ms.
+func usage() (time.Duration, int64) {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
+		return 0, 0
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), ru.Minflt
 }

@@ -122,17 +122,13 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 // (preempt_fewest.go; lastTest victims did not), and keeps preempted the
 // victims p uses. counted: the batch's test was the placer's fit count
 // (trialTest), and fewest places the gang. false, with every victim
-// released again, where the Capacity rejects p.
+// released again, where that placement fails or the Capacity rejects p.
 func (r *round) commitTrial(j *Job, d Demand, victims []int, lastTest int, shared, counted bool, p *Placement) bool {
-	n := len(victims)
+	n, placed := len(victims), true
 	if shared {
-		var ok bool
-		if n, ok = r.fewest(j, d, victims, lastTest, counted, p); !ok {
-			r.releasedTo(victims, n, len(victims))
-			return false
-		}
+		n, placed = r.fewest(j, d, victims, lastTest, counted, p)
 	}
-	if r.cap.commitPlaced(j, *p, r.f.util(j)) != nil {
+	if !placed || r.cap.commitPlaced(j, *p, r.f.util(j)) != nil {
 		r.releasedTo(victims, n, len(victims))
 		return false
 	}

@@ -232,7 +232,7 @@ var countMinWorkers = 1024
 // answers and fewest places the gang once (counted); otherwise the
 // placer places it.
 func (r *round) trialTest(j *Job, d Demand, bisects bool) (p Placement, bad string, counted bool) {
-	if bisects && d.Workers >= countMinWorkers && r.failed.counts && r.failed.totals != nil && !countTestsOff {
+	if bisects && d.Workers >= countMinWorkers && r.failed.totals != nil && !countTestsOff { // totals: a FitCounter's (initFailed)
 		return Placement{}, r.countTest(d), true
 	}
 	p, bad = r.f.Place.Place(j, d, r.cap)

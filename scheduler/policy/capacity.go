@@ -81,10 +81,12 @@ type Capacity struct {
 	// changes and memo serve placers' memos (capacity_changes.go)
 	changes changeLog
 	memo    any
-	// sums and wholes are each node's FreeSum and WholeFree, kept by
-	// summary updates, for placers' scans (NodeSums)
+	// sums, wholes and maxes are each node's FreeSum, WholeFree and
+	// MaxFree, kept by summary updates (setSums), for placers' scans
+	// (NodeSums, NodeMaxFree)
 	sums   []float64
 	wholes []int32
+	maxes  []float64
 	// scratch of Commit and apply, reused (one allocation each per slot
 	// were a tenth of a preemption-heavy decision)
 	refs    []slotRef
@@ -194,12 +196,12 @@ func (cp *Capacity) Reset(c *Cluster) *Capacity {
 	// the totals in node order, as resummarise from zero sums them
 	cp.wholeFree, cp.freeSum = 0, 0
 	cp.limits.maxMem = 0
-	cp.sums, cp.wholes = growSums(cp.sums, len(cp.Nodes)), growSums(cp.wholes, len(cp.Nodes))
+	cp.growSums()
 	for i := range cp.Nodes {
 		cp.wholeFree += cp.Nodes[i].WholeFree
 		cp.freeSum += cp.Nodes[i].FreeSum
 		cp.limits.maxMem = max(cp.limits.maxMem, cp.Nodes[i].maxMem)
-		cp.sums[i], cp.wholes[i] = cp.Nodes[i].FreeSum, int32(cp.Nodes[i].WholeFree)
+		cp.setSums(i)
 	}
 	cp.track.remember(c, len(cp.Nodes))
 	return cp
@@ -357,10 +359,22 @@ func (c *Capacity) resummarise(i int) {
 	summarise(n)
 	c.wholeFree += n.WholeFree
 	c.freeSum += n.FreeSum
-	if len(c.sums) != len(c.Nodes) {
+	c.growSums()
+	c.setSums(i)
+}
+
+// growSums sizes the per-node summary arrays (sums, wholes, maxes).
+func (c *Capacity) growSums() {
+	if len(c.sums) != len(c.Nodes) || len(c.maxes) != len(c.Nodes) {
 		c.sums, c.wholes = growSums(c.sums, len(c.Nodes)), growSums(c.wholes, len(c.Nodes))
+		c.maxes = growSums(c.maxes, len(c.Nodes))
 	}
-	c.sums[i], c.wholes[i] = n.FreeSum, int32(n.WholeFree)
+}
+
+// setSums copies node i's summary into the per-node arrays (sized).
+func (c *Capacity) setSums(i int) {
+	n := &c.Nodes[i]
+	c.sums[i], c.wholes[i], c.maxes[i] = n.FreeSum, int32(n.WholeFree), n.MaxFree
 }
 
 // NodeSums are each node's FreeSum and WholeFree as compact arrays (a
@@ -373,6 +387,18 @@ func (c *Capacity) NodeSums() (freeSum []float64, wholeFree []int32, ok bool) {
 		return nil, nil, false
 	}
 	return c.sums, c.wholes, true
+}
+
+// NodeMaxFree is each node's MaxFree, kept beside NodeSums (nil where
+// NodeSums is not ok): a placer's memo catching up on thousands of
+// changed nodes tests, as nodeFit first does, whether any GPU has the
+// share, from arrays that stay in cache from one memo to the next, where
+// reading each node's summary was a cache miss per node and memo.
+func (c *Capacity) NodeMaxFree() []float64 {
+	if _, _, ok := c.NodeSums(); !ok || len(c.maxes) != len(c.Nodes) {
+		return nil
+	}
+	return c.maxes
 }
 
 func growSums[T any](xs []T, n int) []T {
@@ -857,16 +883,14 @@ func (c *Capacity) nodesChanged(touched []int) {
 			summarise(n)
 		}
 	})
-	if len(c.sums) != len(c.Nodes) {
-		c.sums, c.wholes = growSums(c.sums, len(c.Nodes)), growSums(c.wholes, len(c.Nodes))
-	}
+	c.growSums()
 	for x, i := range touched {
 		n := &c.Nodes[i]
 		c.wholeFree -= olds[x].whole
 		c.freeSum -= olds[x].sum
 		c.wholeFree += n.WholeFree
 		c.freeSum += n.FreeSum
-		c.sums[i], c.wholes[i] = n.FreeSum, int32(n.WholeFree)
+		c.setSums(i)
 		c.track.touch(i)
 		c.logChange(i)
 	}

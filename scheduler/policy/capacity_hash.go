@@ -197,7 +197,7 @@ func (c *Capacity) replayDiff(diff []gpuDiff, freeSum float64, wholeFree int) {
 func (c *Capacity) resummariseOnly(i int) {
 	n := &c.Nodes[i]
 	summarise(n)
-	c.sums[i], c.wholes[i] = n.FreeSum, int32(n.WholeFree)
+	c.setSums(i)
 	c.track.touch(i)
 	c.logChange(i)
 }

@@ -89,7 +89,7 @@ func sameCapacity(t *testing.T, step int, a, b *Capacity) {
 	t.Helper()
 	if !reflect.DeepEqual(a.Nodes, b.Nodes) || a.wholeFree != b.wholeFree ||
 		math.Float64bits(a.freeSum) != math.Float64bits(b.freeSum) ||
-		!reflect.DeepEqual(a.sums, b.sums) || !reflect.DeepEqual(a.wholes, b.wholes) ||
+		!reflect.DeepEqual(a.sums, b.sums) || !reflect.DeepEqual(a.wholes, b.wholes) || !reflect.DeepEqual(a.maxes, b.maxes) ||
 		!reflect.DeepEqual(a.changes.nodes, b.changes.nodes) || a.hash.a != b.hash.a || a.hash.b != b.hash.b {
 		t.Fatalf("step %d: the capacities differ (free sum %v and %v)", step, a.freeSum, b.freeSum)
 	}

@@ -1,6 +1,7 @@
 package place
 
 import (
+	"math"
 	"math/bits"
 	"sync/atomic"
 
@@ -25,6 +26,9 @@ type fitMemos struct {
 	// uniq and fits are catchUp's scratch: the distinct nodes, their fits
 	uniq []int32
 	fits []int32
+	// sums, wholes and maxes are summaries' scratch
+	sums, maxes []float64
+	wholes      []int32
 }
 
 // maxSearched bounds the demands counted: a tracked Capacity's log (and
@@ -89,6 +93,9 @@ func fits(c *policy.Capacity, d policy.Demand) *fitMemo {
 // refile records node i's new fit f, its FreeSum and WholeFree, and its
 // index entry.
 func (m *fitMemo) refile(i, f int, sum float64, whole int) {
+	if int(m.fit[i]) == f && math.Float64bits(m.sum[i]) == math.Float64bits(sum) && int(m.whole[i]) == whole {
+		return // as filed: the index too (a giant preempted for one of its share)
+	}
 	was := m.idx.filed(i)
 	m.total += f - int(m.fit[i])
 	m.fit[i] = int32(f)
@@ -123,23 +130,49 @@ func (ms *fitMemos) catchUp(c *policy.Capacity, m *fitMemo, changed []int32) {
 	clear(seen)
 	fs := growTo(ms.fits, len(uniq))
 	ms.uniq, ms.fits = uniq, fs
+	sums, wholes, ok := c.NodeSums() // a memo's Capacity logs: they are kept
+	maxes := c.NodeMaxFree()
+	if !ok || maxes == nil { // not so: from the nodes
+		sums, wholes, maxes = ms.summaries(c, uniq)
+	}
 	if len(changed) >= catchUpSplitMin && split.Procs() > 1 {
 		catchUpSplits.Add(1)
 		k := max(min(split.Procs()*4, len(uniq)/max(catchUpSplitMin/4, 1)), 1)
-		split.Run(len(uniq), k, split.Procs(), func(_, lo, hi int) { ms.fitsOf(c, m.d, lo, hi) })
+		split.Run(len(uniq), k, split.Procs(), func(_, lo, hi int) { ms.fitsOf(c, m.d, sums, maxes, lo, hi) })
 	} else {
-		ms.fitsOf(c, m.d, 0, len(uniq))
+		ms.fitsOf(c, m.d, sums, maxes, 0, len(uniq))
 	}
 	for x, ni := range uniq {
-		n := &c.Nodes[ni]
-		m.refile(int(ni), int(fs[x]), n.FreeSum, n.WholeFree)
+		m.refile(int(ni), int(fs[x]), sums[ni], int(wholes[ni]))
 	}
 }
 
-// fitsOf computes the fits of d on catchUp's nodes [lo, hi).
-func (ms *fitMemos) fitsOf(c *policy.Capacity, d policy.Demand, lo, hi int) {
+// summaries are NodeSums and NodeMaxFree read from the nodes listed,
+// for a Capacity that does not keep them (into the memos' scratch).
+func (ms *fitMemos) summaries(c *policy.Capacity, nodes []int32) (sums []float64, wholes []int32, maxes []float64) {
+	ms.sums, ms.wholes, ms.maxes = growTo(ms.sums, len(c.Nodes)), growTo(ms.wholes, len(c.Nodes)), growTo(ms.maxes, len(c.Nodes))
+	for _, ni := range nodes {
+		n := &c.Nodes[ni]
+		ms.sums[ni], ms.wholes[ni], ms.maxes[ni] = n.FreeSum, int32(n.WholeFree), n.MaxFree
+	}
+	return ms.sums, ms.wholes, ms.maxes
+}
+
+// fitsOf computes the fits of d on catchUp's nodes [lo, hi). A node
+// where no GPU has a fractional share (nodeFit's first test, on the
+// Capacity's per-node arrays: the same values) hosts none, and its GPUs
+// and summary are not read: after a giant gang's release or start the
+// log lists every node, and every memo caught up read each one's
+// summary, a cache miss per node and memo.
+func (ms *fitMemos) fitsOf(c *policy.Capacity, d policy.Demand, sums, maxes []float64, lo, hi int) {
+	frac := !d.WholeGPU()
 	for x := lo; x < hi; x++ {
-		ms.fits[x] = int32(nodeFit(&c.Nodes[ms.uniq[x]], d))
+		ni := ms.uniq[x]
+		if frac && noShare(sums[ni], maxes[ni], d) {
+			ms.fits[x] = 0
+			continue
+		}
+		ms.fits[x] = int32(nodeFit(&c.Nodes[ni], d))
 	}
 }
 

@@ -16,7 +16,7 @@ func nodeFit(n *policy.FreeNode, d policy.Demand) int {
 		if n.WholeFree == 0 || d.MemMiB == 0 {
 			return n.WholeFree // a whole GPU asking no memory fits exactly the whole ones
 		}
-	} else if n.FreeSum+1e-9 < d.Fraction || d.Fraction > n.MaxFree+2e-9 {
+	} else if noShare(n.FreeSum, n.MaxFree, d) {
 		return 0 // no GPU has the fraction (FitsOn's floor is 0 with margin)
 	}
 	c := 0
@@ -24,6 +24,12 @@ func nodeFit(n *policy.FreeNode, d policy.Demand) int {
 		c += d.FitsOn(&n.GPUs[k])
 	}
 	return c
+}
+
+// noShare reports that a node of FreeSum sum and MaxFree max hosts no
+// worker of the fractional demand d (FitsOn's floor is 0 with margin).
+func noShare(sum, max float64, d policy.Demand) bool {
+	return sum+1e-9 < d.Fraction || d.Fraction > max+2e-9
 }
 
 // fillNode builds k slots on node n. Fractions go to the fullest GPUs that

@@ -736,12 +736,21 @@ type applyPart struct {
 }
 
 // applyRange applies the slots [lo, hi) to their GPUs, adding the
-// digest's changes and the recording's saves to ap.
+// digest's changes and the recording's saves to ap. A GPU's consecutive
+// slots (a packed gang's workers: four of a quarter GPU) are one run: its
+// digest is taken out before the first and put back after the last (the
+// XOR of each slot's out and in telescopes to that), and the slots are
+// applied one by one, so each GPU ends bit for bit as slot by slot.
 func (c *Capacity) applyRange(slots []Slot, refs []slotRef, lo, hi int, sign, util float64, ap *applyPart) {
 	h := &c.hash
-	for i := lo; i < hi; i++ {
+	for i := lo; i < hi; {
 		g, ni := refs[i].g, refs[i].ni
+		end := i + 1
+		for end < hi && refs[end].g == g {
+			end++
+		}
 		if g == nil {
+			i = end
 			continue
 		}
 		id := -1
@@ -755,21 +764,36 @@ func (c *Capacity) applyRange(slots []Slot, refs []slotRef, lo, hi int, sign, ut
 				ap.saved = append(ap.saved, savedGPU{g: g, ni: int32(ni), pos: int32(pos), free: g.Free, mem: g.FreeMem, util: g.Util})
 			}
 		}
-		s := &slots[i]
-		g.Free = clamp01(g.Free + sign*s.Fraction)
-		g.FreeMem += int64(sign) * s.MemMiB
-		if g.FreeMem < 0 {
-			g.FreeMem = 0
+		for ; i < end; i++ {
+			applySlot(g, &slots[i], sign, util)
 		}
-		if g.FreeMem > g.TotalMem {
-			g.FreeMem = g.TotalMem
-		}
-		g.Util = math.Max(0, g.Util-sign*util)
 		if id >= 0 {
 			a, b := gpuHashes(id, g)
 			ap.a, ap.b = ap.a^a, ap.b^b
 		}
 	}
+}
+
+// applySlot adds sign × slot s to its GPU g.
+func applySlot(g *FreeGPU, s *Slot, sign, util float64) {
+	g.Free = clamp01(g.Free + sign*s.Fraction)
+	g.FreeMem += int64(sign) * s.MemMiB
+	if g.FreeMem < 0 {
+		g.FreeMem = 0
+	}
+	if g.FreeMem > g.TotalMem {
+		g.FreeMem = g.TotalMem
+	}
+	g.Util = floor0(g.Util - sign*util)
+}
+
+// floor0 is math.Max(0, v) bit for bit (NaN stays NaN, −0 becomes +0)
+// without its special cases' branches: a fifth of a giant's apply.
+func floor0(v float64) float64 {
+	if v > 0 || v != v {
+		return v
+	}
+	return 0
 }
 
 // touchedBy lists the nodes of the resolved refs in the order they first

@@ -134,3 +134,121 @@ func randomGang(rng *rand.Rand, cl *Cluster) Placement {
 	}
 	return p
 }
+
+// TestFloor0IsMax checks floor0 against math.Max(0, v) bit for bit on
+// the values that differ in math.Max's special cases.
+func TestFloor0IsMax(t *testing.T) {
+	for _, v := range []float64{0, math.Copysign(0, -1), 1, -1, 0.25, -0.25, math.Inf(1), math.Inf(-1), math.NaN(), math.SmallestNonzeroFloat64, -math.SmallestNonzeroFloat64} {
+		if got, want := floor0(v), math.Max(0, v); math.Float64bits(got) != math.Float64bits(want) {
+			t.Errorf("floor0(%v) = %v (%#x), math.Max gives %v (%#x)", v, got, math.Float64bits(got), want, math.Float64bits(want))
+		}
+	}
+}
+
+// TestApplyByGPURunsAsSlotBySlot: apply, which takes a GPU's consecutive
+// slots as one run (its digest out before the first, in after the last),
+// leaves every GPU, summary, total, digest and recorded change as
+// applying the slots one by one does, serially and in parts, for packed
+// gangs (up to four workers a GPU, now and then shuffled or with an
+// unknown slot) committed and released, with a utilisation that rounds.
+func TestApplyByGPURunsAsSlotBySlot(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	defer SetSplitMin(SetSplitMin(1 << 30))
+	cl := splitTestCluster(48, 8)
+	ref, serial, parted := NewCapacity(cl), NewCapacity(cl), NewCapacity(cl)
+	for _, c := range []*Capacity{ref, serial, parted} {
+		c.LogChanges()
+		c.hashOn()
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	var held []Placement
+	runs := 0
+	for step := range 300 {
+		sign, p := -1.0, packedGang(rng, cl)
+		if len(held) > 0 && rng.IntN(3) == 0 {
+			k := rng.IntN(len(held))
+			sign, p = 1, held[k]
+			held = append(held[:k], held[k+1:]...)
+		} else {
+			held = append(held, p)
+		}
+		for i := 1; i < len(p.Slots); i++ {
+			if p.Slots[i] == p.Slots[i-1] {
+				runs++
+			}
+		}
+		record := step%3 == 0
+		for _, c := range []*Capacity{ref, serial, parted} {
+			if record {
+				c.beginRecord()
+			}
+		}
+		refs, _ := ref.resolve(p, nil)
+		applySlotBySlot(ref, p, refs, sign, 0.3)
+		SetSplitMin(1 << 30)
+		refs, _ = serial.resolve(p, nil)
+		serial.apply(p, refs, sign, 0.3)
+		SetSplitMin(5)
+		refs, _ = parted.resolve(p, nil)
+		parted.apply(p, refs, sign, 0.3)
+		if record {
+			want := ref.endRecord(nil)
+			for _, c := range []*Capacity{serial, parted} {
+				if got := c.endRecord(nil); !reflect.DeepEqual(got, want) {
+					t.Fatalf("step %d: recorded %d changes, slot by slot %d", step, len(got), len(want))
+				}
+			}
+		}
+		sameCapacity(t, step, ref, serial)
+		sameCapacity(t, step, ref, parted)
+	}
+	if runs == 0 {
+		t.Fatal("no GPU took two slots in a row: the test exercises nothing")
+	}
+}
+
+// packedGang is a gang over a random run of nodes with one to four
+// workers of one share on each GPU it uses, in order or shuffled, now
+// and then with an unknown slot.
+func packedGang(rng *rand.Rand, cl *Cluster) Placement {
+	frac := []float64{0.125, 0.25, 0.3}[rng.IntN(3)]
+	lo := rng.IntN(len(cl.Nodes))
+	hi := lo + 1 + rng.IntN(min(len(cl.Nodes)-lo, 8))
+	var p Placement
+	for i := lo; i < hi; i++ {
+		for k := range cl.Nodes[i].GPUs {
+			for range rng.IntN(5) {
+				p.Slots = append(p.Slots, Slot{Node: cl.Nodes[i].Name, GPU: k, Fraction: frac, MemMiB: 512})
+			}
+		}
+	}
+	switch rng.IntN(8) {
+	case 0:
+		rng.Shuffle(len(p.Slots), func(a, b int) { p.Slots[a], p.Slots[b] = p.Slots[b], p.Slots[a] })
+	case 1:
+		p.Slots = append(p.Slots, Slot{Node: "nowhere", GPU: 0, Fraction: frac})
+	}
+	return p
+}
+
+// applySlotBySlot is apply written slot by slot, each slot's GPU taken
+// out of the digest and put back on its own (the reference for apply's
+// GPU runs), its nodes then changed in the order they first appear.
+func applySlotBySlot(c *Capacity, p Placement, refs []slotRef, sign, util float64) {
+	for i, rf := range refs {
+		g, ni := rf.g, rf.ni
+		if g == nil {
+			continue
+		}
+		id, pos := c.gpuID(g, ni)
+		c.hashOut(g, ni, id, pos)
+		s := &p.Slots[i]
+		g.Free = clamp01(g.Free + sign*s.Fraction)
+		g.FreeMem = min(max(g.FreeMem+int64(sign)*s.MemMiB, 0), g.TotalMem)
+		g.Util = math.Max(0, g.Util-sign*util)
+		c.hashIn(g, id)
+	}
+	touched := c.touchedBy(refs)
+	c.nodesChanged(touched)
+	c.touched = touched[:0]
+}

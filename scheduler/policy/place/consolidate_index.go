@@ -21,8 +21,8 @@ import (
 type sumIndex struct {
 	ok      bool
 	words   int
-	elig    []uint64         // eligible nodes
-	ids     map[uint64]int32 // FreeSum bits -> bucket
+	elig    []uint64 // eligible nodes
+	ids     sumIDs   // FreeSum bits -> bucket
 	buckets []sumBucket
 	spare   []int32 // empty buckets' positions
 	// at is each indexed node's bucket (valid where elig has it), and
@@ -57,9 +57,6 @@ func (x *sumIndex) build(m *fitMemo) {
 	x.words = len(m.nz)
 	x.elig = growTo(x.elig, x.words)
 	clear(x.elig)
-	if x.ids == nil {
-		x.ids = map[uint64]int32{}
-	}
 	for id := range x.buckets {
 		if b := &x.buckets[id]; b.count > 0 || len(b.nodes) != x.words {
 			b.nodes = growTo(b.nodes, x.words)
@@ -67,7 +64,7 @@ func (x *sumIndex) build(m *fitMemo) {
 		}
 		x.buckets[id].count = 0
 	}
-	clear(x.ids)
+	x.ids.clear()
 	x.at, x.lastOK = growTo(x.at, len(m.fit)), false
 	x.spare = x.spare[:0]
 	for id := len(x.buckets) - 1; id >= 0; id-- {
@@ -101,7 +98,7 @@ func (x *sumIndex) add(i int, sum float64) {
 	key := math.Float64bits(sum)
 	id, ok := x.lastID, x.lastOK && x.lastKey == key
 	if !ok {
-		id, ok = x.ids[key]
+		id, ok = x.ids.get(key)
 	}
 	if !ok {
 		switch {
@@ -114,7 +111,7 @@ func (x *sumIndex) add(i int, sum float64) {
 			x.ok = false // too many sums: the scan answers until a rebuild
 			return
 		}
-		x.ids[key] = id
+		x.ids.put(key, id)
 		x.buckets[id].sum = sum
 	}
 	b := &x.buckets[id]
@@ -133,7 +130,7 @@ func (x *sumIndex) remove(i int) {
 	b.nodes[i>>6] &^= 1 << (i & 63)
 	x.elig[i>>6] &^= 1 << (i & 63)
 	if b.count == 0 {
-		delete(x.ids, math.Float64bits(b.sum))
+		x.ids.del(math.Float64bits(b.sum))
 		x.spare = append(x.spare, id)
 		x.lastOK = x.lastOK && x.lastID != id
 	}
@@ -171,3 +168,68 @@ func (x *sumIndex) best() (int, bool) {
 	}
 	return 0, false // unreachable: the bucket counts a node
 }
+
+// sumIDs maps a bucket's FreeSum bits to its id: an open-addressed table
+// of sumSlots slots (linear probing, deletion by shifting back, so no
+// tombstones), for at most maxSumBuckets keys. A memo catching up on
+// 10,000 changed nodes looks two sums up per node; a Go map was an
+// eighth of the catch-up.
+type sumIDs struct {
+	keys [sumSlots]uint64
+	ids  [sumSlots]int32 // id + 1; 0 = empty
+}
+
+// sumSlots is a power of two, four times maxSumBuckets.
+const sumSlots = 4 * maxSumBuckets
+
+// home is key's first slot: the top bits of a multiplicative hash.
+func (*sumIDs) home(key uint64) int {
+	return int((key * 0x9e3779b97f4a7c15) >> (64 - sumSlotBits))
+}
+
+// sumSlotBits is log2(sumSlots).
+const sumSlotBits = 8
+
+func (t *sumIDs) get(key uint64) (int32, bool) {
+	for i := t.home(key); ; i = (i + 1) & (sumSlots - 1) {
+		switch {
+		case t.ids[i] == 0:
+			return 0, false
+		case t.keys[i] == key:
+			return t.ids[i] - 1, true
+		}
+	}
+}
+
+// put adds key (not present) with id.
+func (t *sumIDs) put(key uint64, id int32) {
+	i := t.home(key)
+	for t.ids[i] != 0 {
+		i = (i + 1) & (sumSlots - 1)
+	}
+	t.keys[i], t.ids[i] = key, id+1
+}
+
+// del removes key (present), moving back each later key of its probe
+// run whose home does not lie after the hole.
+func (t *sumIDs) del(key uint64) {
+	i := t.home(key)
+	for t.keys[i] != key || t.ids[i] == 0 {
+		i = (i + 1) & (sumSlots - 1)
+	}
+	for j := i; ; {
+		j = (j + 1) & (sumSlots - 1)
+		if t.ids[j] == 0 {
+			break
+		}
+		// the key at j stays if its home is cyclically in (i, j]
+		if h := t.home(t.keys[j]); (j-h)&(sumSlots-1) < (j-i)&(sumSlots-1) {
+			continue
+		}
+		t.keys[i], t.ids[i] = t.keys[j], t.ids[j]
+		i = j
+	}
+	t.ids[i] = 0
+}
+
+func (t *sumIDs) clear() { clear(t.ids[:]) }

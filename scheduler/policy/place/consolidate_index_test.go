@@ -54,3 +54,44 @@ func TestSumIndexMatchesScan(t *testing.T) {
 	}
 	t.Logf("index answered %d searches, deferred %d", answered, deferred)
 }
+
+// TestSumIDsAsMap: the open-addressed table answers as a map through
+// random additions and deletions of up to maxSumBuckets keys, many of
+// them sharing a home slot (long probe runs, wrapping past the end).
+func TestSumIDsAsMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var tab sumIDs
+	// keys drawn from few homes, the last slots' among them, so probe
+	// runs are long and wrap
+	var pool []uint64
+	homes := map[int]int{}
+	for len(pool) < 400 {
+		k := rng.Uint64()
+		if h := tab.home(k); h < 3 || h > sumSlots-4 {
+			if homes[h] < 80 {
+				homes[h]++
+				pool = append(pool, k)
+			}
+		}
+	}
+	want := map[uint64]int32{}
+	for step := range 20000 {
+		k := pool[rng.IntN(len(pool))]
+		id, in := want[k]
+		switch got, ok := tab.get(k); {
+		case ok != in || got != id:
+			t.Fatalf("step %d: get(%#x) = %d, %v; the map has %d, %v", step, k, got, ok, id, in)
+		case in && rng.IntN(2) == 0:
+			tab.del(k)
+			delete(want, k)
+		case !in && len(want) < maxSumBuckets:
+			id := int32(rng.IntN(maxSumBuckets))
+			tab.put(k, id)
+			want[k] = id
+		}
+		if step%5000 == 4999 {
+			tab.clear()
+			clear(want)
+		}
+	}
+}

@@ -26,9 +26,6 @@ type fitMemos struct {
 	// uniq and fits are catchUp's scratch: the distinct nodes, their fits
 	uniq []int32
 	fits []int32
-	// sums, wholes and maxes are summaries' scratch
-	sums, maxes []float64
-	wholes      []int32
 }
 
 // maxSearched bounds the demands counted: a tracked Capacity's log (and
@@ -81,11 +78,15 @@ func fits(c *policy.Capacity, d policy.Demand) *fitMemo {
 		return nil
 	}
 	changed, ok := c.ChangedSince(m.mark)
-	if !ok || len(changed) > maxCatchUp*len(c.Nodes) { // a full scan costs less
+	sums, wholes, kept := c.NodeSums()
+	maxes := c.NodeMaxFree()
+	// a full scan costs less; or the Capacity, built by hand, keeps no
+	// per-node summaries for the catch-up to read
+	if !ok || len(changed) > maxCatchUp*len(c.Nodes) || !kept || maxes == nil {
 		m.ok = false
 		return nil
 	}
-	ms.catchUp(c, m, changed)
+	ms.catchUp(c, m, changed, nodeSums{sums, wholes, maxes})
 	m.mark, _ = c.Mark()
 	return m
 }
@@ -118,7 +119,7 @@ var catchUpSplitMin = 2048
 // (~3-5 ms over the shapes the next 128 starts searched): on a log of
 // catchUpSplitMin entries or more the fits are computed in parts side
 // by side (each reads only, and writes its own entries).
-func (ms *fitMemos) catchUp(c *policy.Capacity, m *fitMemo, changed []int32) {
+func (ms *fitMemos) catchUp(c *policy.Capacity, m *fitMemo, changed []int32, ns nodeSums) {
 	seen := ms.seenScratch(len(c.Nodes))
 	uniq := ms.uniq[:0]
 	for _, ni := range changed {
@@ -130,32 +131,24 @@ func (ms *fitMemos) catchUp(c *policy.Capacity, m *fitMemo, changed []int32) {
 	clear(seen)
 	fs := growTo(ms.fits, len(uniq))
 	ms.uniq, ms.fits = uniq, fs
-	sums, wholes, ok := c.NodeSums() // a memo's Capacity logs: they are kept
-	maxes := c.NodeMaxFree()
-	if !ok || maxes == nil { // not so: from the nodes
-		sums, wholes, maxes = ms.summaries(c, uniq)
-	}
 	if len(changed) >= catchUpSplitMin && split.Procs() > 1 {
 		catchUpSplits.Add(1)
 		k := max(min(split.Procs()*4, len(uniq)/max(catchUpSplitMin/4, 1)), 1)
-		split.Run(len(uniq), k, split.Procs(), func(_, lo, hi int) { ms.fitsOf(c, m.d, sums, maxes, lo, hi) })
+		split.Run(len(uniq), k, split.Procs(), func(_, lo, hi int) { ms.fitsOf(c, m.d, ns, lo, hi) })
 	} else {
-		ms.fitsOf(c, m.d, sums, maxes, 0, len(uniq))
+		ms.fitsOf(c, m.d, ns, 0, len(uniq))
 	}
 	for x, ni := range uniq {
-		m.refile(int(ni), int(fs[x]), sums[ni], int(wholes[ni]))
+		m.refile(int(ni), int(fs[x]), ns.sums[ni], int(ns.wholes[ni]))
 	}
 }
 
-// summaries are NodeSums and NodeMaxFree read from the nodes listed,
-// for a Capacity that does not keep them (into the memos' scratch).
-func (ms *fitMemos) summaries(c *policy.Capacity, nodes []int32) (sums []float64, wholes []int32, maxes []float64) {
-	ms.sums, ms.wholes, ms.maxes = growTo(ms.sums, len(c.Nodes)), growTo(ms.wholes, len(c.Nodes)), growTo(ms.maxes, len(c.Nodes))
-	for _, ni := range nodes {
-		n := &c.Nodes[ni]
-		ms.sums[ni], ms.wholes[ni], ms.maxes[ni] = n.FreeSum, int32(n.WholeFree), n.MaxFree
-	}
-	return ms.sums, ms.wholes, ms.maxes
+// nodeSums are the Capacity's per-node summaries a catch-up reads
+// (NodeSums, NodeMaxFree).
+type nodeSums struct {
+	sums   []float64
+	wholes []int32
+	maxes  []float64
 }
 
 // fitsOf computes the fits of d on catchUp's nodes [lo, hi). A node
@@ -164,11 +157,11 @@ func (ms *fitMemos) summaries(c *policy.Capacity, nodes []int32) (sums []float64
 // and summary are not read: after a giant gang's release or start the
 // log lists every node, and every memo caught up read each one's
 // summary, a cache miss per node and memo.
-func (ms *fitMemos) fitsOf(c *policy.Capacity, d policy.Demand, sums, maxes []float64, lo, hi int) {
+func (ms *fitMemos) fitsOf(c *policy.Capacity, d policy.Demand, ns nodeSums, lo, hi int) {
 	frac := !d.WholeGPU()
 	for x := lo; x < hi; x++ {
 		ni := ms.uniq[x]
-		if frac && noShare(sums[ni], maxes[ni], d) {
+		if frac && noShare(ns.sums[ni], ns.maxes[ni], d) {
 			ms.fits[x] = 0
 			continue
 		}

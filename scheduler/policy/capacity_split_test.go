@@ -18,11 +18,8 @@ func TestBigGangsSplitSameCapacity(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	defer SetSplitMin(SetSplitMin(1 << 30))
 	cl := splitTestCluster(48, 8)
-	serial, parted := NewCapacity(cl), NewCapacity(cl)
-	for _, c := range []*Capacity{serial, parted} {
-		c.LogChanges()
-		c.hashOn()
-	}
+	cs := loggedCapacities(cl, 2)
+	serial, parted := cs[0], cs[1]
 	rng := rand.New(rand.NewPCG(3, 4))
 	var held []Placement
 	splits := 0
@@ -155,11 +152,8 @@ func TestApplyByGPURunsAsSlotBySlot(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	defer SetSplitMin(SetSplitMin(1 << 30))
 	cl := splitTestCluster(48, 8)
-	ref, serial, parted := NewCapacity(cl), NewCapacity(cl), NewCapacity(cl)
-	for _, c := range []*Capacity{ref, serial, parted} {
-		c.LogChanges()
-		c.hashOn()
-	}
+	cs := loggedCapacities(cl, 3)
+	ref, serial, parted := cs[0], cs[1], cs[2]
 	rng := rand.New(rand.NewPCG(5, 6))
 	var held []Placement
 	runs := 0
@@ -178,7 +172,7 @@ func TestApplyByGPURunsAsSlotBySlot(t *testing.T) {
 			}
 		}
 		record := step%3 == 0
-		for _, c := range []*Capacity{ref, serial, parted} {
+		for _, c := range cs {
 			if record {
 				c.beginRecord()
 			}
@@ -251,4 +245,16 @@ func applySlotBySlot(c *Capacity, p Placement, refs []slotRef, sign, util float6
 	touched := c.touchedBy(refs)
 	c.nodesChanged(touched)
 	c.touched = touched[:0]
+}
+
+// loggedCapacities are n Capacities of cl that log their changes and
+// keep the trial digest, as a Framework's do in a preemptive round.
+func loggedCapacities(cl *Cluster, n int) []*Capacity {
+	cs := make([]*Capacity, n)
+	for i := range cs {
+		cs[i] = NewCapacity(cl)
+		cs[i].LogChanges()
+		cs[i].hashOn()
+	}
+	return cs
 }

@@ -78,11 +78,11 @@ func fits(c *policy.Capacity, d policy.Demand) *fitMemo {
 		return nil
 	}
 	changed, ok := c.ChangedSince(m.mark)
-	sums, wholes, kept := c.NodeSums()
-	maxes := c.NodeMaxFree()
+	sums, wholes, _ := c.NodeSums()
+	maxes := c.NodeMaxFree() // nil where NodeSums is not ok
 	// a full scan costs less; or the Capacity, built by hand, keeps no
 	// per-node summaries for the catch-up to read
-	if !ok || len(changed) > maxCatchUp*len(c.Nodes) || !kept || maxes == nil {
+	if !ok || len(changed) > maxCatchUp*len(c.Nodes) || maxes == nil {
 		m.ok = false
 		return nil
 	}

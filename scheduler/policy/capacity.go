@@ -100,6 +100,11 @@ type Capacity struct {
 	marks     nodeMarks
 	used      nodeMarks // settle's GPUs of a new gang (markUsed)
 	placed    []slotRef // commitPlaced's resolved slots of the new gang
+	// gang is the placement the last GangWriter returned (its refs in
+	// gangRefs' storage); gangGen counts the writers (capacity_gang.go)
+	gang     gangNote
+	gangRefs []slotRef
+	gangGen  uint64
 	// hash and trials serve the preemption trial memo (capacity_hash.go,
 	// preempt_memo.go)
 	hash   stateHash
@@ -185,6 +190,7 @@ func (cp *Capacity) Reset(c *Cluster) *Capacity {
 	}
 	cp.Epoch = 0
 	cp.residents = nil
+	cp.gang = gangNote{} // a round commits only what it placed
 	cp.lastName, cp.lastNode, cp.lastOK = "", 0, false
 	cp.Links = c.Links
 	// the nodes not re-read, or re-read unchanged, are as the last round

@@ -5,6 +5,9 @@ import (
 	"math"
 )
 
+// every test checks the refs of gangs written by a GangWriter
+func init() { verifyGangs = true }
+
 // TrialMemoOff turns the preemption trial memo off (true) or on.
 func TrialMemoOff(off bool) { trialMemoOff = off }
 

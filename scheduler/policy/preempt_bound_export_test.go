@@ -88,3 +88,9 @@ func WatchRecheck() (stop func() (seen, wrong int)) {
 }
 
 var seenN, wrongN int
+
+// WrittenGangs counts the commits that took a GangWriter's refs.
+func WrittenGangs() int64 { return writtenGangs.Load() }
+
+// GangNotesOff makes commits resolve every gang by name (or not).
+func GangNotesOff(off bool) { gangNotesOff = off }

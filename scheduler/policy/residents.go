@@ -48,7 +48,11 @@ func (c *Capacity) CommitJob(j *Job, p Placement, util float64) error {
 // commitPlaced is CommitJob of a new gang p, keeping its resolved slots
 // in c.placed (for markUsed) instead of resolving them by node name again.
 func (c *Capacity) commitPlaced(j *Job, p Placement, util float64) error {
-	refs, rerr := c.resolve(p, c.placed[:0])
+	refs, ok := c.noted(p) // written resolved (capacity_gang.go)
+	var rerr error
+	if !ok {
+		refs, rerr = c.resolve(p, c.placed[:0])
+	}
 	c.placed = refs
 	if err := c.commitRefs(p, refs, rerr, util); err != nil {
 		return err

@@ -99,7 +99,8 @@ func consolidate(c *policy.Capacity, d policy.Demand) (policy.Placement, string)
 		n = bestSingleNode(c, d)
 	}
 	if n >= 0 {
-		return policy.Placement{Slots: fillNode(&c.Nodes[n], d, d.Workers)}, ""
+		w := c.NewGang(d.Workers, d.Workers)
+		return w.Placement(fillNodeAt(w, 0, c, n, d, d.Workers)), ""
 	}
 	var cs []candidate
 	if m != nil {

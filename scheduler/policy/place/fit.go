@@ -43,14 +43,7 @@ func fillNode(n *policy.FreeNode, d policy.Demand, k int) []policy.Slot {
 // preemption-heavy decision was growing them).
 func fillNodeTo(dst []policy.Slot, n *policy.FreeNode, d policy.Demand, k int) []policy.Slot {
 	var buf [16]int
-	order := buf[:0]
-	for i := range n.GPUs {
-		order = append(order, i)
-	}
-	if !d.WholeGPU() && !freeAscending(n.GPUs) { // a stable sort of sorted GPUs keeps them
-		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(n.GPUs[a].Free, n.GPUs[b].Free) })
-	}
-	for _, gi := range order {
+	for _, gi := range gpuOrder(n, d, buf[:0]) {
 		g := &n.GPUs[gi]
 		for c := d.FitsOn(g); c > 0 && k > 0; c-- {
 			dst = append(dst, d.Slot(n.Name, g))
@@ -61,6 +54,38 @@ func fillNodeTo(dst []policy.Slot, n *policy.FreeNode, d policy.Demand, k int) [
 		}
 	}
 	return dst
+}
+
+// gpuOrder appends to order node n's GPU positions in the order its
+// slots for d fill them: fractions go to the fullest GPUs that still fit
+// first.
+func gpuOrder(n *policy.FreeNode, d policy.Demand, order []int) []int {
+	for i := range n.GPUs {
+		order = append(order, i)
+	}
+	if !d.WholeGPU() && !freeAscending(n.GPUs) { // a stable sort of sorted GPUs keeps them
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(n.GPUs[a].Free, n.GPUs[b].Free) })
+	}
+	return order
+}
+
+// fillNodeAt is fillNodeTo through w: it writes up to k slots on node ni
+// from slot at and returns the slot after the last it wrote. The
+// Capacity then has their GPUs without looking them up by name.
+func fillNodeAt(w policy.GangWriter, at int, c *policy.Capacity, ni int, d policy.Demand, k int) int {
+	n := &c.Nodes[ni]
+	var buf [16]int
+	for _, gi := range gpuOrder(n, d, buf[:0]) {
+		for f := d.FitsOn(&n.GPUs[gi]); f > 0 && k > 0; f-- {
+			w.Put(at, ni, gi, d)
+			at++
+			k--
+		}
+		if k == 0 {
+			break
+		}
+	}
+	return at
 }
 
 // freeAscending reports that gs are in fillNodeTo's order already (Free
@@ -128,17 +153,17 @@ func take(c *policy.Capacity, d policy.Demand, cs []candidate) (policy.Placement
 	if p, ok := takeSplit(c, d, cs); ok {
 		return p, len(p.Slots) == d.Workers
 	}
-	p := policy.Placement{Slots: make([]policy.Slot, 0, d.Workers)}
-	need := d.Workers
+	w := c.NewGang(d.Workers, d.Workers)
+	at, need := 0, d.Workers
 	for _, cd := range cs {
 		if need == 0 {
 			break
 		}
 		k := min(cd.fit, need)
-		p.Slots = fillNodeTo(p.Slots, &c.Nodes[cd.node], d, k)
+		at = fillNodeAt(w, at, c, cd.node, d, k)
 		need -= k
 	}
-	return p, need == 0
+	return w.Placement(at), need == 0
 }
 
 // takeSplitMin is the fewest slots take fills in parts side by side: an
@@ -166,18 +191,20 @@ func takeSplit(c *policy.Capacity, d policy.Demand, cs []candidate) (p policy.Pl
 	}
 	off = append(off, n)
 	used := len(off) - 1
-	slots := make([]policy.Slot, n, d.Workers)
+	w := c.NewGang(n, d.Workers)
 	var short atomic.Bool
 	k := max(min(split.Procs()*4, n/max(takeSplitMin, 1)), 1)
 	split.Run(used, k, split.Procs(), func(_, lo, hi int) {
 		for i := lo; i < hi && !short.Load(); i++ {
-			got := fillNodeTo(slots[off[i]:off[i]:off[i+1]], &c.Nodes[cs[i].node], d, off[i+1]-off[i])
-			if len(got) != off[i+1]-off[i] {
+			if fillNodeAt(w, off[i], c, cs[i].node, d, off[i+1]-off[i]) != off[i+1] {
 				short.Store(true)
 			}
 		}
 	})
-	return policy.Placement{Slots: slots}, !short.Load()
+	if short.Load() {
+		return p, false
+	}
+	return w.Placement(n), true
 }
 
 // byFitDesc sorts candidates by how much they host, largest first, so the

@@ -18,7 +18,9 @@ import (
 // the same slice (first slot and length), on an unchanged GPU layout;
 // anything else is resolved as before.
 
-// GangWriter writes a new gang's slots on a Capacity's GPUs (NewGang).
+// GangWriter writes a new gang's slots on a Capacity's GPUs. It is made
+// by NewGang, and done once its Placement is taken: a slot put after
+// that would write into the refs the commit took.
 type GangWriter struct {
 	c     *Capacity
 	slots []Slot

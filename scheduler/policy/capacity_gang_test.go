@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
-	pt "github.com/caravan-dl/caravan/scheduler/policy/policytest"
 )
 
 // The consolidated placer writes its gangs through a GangWriter, and a
@@ -33,18 +32,8 @@ func TestWrittenGangsSameDecisions(t *testing.T) {
 // writtenAgree decides 10 churned rounds of one seed with and without
 // the writers' refs, failing on any difference.
 func writtenAgree(t *testing.T, name string, seed uint64, eager bool) {
-	sp := pt.RandomSpec{
-		Cluster: pt.ClusterSpec{Racks: 3, NodesPerRack: 8, GPUsPerNode: 8},
-		Running: 400, Queued: 600, Busy: 0.95, FracShare: 0.6,
-	}
-	s := pt.Random(seed, sp)
-	if seed%2 == 0 {
-		roundingShares(s)
-	}
-	c := pt.NewChurn(seed, s, pt.ChurnSpec{Interval: 10, Finish: 0.02, Arrive: 8})
-	with, without := newPolicy(t, name), newPolicy(t, name)
+	c, with, without := churnedPair(t, name, seed, eager)
 	fw, fo := with.(*policy.Framework), without.(*policy.Framework)
-	fw.EagerTrials, fo.EagerTrials = eager, eager
 	for round := 0; round < 10; round++ {
 		policy.GangNotesOff(true)
 		want := copyOf(without.Decide(c.S))

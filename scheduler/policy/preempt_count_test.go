@@ -43,21 +43,8 @@ func TestCountTestsSameDecisions(t *testing.T) {
 // count tests, failing on any difference; it returns the count tests and
 // the placer calls of each instance.
 func countTestsAgree(t *testing.T, name string, seed uint64, eager bool) (counted, placedWith, placedWithout int) {
-	sp := pt.RandomSpec{
-		Cluster: pt.ClusterSpec{Racks: 3, NodesPerRack: 8, GPUsPerNode: 8},
-		Running: 400, Queued: 600, Busy: 0.95, FracShare: 0.6,
-	}
-	if seed > 6 { // lazy trials leave victims out of the capacity here
-		sp.Cluster.Racks, sp.Cluster.NodesPerRack, sp.Running, sp.Queued = 6, 16, 1600, 2000
-	}
-	s := pt.Random(seed, sp)
-	if seed%2 == 0 {
-		roundingShares(s)
-	}
-	c := pt.NewChurn(seed, s, pt.ChurnSpec{Interval: 10, Finish: 0.02, Arrive: 8})
-	with, without := newPolicy(t, name), newPolicy(t, name)
+	c, with, without := churnedPair(t, name, seed, eager)
 	fw, fo := with.(*policy.Framework), without.(*policy.Framework)
-	fw.EagerTrials, fo.EagerTrials = eager, eager
 	for round := 0; round < 12; round++ {
 		policy.CountTestsOff(true)
 		want := copyOf(without.Decide(c.S))
@@ -75,4 +62,26 @@ func countTestsAgree(t *testing.T, name string, seed uint64, eager bool) (counte
 		c.Step(want)
 	}
 	return counted, placedWith, placedWithout
+}
+
+// churnedPair is a churn of one seed's random snapshot (busy, with
+// shares; shares that round for even seeds, a larger cluster past seed
+// 6) and two instances of ordering name, eager or lazy in their trials,
+// for tests that decide it with and without a feature.
+func churnedPair(t *testing.T, name string, seed uint64, eager bool) (c *pt.Churn, with, without policy.Policy) {
+	sp := pt.RandomSpec{
+		Cluster: pt.ClusterSpec{Racks: 3, NodesPerRack: 8, GPUsPerNode: 8},
+		Running: 400, Queued: 600, Busy: 0.95, FracShare: 0.6,
+	}
+	if seed > 6 { // lazy trials leave victims out of the capacity here
+		sp.Cluster.Racks, sp.Cluster.NodesPerRack, sp.Running, sp.Queued = 6, 16, 1600, 2000
+	}
+	s := pt.Random(seed, sp)
+	if seed%2 == 0 {
+		roundingShares(s)
+	}
+	c = pt.NewChurn(seed, s, pt.ChurnSpec{Interval: 10, Finish: 0.02, Arrive: 8})
+	with, without = newPolicy(t, name), newPolicy(t, name)
+	with.(*policy.Framework).EagerTrials, without.(*policy.Framework).EagerTrials = eager, eager
+	return c, with, without
 }

@@ -28,12 +28,12 @@ type GangWriter struct {
 	gen   uint64
 }
 
-// gangNote is the placement the last GangWriter returned, and its refs.
+// gangNote is the placement the last GangWriter returned (its refs are
+// the first n of the Capacity's gangRefs).
 type gangNote struct {
 	base   *Slot
 	n      int
 	layout uint64
-	refs   []slotRef
 }
 
 // NewGang starts writing a gang of up to n slots (the Placement's
@@ -61,7 +61,7 @@ func (w GangWriter) Put(at, ni, gi int, d Demand) {
 func (w GangWriter) Placement(n int) Placement {
 	p := Placement{Slots: w.slots[:n]}
 	if c := w.c; n > 0 && w.gen == c.gangGen {
-		c.gang = gangNote{base: &w.slots[0], n: n, layout: c.layout, refs: w.refs[:n]}
+		c.gang = gangNote{base: &w.slots[0], n: n, layout: c.layout}
 	}
 	return p
 }
@@ -73,29 +73,28 @@ func (c *Capacity) noted(p Placement) ([]slotRef, bool) {
 	if gangNotesOff || nt.base == nil || len(p.Slots) != nt.n || &p.Slots[0] != nt.base || nt.layout != c.layout {
 		return nil, false
 	}
+	refs := c.gangRefs[:nt.n]
 	c.gang = gangNote{}
 	c.gangRefs = c.placed[:0] // the refs become c.placed: its storage is the next gang's
 	if verifyGangs {
-		c.verifyNoted(p, nt.refs)
+		c.verifyNoted(p, refs)
 	}
-	writtenGangs.Add(1)
-	return nt.refs, true
+	return refs, true
 }
 
-// gangNotesOff makes commitPlaced resolve every gang (tests compare);
-// writtenGangs counts the commits that took a writer's refs (tests check
-// that they do).
+// gangNotesOff makes commitPlaced resolve every gang (tests compare).
+var gangNotesOff bool
+
+// verifyGangs makes every noted gang's refs be checked against resolve,
+// and counted in writtenGangs (tests: off the commit's path otherwise).
 var (
-	gangNotesOff bool
+	verifyGangs  bool
 	writtenGangs atomic.Int64
 )
 
-// verifyGangs makes every noted gang's refs be checked against resolve
-// (tests).
-var verifyGangs bool
-
 // verifyNoted panics where refs are not what resolve finds for p.
 func (c *Capacity) verifyNoted(p Placement, refs []slotRef) {
+	writtenGangs.Add(1)
 	want, err := c.resolve(p, nil)
 	if err != nil {
 		panic(fmt.Sprintf("a written gang does not resolve: %v", err))

@@ -33,17 +33,8 @@ func TestWrittenGangsSameDecisions(t *testing.T) {
 // the writers' refs, failing on any difference.
 func writtenAgree(t *testing.T, name string, seed uint64, eager bool) {
 	c, with, without := churnedPair(t, name, seed, eager)
-	fw, fo := with.(*policy.Framework), without.(*policy.Framework)
 	for round := 0; round < 10; round++ {
-		policy.GangNotesOff(true)
-		want := copyOf(without.Decide(c.S))
-		policy.GangNotesOff(false)
-		got := with.Decide(c.S)
-		sameDecision(t, name, round, want, got)
-		if policy.FreeState(fw) != policy.FreeState(fo) {
-			t.Fatalf("%s seed %d round %d: the rounds left different capacities", name, seed, round)
-		}
-		c.Step(want)
+		c.Step(decideBoth(t, name, seed, round, c.S, with, without, policy.GangNotesOff))
 	}
 }
 

@@ -35,15 +35,7 @@ func TestFailedBoundSameDecisions(t *testing.T) {
 			with, without := newPolicy(t, name), newPolicy(t, name)
 			skips0 := policy.FailedBoundOff(false)
 			for round := 0; round < 12; round++ {
-				policy.FailedBoundOff(true)
-				want := copyOf(without.Decide(c.S))
-				policy.FailedBoundOff(false)
-				got := with.Decide(c.S)
-				sameDecision(t, name, round, want, got)
-				if policy.FreeState(with.(*policy.Framework)) != policy.FreeState(without.(*policy.Framework)) {
-					t.Fatalf("%s seed %d round %d: the rounds left different capacities", name, seed, round)
-				}
-				c.Step(want)
+				c.Step(decideBoth(t, name, seed, round, c.S, with, without, func(off bool) { policy.FailedBoundOff(off) }))
 			}
 			skips := policy.FailedBoundOff(false) - skips0
 			t.Logf("%s seed %d (tenths %v): %d trials skipped", name, seed, tenths, skips)

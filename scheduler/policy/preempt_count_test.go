@@ -46,14 +46,7 @@ func countTestsAgree(t *testing.T, name string, seed uint64, eager bool) (counte
 	c, with, without := churnedPair(t, name, seed, eager)
 	fw, fo := with.(*policy.Framework), without.(*policy.Framework)
 	for round := 0; round < 12; round++ {
-		policy.CountTestsOff(true)
-		want := copyOf(without.Decide(c.S))
-		policy.CountTestsOff(false)
-		got := with.Decide(c.S)
-		sameDecision(t, name, round, want, got)
-		if policy.FreeState(fw) != policy.FreeState(fo) {
-			t.Fatalf("%s seed %d round %d: the rounds left different capacities", name, seed, round)
-		}
+		want := decideBoth(t, name, seed, round, c.S, with, without, policy.CountTestsOff)
 		sw, so := fw.LastTrialStats(), fo.LastTrialStats()
 		if so.Counted != 0 {
 			t.Fatalf("%s seed %d round %d: %d count tests with them off", name, seed, round, so.Counted)
@@ -84,4 +77,20 @@ func churnedPair(t *testing.T, name string, seed uint64, eager bool) (c *pt.Chur
 	with, without = newPolicy(t, name), newPolicy(t, name)
 	with.(*policy.Framework).EagerTrials, without.(*policy.Framework).EagerTrials = eager, eager
 	return c, with, without
+}
+
+// decideBoth decides s with without (the feature turned off by off(true))
+// and with with (off(false)), fails on any difference in the decisions
+// or the capacities they leave, and returns without's decision.
+func decideBoth(t *testing.T, name string, seed uint64, round int, s *policy.Snapshot, with, without policy.Policy, off func(bool)) policy.Decision {
+	t.Helper()
+	off(true)
+	want := copyOf(without.Decide(s))
+	off(false)
+	got := with.Decide(s)
+	sameDecision(t, name, round, want, got)
+	if policy.FreeState(with.(*policy.Framework)) != policy.FreeState(without.(*policy.Framework)) {
+		t.Fatalf("%s seed %d round %d: the rounds left different capacities", name, seed, round)
+	}
+	return want
 }

@@ -43,7 +43,7 @@ func TestSumIndexMatchesScan(t *testing.T) {
 			t.Fatalf("step %d, %v: index chose node %d, the scan %d", step, d, got, want)
 		}
 		if want >= 0 && rng.IntN(3) > 0 {
-			p := policy.Placement{Slots: fillNode(&plain.Nodes[want], d, d.Workers)}
+			p := fillNode(plain, want, d, d.Workers)
 			if e1, e2 := logged.Commit(p, 0), plain.Commit(p, 0); e1 != nil || e2 != nil {
 				t.Fatalf("step %d: commit %v, %v", step, e1, e2)
 			}

@@ -99,8 +99,7 @@ func consolidate(c *policy.Capacity, d policy.Demand) (policy.Placement, string)
 		n = bestSingleNode(c, d)
 	}
 	if n >= 0 {
-		w := c.NewGang(d.Workers, d.Workers)
-		return w.Placement(fillNodeAt(w, 0, c, n, d, d.Workers)), ""
+		return fillNode(c, n, d, d.Workers), ""
 	}
 	var cs []candidate
 	if m != nil {

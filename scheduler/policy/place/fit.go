@@ -32,28 +32,10 @@ func noShare(sum, max float64, d policy.Demand) bool {
 	return sum+1e-9 < d.Fraction || d.Fraction > max+2e-9
 }
 
-// fillNode builds k slots on node n. Fractions go to the fullest GPUs that
-// still fit first, so whole GPUs stay whole.
-func fillNode(n *policy.FreeNode, d policy.Demand, k int) []policy.Slot {
-	return fillNodeTo(make([]policy.Slot, 0, k), n, d, k)
-}
-
-// fillNodeTo is fillNode appending to dst: a gang's slots grow in one
-// slice instead of a slice per node copied on (a tenth of a
-// preemption-heavy decision was growing them).
-func fillNodeTo(dst []policy.Slot, n *policy.FreeNode, d policy.Demand, k int) []policy.Slot {
-	var buf [16]int
-	for _, gi := range gpuOrder(n, d, buf[:0]) {
-		g := &n.GPUs[gi]
-		for c := d.FitsOn(g); c > 0 && k > 0; c-- {
-			dst = append(dst, d.Slot(n.Name, g))
-			k--
-		}
-		if k == 0 {
-			break
-		}
-	}
-	return dst
+// fillNode places up to k workers of d on node ni alone.
+func fillNode(c *policy.Capacity, ni int, d policy.Demand, k int) policy.Placement {
+	w := c.NewGang(k, k)
+	return w.Placement(fillNodeAt(w, 0, c, ni, d, k))
 }
 
 // gpuOrder appends to order node n's GPU positions in the order its
@@ -69,9 +51,12 @@ func gpuOrder(n *policy.FreeNode, d policy.Demand, order []int) []int {
 	return order
 }
 
-// fillNodeAt is fillNodeTo through w: it writes up to k slots on node ni
-// from slot at and returns the slot after the last it wrote. The
-// Capacity then has their GPUs without looking them up by name.
+// fillNodeAt writes up to k slots of d on node ni through w, from slot
+// at, and returns the slot after the last it wrote. Fractions go to the
+// fullest GPUs that still fit first, so whole GPUs stay whole. Written
+// through w, a gang's slots fill one slice (a slice per node copied on
+// was a tenth of a preemption-heavy decision) and the Capacity has their
+// GPUs without looking them up by name.
 func fillNodeAt(w policy.GangWriter, at int, c *policy.Capacity, ni int, d policy.Demand, k int) int {
 	n := &c.Nodes[ni]
 	var buf [16]int
@@ -88,7 +73,7 @@ func fillNodeAt(w policy.GangWriter, at int, c *policy.Capacity, ni int, d polic
 	return at
 }
 
-// freeAscending reports that gs are in fillNodeTo's order already (Free
+// freeAscending reports that gs are in gpuOrder's order already (Free
 // never decreasing, as cmp.Compare orders it): a gang of thousands of
 // slots sorted every node's GPUs (mostly all free, or equally used).
 func freeAscending(gs []policy.FreeGPU) bool {

@@ -10,7 +10,7 @@ import (
 )
 
 // byFitDesc's counting sort must give exactly the stable sort's order,
-// and fillNodeTo's sortedness shortcut the sorted GPUs' slots.
+// and fillNode's sortedness shortcut the sorted GPUs' slots.
 func TestByFitDescMatchesStableSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := 0; trial < 300; trial++ {
@@ -49,7 +49,8 @@ func TestByFitDescMatchesStableSort(t *testing.T) {
 				k--
 			}
 		}
-		if got := fillNode(&n, d, d.Workers); !slices.Equal(got, want) {
+		c := &policy.Capacity{Nodes: []policy.FreeNode{n}}
+		if got := fillNode(c, 0, d, d.Workers).Slots; !slices.Equal(got, want) {
 			t.Fatalf("trial %d: fillNode %v, want %v", trial, got, want)
 		}
 	}

@@ -121,7 +121,7 @@ func normalise(prior []TaskType, priorWeight float64, counts map[TaskType]float6
 func (f *Frag) Place(_ *policy.Job, d policy.Demand, c *policy.Capacity) (policy.Placement, string) {
 	if d.WholeGPU() {
 		if ni := f.leastGrowthNode(c, d); ni >= 0 {
-			return policy.Placement{Slots: fillNode(&c.Nodes[ni], d, d.Workers)}, ""
+			return fillNode(c, ni, d, d.Workers), ""
 		}
 		return consolidate(c, d)
 	}

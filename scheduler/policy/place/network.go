@@ -83,7 +83,7 @@ func (n *Network) Place(j *policy.Job, d policy.Demand, c *policy.Capacity) (pol
 	prof := speedOf(j)
 	single := bestSingleNode(c, d)
 	if single >= 0 && (prof == nil || d.Workers < 2) {
-		return policy.Placement{Slots: fillNode(&c.Nodes[single], d, d.Workers)}, ""
+		return fillNode(c, single, d, d.Workers), ""
 	}
 	cs := candidates(c, d)
 	if total := sumFit(cs); total < d.Workers {
@@ -103,7 +103,7 @@ func (n *Network) Place(j *policy.Job, d policy.Demand, c *policy.Capacity) (pol
 		best, _ = n.widest(c, d, cs, prof)
 	}
 	if single >= 0 && !n.spreadWins(prof, d, best) {
-		return policy.Placement{Slots: fillNode(&c.Nodes[single], d, d.Workers)}, ""
+		return fillNode(c, single, d, d.Workers), ""
 	}
 	p, _ := take(c, d, best.nodes)
 	return p, ""

@@ -121,7 +121,7 @@ func onOneNode(c *policy.Capacity, d policy.Demand) (policy.Placement, bool) {
 	if n < 0 {
 		return policy.Placement{}, false
 	}
-	return policy.Placement{Slots: fillNode(&c.Nodes[n], d, d.Workers)}, true
+	return fillNode(c, n, d, d.Workers), true
 }
 
 // firstFitNode is the first node (in cluster order) with room for the
@@ -186,14 +186,22 @@ func idleNodes(c *policy.Capacity, d policy.Demand, ns []int32, every bool) (pol
 // takeIdle is the placement on the whole nodes full and, if last >= 0,
 // need more workers on node last.
 func takeIdle(c *policy.Capacity, d policy.Demand, full []int, last, need int) policy.Placement {
-	p := policy.Placement{Slots: make([]policy.Slot, 0, d.Workers)}
+	n := 0
 	for _, i := range full {
-		p.Slots = fillNodeTo(p.Slots, &c.Nodes[i], d, len(c.Nodes[i].GPUs))
+		n += len(c.Nodes[i].GPUs)
 	}
 	if last >= 0 {
-		p.Slots = fillNodeTo(p.Slots, &c.Nodes[last], d, need)
+		n += need
 	}
-	return p
+	w := c.NewGang(n, d.Workers)
+	at := 0
+	for _, i := range full {
+		at = fillNodeAt(w, at, c, i, d, len(c.Nodes[i].GPUs))
+	}
+	if last >= 0 {
+		at = fillNodeAt(w, at, c, last, d, need)
+	}
+	return w.Placement(at)
 }
 
 func containsIdx(xs []int, v int) bool {

@@ -34,6 +34,25 @@ type PrevRanker interface {
 	PrevRanks() (prev []int32, calls uint64)
 }
 
+// RunningSorter is implemented by orderings whose ranking, in a decision
+// without reasons (Snapshot.SkipReasons), may list the running jobs of a
+// queue out of their order among themselves. Inside a queue they rank
+// ahead of its queued jobs, so their order there only says which one a
+// trial preempts first; an ordering whose running jobs' keys move every
+// call (2D-Gittins' indexes) then saves sorting them in every decision.
+// The Framework sorts them only when a trial first reads them.
+type RunningSorter interface {
+	// DeferRunning tells the ordering that its caller sorts the running
+	// jobs it reads (SortRunning): only then may it list them loosely.
+	DeferRunning()
+	// RunningLoose reports that the last Order call's ranking did.
+	RunningLoose() bool
+	// SortRunning reorders ranks, ranks of running jobs in that
+	// ranking, whole queues of them in ascending order, into the order
+	// an exact ranking lists them in.
+	SortRunning(ranks []int)
+}
+
 // Orderer is the ordering extension point: it ranks the active (queued and
 // running) jobs of a snapshot, highest priority first. It may keep state
 // across calls (learned distributions, promotions) but must be deterministic.

@@ -119,6 +119,9 @@ func (f *Framework) Decide(s *Snapshot) Decision {
 // snapshot), so the result is the serial one.
 func (f *Framework) roundAndOrder(s *Snapshot) (*round, []Ranked) {
 	q := f.roundPlugins()
+	if rs, ok := f.Order.(RunningSorter); ok {
+		rs.DeferRunning() // the round sorts what its trials read (preempt_loose.go)
+	}
 	if splitParts(len(s.Jobs)) < 2 && splitPartsOf(len(s.Cluster.Nodes), rereadMin) < 2 {
 		r := newRound(f, s, q)
 		return r, f.Order.Order(s)

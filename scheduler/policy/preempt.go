@@ -18,6 +18,7 @@ func (r *round) preemptFor(i int, d Demand, m *shapeMemo, placeFail *failure) (P
 		return Placement{}, m.preempt
 	}
 	epoch := r.cap.Epoch
+	r.sortVictims(i)
 	// The cheap check is memoised too: within an epoch free capacity only
 	// shrinks and later ranks have less held below them.
 	// A demand harder than one whose trial failed completely fails too

@@ -27,12 +27,15 @@ type round struct {
 	preemptive bool
 	held       *fenwick // GPU share of preemptable running jobs by rank
 	ranked     []Ranked
-	running    []int     // ranks of preemptable running jobs, ascending
-	preempted  []bool    // by rank
-	skip       []int32   // by position in running (live)
-	victims    []int     // tryVictims' scratch list
-	refs       []refSlot // by position in running (victimRefs)
-	refRound   uint64
+	running    []int   // ranks of preemptable running jobs, ascending by queue (preempt_loose.go)
+	preempted  []bool  // by rank
+	skip       []int32 // by position in running (live)
+	// looseFrom: the positions of running below it list their ranks in
+	// a loose ranking's order, not sorted yet (preempt_loose.go)
+	looseFrom int
+	victims   []int     // tryVictims' scratch list
+	refs      []refSlot // by position in running (victimRefs)
+	refRound  uint64
 	// trials is the Capacity's trial memo for this round (nil: none);
 	// settled is settle's list of the victims it preempted
 	trials  *trialStore
@@ -468,6 +471,7 @@ func (r *round) indexVictims() {
 	r.running = r.findVictims(r.running)
 	r.held.fill(r.running, r.holds)
 	r.f.running = r.running // kept for the next round's storage
+	r.looseVictims()
 	r.skip = grow(r.f.skip, len(r.running))
 	r.f.skip = r.skip
 	for k := range r.skip {

@@ -27,6 +27,9 @@ type TrialStats struct {
 	// did not need (the fewest lowest-ranked ones that fit are kept:
 	// preempt_fewest.go), given back before the placement.
 	Narrowed int
+	// LooseSorted: running jobs a loose ranking listed out of order,
+	// sorted before a trial read them (preempt_loose.go)
+	LooseSorted int
 }
 
 // LastTrialStats is TrialStats of the last Decide. The victims lazy

@@ -69,6 +69,16 @@ type Gittins struct {
 	// atValid that the last call was one
 	at      []gittinsAt
 	atValid bool
+	// ExactRunning ranks running jobs by their index in every call; by
+	// default a tracked call without reasons leaves them loose
+	// (gittins_loose.go). For comparisons.
+	ExactRunning bool
+	// deferred: the caller sorts the running jobs it reads
+	// (DeferRunning); loose is that the last call left them loose,
+	// fresh was its index at 0, and vs sorts them when asked
+	deferred, loose bool
+	fresh           float64
+	vs              looseSort
 }
 
 // NewGittins builds 2D-Gittins.
@@ -163,6 +173,8 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 	prev, matched := o.sc.matchFor(ks, s.SubmitOrdered)
 	x := indexPass{ks: ks, svc: svc, prev: prev, newMax: o.dist.MaxAddedSince(o.lastVer),
 		fresh: o.Index(0)} // most queued jobs have not run yet
+	o.loose = svc == nil && s.SkipReasons && o.deferred && !o.ExactRunning
+	x.loose = o.loose
 	if svc == nil { // tracked: the state is kept by position
 		o.at = growKeep(o.at, len(s.Jobs))
 		x.reuse = matched && o.atValid
@@ -177,6 +189,7 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 	}
 	o.lastVer = o.dist.Added()
 	fresh := x.fresh
+	o.fresh = fresh
 	// never-run queued jobs share their keys but for queue-join time:
 	// a learned sample moves all of them, not their order (keyRun)
 	o.sc.setRun(keyed{queue: int32(o.q.queueOf(0)), k: [3]float64{stateTie(&policy.Job{State: policy.Queued}), -fresh}})
@@ -195,6 +208,8 @@ type indexPass struct {
 	prev          []int32
 	reuse         bool
 	newMax, fresh float64
+	// loose: running jobs are keyed loosely (gittins_loose.go)
+	loose bool
 }
 
 // keyIndexes runs pass (indexes or indexesAt) over every key: each

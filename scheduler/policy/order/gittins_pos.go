@@ -1,10 +1,15 @@
 package order
 
-import "github.com/caravan-dl/caravan/scheduler/policy"
+import (
+	"math"
+
+	"github.com/caravan-dl/caravan/scheduler/policy"
+)
 
 // gittinsAt is what 2D-Gittins keeps of the job at one snapshot position
 // between tracked calls: its service and index then, and the terms of
-// the index (span). A tracked snapshot keeps a job at its position, so
+// the index (span); a negative service -a marks a running job keyed
+// loosely at service a, its index not computed (gittins_loose.go). A tracked snapshot keeps a job at its position, so
 // a job whose service and index hold is keyed from one record read and
 // nothing written: keeping them by key index instead copied every job's
 // terms to its new index (two buffers swapped) on every call.
@@ -13,6 +18,10 @@ type gittinsAt struct {
 	idx  float64
 	span gittinsSpan
 }
+
+// pending reports a running job keyed loosely, its index not computed
+// (gittins_loose.go): its service negated, its terms void.
+func (st *gittinsAt) pending() bool { return st.svc < 0 && math.IsInf(st.span.a, 1) }
 
 // indexesAt is indexes for a tracked call (each key's k[1] its service,
 // at its position): the index state is read and written by position, and
@@ -25,11 +34,19 @@ func (o *Gittins) indexesAt(x *indexPass, lo, hi int) {
 		a, idx := k.k[1], x.fresh
 		st := &o.at[k.at-1]
 		kept := x.kept(i, a)
+		loose := x.loose && k.k[0] == runningTie
 		switch {
 		case a == 0:
 			if st.svc != 0 { // no terms to keep: a stale record must not serve later
 				*st = gittinsAt{span: gittinsSpan{a: -1}}
 			}
+		case loose:
+			// keyed by the index last computed for it, so its key holds
+			// from call to call (and from an exact call to the next
+			// loose one); its index at a is computed if a trial reads it
+			// (SortRunning): the record is marked pending and its terms
+			// void (no b ≥ +Inf), so nothing reuses them
+			st.svc, st.span.a, idx = -a, math.Inf(1), st.idx
 		case kept && st.svc == a:
 			idx = st.idx // nothing moved: nothing to write
 		default:

@@ -44,6 +44,9 @@ func (o *Gittins) reindexAt(x *indexPass, lo, hi int) {
 		k := &x.ks[i]
 		st := &o.at[k.at-1]
 		switch {
+		case st.pending():
+			// keyed loosely, its index not computed: computed afresh if
+			// read (a record SortRunning computed is voided below)
 		case st.svc == 0:
 			k.k[1] = -x.fresh
 		case st.svc >= x.newMax:

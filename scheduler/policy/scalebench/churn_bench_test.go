@@ -340,7 +340,8 @@ func addTrials(a, b policy.TrialStats) policy.TrialStats {
 	return policy.TrialStats{Trials: a.Trials + b.Trials, Replayed: a.Replayed + b.Replayed,
 		Victims: a.Victims + b.Victims, VictimSlots: a.VictimSlots + b.VictimSlots,
 		Materialised: a.Materialised + b.Materialised, GivenBack: a.GivenBack + b.GivenBack,
-		PlacerCalls: a.PlacerCalls + b.PlacerCalls, Counted: a.Counted + b.Counted, Narrowed: a.Narrowed + b.Narrowed}
+		PlacerCalls: a.PlacerCalls + b.PlacerCalls, Counted: a.Counted + b.Counted, Narrowed: a.Narrowed + b.Narrowed,
+		LooseSorted: a.LooseSorted + b.LooseSorted}
 }
 
 // reportTrials reports the first side's preemption trials per timed
@@ -358,6 +359,9 @@ func reportTrials(b *testing.B, t policy.TrialStats) {
 	b.ReportMetric(float64(t.VictimSlots)/n, "victim-slots")
 	b.ReportMetric(float64(t.Materialised)/n, "materialised")
 	b.ReportMetric(float64(t.GivenBack)/n, "given-back")
+	if t.LooseSorted > 0 {
+		b.ReportMetric(float64(t.LooseSorted)/n, "loose-sorted")
+	}
 	b.ReportMetric(float64(t.PlacerCalls)/n, "trial-places")
 	b.ReportMetric(float64(t.Counted)/n, "trial-counts")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 )
 
 // eps absorbs float noise when fractions are summed and subtracted.
@@ -23,6 +24,8 @@ type FreeGPU struct {
 	TotalMem int64
 	// Util is the summed utilisation of the tasks already on the GPU.
 	Util float64
+	// gang is the last GangWriter that wrote slots on it (gangGen)
+	gang uint64
 }
 
 // Whole reports whether nothing at all is allocated on the GPU.
@@ -105,6 +108,11 @@ type Capacity struct {
 	gang     gangNote
 	gangRefs []slotRef
 	gangGen  uint64
+	// gangOver: a slot the writer wrote may not fit as commitPlaced
+	// checks (capacity_gang.go); freeGen counts the changes to the
+	// GPUs' free shares and memory since the last Reset
+	gangOver atomic.Bool
+	freeGen  uint64
 	// hash and trials serve the preemption trial memo (capacity_hash.go,
 	// preempt_memo.go)
 	hash   stateHash
@@ -210,6 +218,7 @@ func (cp *Capacity) Reset(c *Cluster) *Capacity {
 		cp.setSums(i)
 	}
 	cp.track.remember(c, len(cp.Nodes))
+	cp.freeGen = 0 // no gang is noted across a Reset
 	return cp
 }
 
@@ -503,7 +512,7 @@ func (c *Capacity) wantOn(wants []want, ni int, g *FreeGPU) int {
 func (c *Capacity) Commit(p Placement, util float64) error {
 	refs, err := c.resolve(p, c.refs[:0])
 	defer func() { c.refs = refs[:0] }()
-	return c.commitRefs(p, refs, err, util)
+	return c.commitRefs(p, refs, err, util, false)
 }
 
 // resolve finds each slot's GPU (nil where unknown; err is the first
@@ -568,13 +577,16 @@ func slotError(s *Slot, known bool) error {
 }
 
 // commitRefs is Commit of p resolved to refs (rerr: resolve's error).
-func (c *Capacity) commitRefs(p Placement, refs []slotRef, rerr error, util float64) error {
+func (c *Capacity) commitRefs(p Placement, refs []slotRef, rerr error, util float64, checked bool) error {
 	if rerr != nil {
 		return rerr
 	}
 	runs := c.runsOf(refs) // once, for the check and the apply
-	if err := c.overCommittedIn(p, refs, runs); err != nil {
-		return err
+	// a gang its writer found fitting is not checked again (capacity_gang.go)
+	if !checked {
+		if err := c.overCommittedIn(p, refs, runs); err != nil {
+			return err
+		}
 	}
 	c.applyIn(p, refs, -1, util, runs)
 	return nil
@@ -722,6 +734,7 @@ func (c *Capacity) apply(p Placement, refs []slotRef, sign float64, util float64
 // applyIn is apply, in parts of the gang's node runs where it has them
 // (runsOf).
 func (c *Capacity) applyIn(p Placement, refs []slotRef, sign, util float64, runs gangRuns) {
+	c.freeGen++
 	if runs.parts > 1 {
 		c.applyRuns(p, refs, sign, util, runs)
 		return
@@ -944,6 +957,7 @@ func (c *Capacity) nodeChanged(i int) {
 // does; the caller then reports the node changed (nodeChanged).
 func (c *Capacity) setFree(g *FreeGPU, ni int, free float64, freeMem int64) {
 	id := c.unhash(g, ni)
+	c.freeGen++
 	g.Free, g.FreeMem = free, freeMem
 	c.rehash(g, id)
 }

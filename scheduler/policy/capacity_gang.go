@@ -29,11 +29,15 @@ type GangWriter struct {
 }
 
 // gangNote is the placement the last GangWriter returned (its refs are
-// the first n of the Capacity's gangRefs).
+// the first n of the Capacity's gangRefs). checked: every GPU it writes
+// holds its slots as commitPlaced's over-commit check finds them, as of
+// the GPUs' free state free (Capacity.freeGen).
 type gangNote struct {
-	base   *Slot
-	n      int
-	layout uint64
+	base    *Slot
+	n       int
+	layout  uint64
+	checked bool
+	free    uint64
 }
 
 // NewGang starts writing a gang of up to n slots (the Placement's
@@ -43,43 +47,61 @@ type gangNote struct {
 func (c *Capacity) NewGang(n, room int) GangWriter {
 	c.gangGen++
 	c.gang.base = nil
+	c.gangOver.Store(false)
 	refs := grow(c.gangRefs, n)
 	c.gangRefs = refs
 	return GangWriter{c: c, slots: make([]Slot, n, max(n, room)), refs: refs, gen: c.gangGen}
 }
 
-// Put writes slot at: a worker of d on GPU position gi of node ni, as
-// d.Slot names it.
-func (w GangWriter) Put(at, ni, gi int, d Demand) {
+// PutOn writes k slots from at, workers of d on GPU position gi of node
+// ni, as d.Slot names them, and returns the slot after them. Where they
+// are the gang's only slots on that GPU, it sums them as the over-commit
+// check does (want, slot by slot) against the GPU's free share and
+// memory: where they fit, the commit need not check them again.
+func (w GangWriter) PutOn(at, ni, gi, k int, d Demand) int {
 	n := &w.c.Nodes[ni]
 	g := &n.GPUs[gi]
-	w.slots[at] = d.Slot(n.Name, g)
-	w.refs[at] = slotRef{g, ni}
+	s := d.Slot(n.Name, g)
+	var frac float64
+	var mem int64
+	for x := at; x < at+k; x++ {
+		w.slots[x], w.refs[x] = s, slotRef{g, ni}
+		frac += s.Fraction
+		mem += s.MemMiB
+	}
+	if g.gang == w.gen || frac > g.Free+eps || mem > g.FreeMem {
+		w.c.gangOver.Store(true) // checked at the commit, as any placement
+	}
+	g.gang = w.gen
+	return at + k
 }
 
 // Placement is the gang's first n slots.
 func (w GangWriter) Placement(n int) Placement {
 	p := Placement{Slots: w.slots[:n]}
 	if c := w.c; n > 0 && w.gen == c.gangGen {
-		c.gang = gangNote{base: &w.slots[0], n: n, layout: c.layout}
+		c.gang = gangNote{base: &w.slots[0], n: n, layout: c.layout, checked: !c.gangOver.Load(), free: c.freeGen}
 	}
 	return p
 }
 
 // noted returns p's refs as its GangWriter wrote them, where p is the
-// placement it returned last on this layout; the note is used once.
-func (c *Capacity) noted(p Placement) ([]slotRef, bool) {
+// placement it returned last on this layout, and whether its GPUs were
+// checked as they are still (no GPU's free state changed since); the
+// note is used once.
+func (c *Capacity) noted(p Placement) (refs []slotRef, checked, ok bool) {
 	nt := c.gang
 	if gangNotesOff || nt.base == nil || len(p.Slots) != nt.n || &p.Slots[0] != nt.base || nt.layout != c.layout {
-		return nil, false
+		return nil, false, false
 	}
-	refs := c.gangRefs[:nt.n]
+	refs = c.gangRefs[:nt.n]
 	c.gang = gangNote{}
 	c.gangRefs = c.placed[:0] // the refs become c.placed: its storage is the next gang's
+	checked = nt.checked && nt.free == c.freeGen
 	if verifyGangs {
-		c.verifyNoted(p, refs)
+		c.verifyNoted(p, refs, checked)
 	}
-	return refs, true
+	return refs, checked, true
 }
 
 // gangNotesOff makes commitPlaced resolve every gang (tests compare).
@@ -88,12 +110,13 @@ var gangNotesOff bool
 // verifyGangs makes every noted gang's refs be checked against resolve,
 // and counted in writtenGangs (tests: off the commit's path otherwise).
 var (
-	verifyGangs  bool
-	writtenGangs atomic.Int64
+	verifyGangs                bool
+	writtenGangs, checkedGangs atomic.Int64
 )
 
-// verifyNoted panics where refs are not what resolve finds for p.
-func (c *Capacity) verifyNoted(p Placement, refs []slotRef) {
+// verifyNoted panics where refs are not what resolve finds for p, or p
+// is checked and over-commits a GPU.
+func (c *Capacity) verifyNoted(p Placement, refs []slotRef, checked bool) {
 	writtenGangs.Add(1)
 	want, err := c.resolve(p, nil)
 	if err != nil {
@@ -103,6 +126,12 @@ func (c *Capacity) verifyNoted(p Placement, refs []slotRef) {
 		if want[i] != refs[i] {
 			panic(fmt.Sprintf("a written gang's slot %d resolves to node %d GPU %d, noted node %d GPU %d",
 				i, want[i].ni, want[i].g.Index, refs[i].ni, refs[i].g.Index))
+		}
+	}
+	if checked {
+		checkedGangs.Add(1)
+		if err := c.overCommitted(p, refs); err != nil {
+			panic(fmt.Sprintf("a written gang checked as fitting over-commits: %v", err))
 		}
 	}
 }

@@ -18,12 +18,15 @@ func TestWrittenGangsSameDecisions(t *testing.T) {
 	defer policy.GangNotesOff(false)
 	for _, eager := range []bool{false, true} {
 		for _, name := range []string{"fifo", "srtf-oracle", "tiresias-las", "tiresias-gittins", "lucid"} {
-			before := policy.WrittenGangs()
+			before, checked := policy.WrittenGangs(), policy.CheckedGangs()
 			for seed := uint64(1); seed <= 4; seed++ {
 				writtenAgree(t, name, seed, eager)
 			}
 			if policy.WrittenGangs() == before {
 				t.Errorf("%s (eager %v): no commit took a written gang", name, eager)
+			}
+			if policy.CheckedGangs() == checked {
+				t.Errorf("%s (eager %v): no commit took a gang its writer checked", name, eager)
 			}
 		}
 	}

@@ -174,6 +174,7 @@ func (c *Capacity) endRecord(dst []gpuDiff) []gpuDiff {
 // are set to freeSum and wholeFree (what the recorded trial left, from
 // the same starting state).
 func (c *Capacity) replayDiff(diff []gpuDiff, freeSum float64, wholeFree int) {
+	c.freeGen++
 	for _, df := range diff {
 		ni := int(df.ni)
 		g := &c.Nodes[ni].GPUs[df.pos]

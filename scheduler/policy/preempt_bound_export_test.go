@@ -92,5 +92,9 @@ var seenN, wrongN int
 // WrittenGangs counts the commits that took a GangWriter's refs.
 func WrittenGangs() int64 { return writtenGangs.Load() }
 
+// CheckedGangs counts the written gangs whose commit skipped its
+// over-commit check, their writer having found them fitting.
+func CheckedGangs() int64 { return checkedGangs.Load() }
+
 // GangNotesOff makes commits resolve every gang by name (or not).
 func GangNotesOff(off bool) { gangNotesOff = off }

@@ -48,13 +48,13 @@ func (c *Capacity) CommitJob(j *Job, p Placement, util float64) error {
 // commitPlaced is CommitJob of a new gang p, keeping its resolved slots
 // in c.placed (for markUsed) instead of resolving them by node name again.
 func (c *Capacity) commitPlaced(j *Job, p Placement, util float64) error {
-	refs, ok := c.noted(p) // written resolved (capacity_gang.go)
+	refs, checked, ok := c.noted(p) // written resolved (capacity_gang.go)
 	var rerr error
 	if !ok {
 		refs, rerr = c.resolve(p, c.placed[:0])
 	}
 	c.placed = refs
-	if err := c.commitRefs(p, refs, rerr, util); err != nil {
+	if err := c.commitRefs(p, refs, rerr, util, checked); err != nil {
 		return err
 	}
 	if c.residents != nil {
@@ -72,7 +72,7 @@ func (c *Capacity) ReleaseJob(j *Job, util float64) {
 // commitJobRefs is CommitJob of j's own placement, resolved to refs
 // (rerr: resolve's error).
 func (c *Capacity) commitJobRefs(j *Job, refs []slotRef, rerr error, util float64) error {
-	if err := c.commitRefs(j.Placement, refs, rerr, util); err != nil {
+	if err := c.commitRefs(j.Placement, refs, rerr, util, false); err != nil {
 		return err
 	}
 	if c.residents != nil {

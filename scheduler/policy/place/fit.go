@@ -61,10 +61,10 @@ func fillNodeAt(w policy.GangWriter, at int, c *policy.Capacity, ni int, d polic
 	n := &c.Nodes[ni]
 	var buf [16]int
 	for _, gi := range gpuOrder(n, d, buf[:0]) {
-		for f := d.FitsOn(&n.GPUs[gi]); f > 0 && k > 0; f-- {
-			w.Put(at, ni, gi, d)
-			at++
-			k--
+		f := min(d.FitsOn(&n.GPUs[gi]), k)
+		if f > 0 {
+			at = w.PutOn(at, ni, gi, f, d)
+			k -= f
 		}
 		if k == 0 {
 			break

@@ -103,6 +103,9 @@ type Capacity struct {
 	marks     nodeMarks
 	used      nodeMarks // settle's GPUs of a new gang (markUsed)
 	placed    []slotRef // commitPlaced's resolved slots of the new gang
+	// placedGang is the writer whose stamps mark its GPUs (0: none;
+	// capacity_gang.go)
+	placedGang uint64
 	// gang is the placement the last GangWriter returned (its refs in
 	// gangRefs' storage); gangGen counts the writers (capacity_gang.go)
 	gang     gangNote

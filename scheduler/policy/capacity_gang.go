@@ -38,6 +38,7 @@ type gangNote struct {
 	layout  uint64
 	checked bool
 	free    uint64
+	gen     uint64 // its writer's (FreeGPU.gang)
 }
 
 // NewGang starts writing a gang of up to n slots (the Placement's
@@ -76,32 +77,44 @@ func (w GangWriter) PutOn(at, ni, gi, k int, d Demand) int {
 	return at + k
 }
 
-// Placement is the gang's first n slots.
+// Placement is the gang's first n slots: every slot written (the GPUs
+// it stamped are the placement's, for settle: usesGang).
 func (w GangWriter) Placement(n int) Placement {
 	p := Placement{Slots: w.slots[:n]}
 	if c := w.c; n > 0 && w.gen == c.gangGen {
-		c.gang = gangNote{base: &w.slots[0], n: n, layout: c.layout, checked: !c.gangOver.Load(), free: c.freeGen}
+		c.gang = gangNote{base: &w.slots[0], n: n, layout: c.layout, checked: !c.gangOver.Load(), free: c.freeGen, gen: w.gen}
 	}
 	return p
 }
 
 // noted returns p's refs as its GangWriter wrote them, where p is the
-// placement it returned last on this layout, and whether its GPUs were
-// checked as they are still (no GPU's free state changed since); the
-// note is used once.
-func (c *Capacity) noted(p Placement) (refs []slotRef, checked, ok bool) {
+// placement it returned last on this layout, whether its GPUs were
+// checked as they are still (no GPU's free state changed since), and
+// its writer (the stamp of its GPUs); the note is used once.
+func (c *Capacity) noted(p Placement) (refs []slotRef, checked bool, gen uint64) {
 	nt := c.gang
 	if gangNotesOff || nt.base == nil || len(p.Slots) != nt.n || &p.Slots[0] != nt.base || nt.layout != c.layout {
-		return nil, false, false
+		return nil, false, 0
 	}
 	refs = c.gangRefs[:nt.n]
 	c.gang = gangNote{}
 	c.gangRefs = c.placed[:0] // the refs become c.placed: its storage is the next gang's
 	checked = nt.checked && nt.free == c.freeGen
 	if verifyGangs {
-		c.verifyNoted(p, refs, checked)
+		c.verifyNoted(p, refs, checked, nt.gen)
 	}
-	return refs, checked, true
+	return refs, checked, nt.gen
+}
+
+// usesGang reports whether any resolved slot of refs is on a GPU the
+// writer gen stamped: a GPU of the gang it wrote.
+func usesGang(refs []slotRef, gen uint64) bool {
+	for _, rf := range refs {
+		if rf.g != nil && rf.g.gang == gen {
+			return true
+		}
+	}
+	return false
 }
 
 // gangNotesOff makes commitPlaced resolve every gang (tests compare).
@@ -114,9 +127,10 @@ var (
 	writtenGangs, checkedGangs atomic.Int64
 )
 
-// verifyNoted panics where refs are not what resolve finds for p, or p
-// is checked and over-commits a GPU.
-func (c *Capacity) verifyNoted(p Placement, refs []slotRef, checked bool) {
+// verifyNoted panics where refs are not what resolve finds for p, p is
+// checked and over-commits a GPU, or the GPUs its writer gen stamped are
+// not p's.
+func (c *Capacity) verifyNoted(p Placement, refs []slotRef, checked bool, gen uint64) {
 	writtenGangs.Add(1)
 	want, err := c.resolve(p, nil)
 	if err != nil {
@@ -127,6 +141,24 @@ func (c *Capacity) verifyNoted(p Placement, refs []slotRef, checked bool) {
 			panic(fmt.Sprintf("a written gang's slot %d resolves to node %d GPU %d, noted node %d GPU %d",
 				i, want[i].ni, want[i].g.Index, refs[i].ni, refs[i].g.Index))
 		}
+	}
+	stamped := map[*FreeGPU]bool{}
+	for ni := range c.Nodes {
+		for k := range c.Nodes[ni].GPUs {
+			if g := &c.Nodes[ni].GPUs[k]; g.gang == gen {
+				stamped[g] = true
+			}
+		}
+	}
+	own := map[*FreeGPU]bool{}
+	for _, rf := range refs {
+		if !stamped[rf.g] {
+			panic(fmt.Sprintf("a written gang's GPU %d of node %d is not stamped", rf.g.Index, rf.ni))
+		}
+		own[rf.g] = true
+	}
+	if len(stamped) != len(own) {
+		panic(fmt.Sprintf("%d GPUs stamped by a written gang, %d its", len(stamped), len(own)))
 	}
 	if checked {
 		checkedGangs.Add(1)

@@ -146,7 +146,10 @@ func (r *round) settle(j *Job, p Placement, victims []int) {
 	r.settled = r.settled[:0]
 	// a lazy trial writes the victims put back at the end
 	defer r.lz.sync(r.cap)
-	marked := r.cap.markUsed(r.cap.placed) // else a map of p's GPUs by name
+	// p's GPUs are its writer's stamped ones (usesGang), else marked,
+	// else a map of them by name
+	gen := r.cap.placedGang
+	marked := gen != 0 || r.cap.markUsed(r.cap.placed)
 	var used map[gpuKey]bool
 	if !marked {
 		used = make(map[gpuKey]bool, len(p.Slots))
@@ -157,9 +160,12 @@ func (r *round) settle(j *Job, p Placement, victims []int) {
 	for k := len(victims) - 1; k >= 0; k-- {
 		v := r.ranked[r.running[victims[k]]].Job
 		var hit bool
-		if marked {
+		switch {
+		case gen != 0:
+			hit = usesGang(r.victimRefs(victims[k]).refs, gen)
+		case marked:
 			hit = r.cap.usesMarked(r.victimRefs(victims[k]).refs)
-		} else {
+		default:
 			hit = uses(used, v.Placement)
 		}
 		out := r.lz.released(k)

@@ -48,12 +48,12 @@ func (c *Capacity) CommitJob(j *Job, p Placement, util float64) error {
 // commitPlaced is CommitJob of a new gang p, keeping its resolved slots
 // in c.placed (for markUsed) instead of resolving them by node name again.
 func (c *Capacity) commitPlaced(j *Job, p Placement, util float64) error {
-	refs, checked, ok := c.noted(p) // written resolved (capacity_gang.go)
+	refs, checked, gen := c.noted(p) // written resolved (capacity_gang.go)
 	var rerr error
-	if !ok {
+	if gen == 0 {
 		refs, rerr = c.resolve(p, c.placed[:0])
 	}
-	c.placed = refs
+	c.placed, c.placedGang = refs, gen
 	if err := c.commitRefs(p, refs, rerr, util, checked); err != nil {
 		return err
 	}

@@ -32,6 +32,9 @@ type Framework struct {
 	info        []rankInfo
 	// guarded is rankAll's plain pass's ConcurrentGuard answers, by rank
 	guarded []bool
+	// loads and nodes are roundTrips' storage (preempt_exact.go)
+	loads []gpuLoad
+	nodes nodeMarks
 	// refs, refCache and refRound are victimRefs' storage (preempt_refs.go)
 	refs     []refSlot
 	refCache map[*Job]*victimRef
@@ -59,13 +62,15 @@ type Framework struct {
 // ranked jobs and an empty list of running ranks, reusing the last
 // round's storage.
 func (f *Framework) victimBuffers(n int) (*fenwick, []bool, []int) {
+	// with room to grow: a queue that grows by a few jobs a round
+	// reallocated ~1 MB every round, fresh pages faulted in each time
 	if cap(f.held.t) < n+1 {
-		f.held.t = make([]float64, n+1)
+		f.held.t = make([]float64, n+1, n+1+n/8)
 	}
 	f.held.t = f.held.t[:n+1]
 	clear(f.held.t)
 	if cap(f.preempted) < n {
-		f.preempted = make([]bool, n)
+		f.preempted = make([]bool, n, n+n/8)
 	}
 	f.preempted = f.preempted[:n]
 	clear(f.preempted)
@@ -105,6 +110,7 @@ func (f *Framework) Decide(s *Snapshot) Decision {
 		r.rankAll(ranked)
 	}
 	r.walk(ranked)
+	f.loads = r.loads // storage for the next round
 	if r.tracked {
 		f.jobs.waiting = r.dec.Waiting // storage for the next round
 	}

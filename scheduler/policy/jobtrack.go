@@ -21,10 +21,7 @@ type JobTrack struct {
 // are not Same before the next Update, or its cache goes stale.
 func (t *JobTrack) Update(s *Snapshot) bool {
 	n := len(s.Jobs)
-	if cap(t.same) < n {
-		t.same = make([]bool, n)
-	}
-	t.same = t.same[:n]
+	t.same = grow(t.same, n) // with room: a growing queue reallocated it every round
 	if !s.JobsTracked() {
 		clear(t.same)
 		t.last = t.last[:0]

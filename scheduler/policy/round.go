@@ -51,9 +51,9 @@ type round struct {
 	// lz is the running trial's lazy releases (nil: every victim of it
 	// is released; preempt_lazy.go)
 	lz    *lazyTrial
-	room  bool      // tryPlace failed for lack of room
-	trip  tripCheck // the last roundTrips check that held
-	nodes nodeMarks // roundTrips' GPUs by node
+	room  bool       // tryPlace failed for lack of room
+	trip  tripCheck  // the last roundTrips check that held
+	nodes *nodeMarks // roundTrips' GPUs by node
 	// info is the ranked jobs' states and gangs, read in one pass (nil
 	// when reasons are skipped: jobs are then read where needed)
 	info []rankInfo
@@ -169,6 +169,10 @@ func newRound(f *Framework, s *Snapshot, q roundPlugins) *round {
 		queued:     q.queued,
 		topQueue:   q.topQueue,
 		preemptive: q.preemptive,
+		// roundTrips' storage, the last round's (~0.3 MB a round
+		// allocated afresh, in fresh pages)
+		loads: f.loads[:0],
+		nodes: &f.nodes,
 	}
 	// without reasons a preemptive ordering at scale still reads every
 	// job, for the skipping walk: walking job by job was three times

@@ -158,14 +158,15 @@ func (t *changeRanks) accrue(s *policy.Snapshot, p int, adds []addEntry, mv move
 		return adds, false // not active, or its key cannot have moved yet
 	}
 	at, ex := a.acc.At(s.Now, a.attained, a.executed)
-	k := *e
-	if !mv.move(p, &k, a.aux, at, ex) {
+	// moved in place (a move that fails changes nothing): a copy's
+	// address handed to the mover escaped, a heap allocation per job
+	old := *e
+	if !mv.move(p, e, a.aux, at, ex) {
 		return adds, true
 	}
-	if sameKeyBits(&k, e) {
+	if sameKeyBits(&old, e) {
 		return adds, false
 	}
-	*e = k
 	t.until[p] = mv.holds(e, a)
 	t.mark[p] = markMove
 	return append(adds, addEntry{rankEntry: t.entry(p), moved: true}), false
@@ -188,20 +189,27 @@ func (t *changeRanks) rekey(p, oldN int, j *policy.Job, key func(*policy.Job) ke
 	}
 	k := key(j)
 	nk := posKey{k: k.k, queue: k.queue}
-	if j.Accrues() && mv.move != nil {
+	accrues := j.Accrues() && mv.move != nil
+	if accrues {
 		t.accr[p] = true
-		a := accKey{acc: j.Accrual, attained: j.Attained, executed: j.Executed}
+		t.acc[p] = accKey{acc: j.Accrual, attained: j.Attained, executed: j.Executed}
 		if mv.aux != nil {
-			a.aux = mv.aux(j)
+			t.acc[p].aux = mv.aux(j)
 		}
-		t.acc[p] = a
-		t.until[p] = mv.holds(&nk, &a)
 	}
-	if was && sameKeyBits(&nk, e) && t.id[p] == j.ID && math.Float64bits(t.sub[p]) == math.Float64bits(j.Submit) {
+	same := was && sameKeyBits(&nk, e) && t.id[p] == j.ID && math.Float64bits(t.sub[p]) == math.Float64bits(j.Submit)
+	if !same {
+		*e = nk
+	}
+	if accrues { // e's key is nk's, bit for bit
+		// asked of the kept key and accrual: addresses of copies handed
+		// to the mover's until escaped, two heap allocations a job
+		t.until[p] = mv.holds(e, &t.acc[p])
+	}
+	if same {
 		t.mark[p] = markStamp
 		return false
 	}
-	*e = nk
 	t.id[p], t.sub[p] = j.ID, j.Submit
 	if was {
 		t.mark[p] = markDrop

@@ -24,8 +24,9 @@ func (r *round) looseVictims() {
 }
 
 // sortVictims sorts the loose victims below rank i (a queued job's),
-// before a trial for it reads them. Later trials are for lower ranks, so
-// most decisions sort once, and those that try nothing never.
+// before a trial for it reads them. Later trials are for jobs ranked
+// lower, with fewer victims below them, so a decision mostly sorts once,
+// and one that tries nothing never.
 func (r *round) sortVictims(i int) {
 	if r.looseFrom == 0 {
 		return

@@ -8,11 +8,12 @@ import (
 
 // gittinsAt is what 2D-Gittins keeps of the job at one snapshot position
 // between tracked calls: its service and index then, and the terms of
-// the index (span); a negative service -a marks a running job keyed
-// loosely at service a, its index not computed (gittins_loose.go). A tracked snapshot keeps a job at its position, so
+// the index (span). A tracked snapshot keeps a job at its position, so
 // a job whose service and index hold is keyed from one record read and
 // nothing written: keeping them by key index instead copied every job's
-// terms to its new index (two buffers swapped) on every call.
+// terms to its new index (two buffers swapped) on every call. A running
+// job keyed loosely at service a is pending (gittins_loose.go): service
+// -a, its terms void, idx the index it is keyed by.
 type gittinsAt struct {
 	svc  policy.Seconds
 	idx  float64

@@ -26,6 +26,10 @@ type fitMemos struct {
 	// uniq and fits are catchUp's scratch: the distinct nodes, their fits
 	uniq []int32
 	fits []int32
+	// cands and sorted are consolidate's candidate list and
+	// byFitDesc's, for one placement at a time: a round that starts
+	// thousands of gangs allocated them for each, in fresh pages
+	cands, sorted []candidate
 }
 
 // maxSearched bounds the demands counted: a tracked Capacity's log (and
@@ -288,9 +292,9 @@ func memos(c *policy.Capacity) *fitMemos {
 	return ms
 }
 
-// candidatesOf lists the nodes hosting a worker, as candidates does.
-func (m *fitMemo) candidatesOf() []candidate {
-	var out []candidate
+// candidatesOf appends to out the nodes hosting a worker, as candidates
+// lists them.
+func (m *fitMemo) candidatesOf(out []candidate) []candidate {
 	for wi, word := range m.nz {
 		for word != 0 {
 			i := wi<<6 | bits.TrailingZeros64(word)

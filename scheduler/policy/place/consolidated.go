@@ -102,8 +102,11 @@ func consolidate(c *policy.Capacity, d policy.Demand) (policy.Placement, string)
 		return fillNode(c, n, d, d.Workers), ""
 	}
 	var cs []candidate
-	if m != nil {
-		cs = m.candidatesOf()
+	var sorted *[]candidate
+	if m != nil { // the memos' scratch: nothing keeps cs past this call
+		ms := memos(c)
+		cs = m.candidatesOf(ms.cands[:0])
+		ms.cands, sorted = cs, &ms.sorted
 	} else {
 		cs = candidates(c, d)
 		remember(c, d, cs)
@@ -111,7 +114,7 @@ func consolidate(c *policy.Capacity, d policy.Demand) (policy.Placement, string)
 	if total := sumFit(cs); total < d.Workers {
 		return policy.Placement{}, noRoom(d, total)
 	}
-	byFitDesc(cs)
+	byFitDescIn(cs, sorted)
 	if p, ok := bestRack(c, d, cs); ok {
 		return p, ""
 	}

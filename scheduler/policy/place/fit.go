@@ -196,7 +196,11 @@ func takeSplit(c *policy.Capacity, d policy.Demand, cs []candidate) (p policy.Pl
 // fewest nodes are used (stable: node order among equals). Fits are small
 // counts, so a long list is sorted by counting (the same stable order):
 // a gang spanning 6,000 nodes spent a quarter of its placement sorting.
-func byFitDesc(cs []candidate) {
+func byFitDesc(cs []candidate) { byFitDescIn(cs, nil) }
+
+// byFitDescIn is byFitDesc with its counting sort's output in *buf
+// (nil: allocated).
+func byFitDescIn(cs []candidate, buf *[]candidate) {
 	most := 0
 	for _, c := range cs {
 		if c.fit < 0 {
@@ -216,7 +220,13 @@ func byFitDesc(cs []candidate) {
 	for k := 1; k < len(at); k++ {
 		at[k] += at[k-1]
 	}
-	out := make([]candidate, len(cs))
+	var out []candidate
+	if buf != nil {
+		out = growTo(*buf, len(cs))
+		*buf = out
+	} else {
+		out = make([]candidate, len(cs))
+	}
 	for _, c := range cs {
 		out[at[most-c.fit]] = c
 		at[most-c.fit]++

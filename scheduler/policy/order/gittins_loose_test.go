@@ -16,7 +16,7 @@ import (
 // exact instance does: over rounds whose services move, with samples
 // learnt and prepared between them, an exact call (a queue view's) now
 // and then, loose calls whose running jobs nothing sorts (their records
-// left stale) before an exact one, and jobs listed twice (same ID,
+// left pending) before an exact one, and jobs listed twice (same ID,
 // submit time and service).
 func TestGittinsLooseSortsAsExact(t *testing.T) {
 	prior := []float64{100, 900, 3000, 20000, 80000}

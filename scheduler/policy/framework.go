@@ -62,17 +62,10 @@ type Framework struct {
 // ranked jobs and an empty list of running ranks, reusing the last
 // round's storage.
 func (f *Framework) victimBuffers(n int) (*fenwick, []bool, []int) {
-	// with room to grow: a queue that grows by a few jobs a round
+	// grown with room: a queue that grows by a few jobs a round
 	// reallocated ~1 MB every round, fresh pages faulted in each time
-	if cap(f.held.t) < n+1 {
-		f.held.t = make([]float64, n+1, n+1+n/8)
-	}
-	f.held.t = f.held.t[:n+1]
+	f.held.t, f.preempted = grow(f.held.t, n+1), grow(f.preempted, n)
 	clear(f.held.t)
-	if cap(f.preempted) < n {
-		f.preempted = make([]bool, n, n+n/8)
-	}
-	f.preempted = f.preempted[:n]
 	clear(f.preempted)
 	return &f.held, f.preempted, f.running[:0]
 }

@@ -17,11 +17,11 @@ type jobCache struct {
 	// last rank call ranked (0: none to reuse).
 	pos    []posRank
 	ranked int
-	// info and ids by rank: [cur] is the last round's, the other is
-	// rewritten by this one; the Decision's Ranking is written from them
+	// info by rank (with each job's ID, so an unchanged job's entry is
+	// one random read): [cur] is the last round's, the other is
+	// rewritten by this one; the Decision's Ranking is written from it
 	// and never read back, so a caller that edits it harms nothing
 	info    [2][]rankInfo
-	ids     [2][]string
 	cur     int
 	ranking []Rank
 	// waiting is the last Decision's Waiting, rewritten in place
@@ -44,7 +44,7 @@ type jobCache struct {
 	gates [2][]gate
 	gated bool
 	// byPrev: the last rank call copied by the ordering's PrevRanks
-	// (pos was not kept); kept: the last round's entries (info, ids by
+	// (pos was not kept); kept: the last round's entries (info by
 	// rank) are the last rank call's; calls: the ordering's Order count
 	// then
 	byPrev, kept bool
@@ -94,8 +94,8 @@ type posRank struct {
 // then in the parts, each answer written at its own rank.
 func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, pr PrevRanker, preemptive bool, guard PreemptionGuard) ([]Rank, []rankInfo) {
 	old, cur := c.cur, 1-c.cur
-	oldInfo, oldIDs := c.info[old], c.ids[old]
-	info, ids := grow(c.info[cur], len(ranked)), grow(c.ids[cur], len(ranked))
+	oldInfo := c.info[old]
+	info := grow(c.info[cur], len(ranked))
 	ranking := grow(c.ranking, len(ranked))
 	if !c.prepared || len(c.pos) != len(s.Jobs) {
 		c.prepare(len(s.Jobs))
@@ -119,8 +119,8 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, pr PrevRanker,
 			c.gates[cur] = gates
 		}
 	}
-	c.pass = rankPass{ranked: ranked, at: at, ranking: ranking, ids: ids, info: info,
-		oldIDs: oldIDs, oldInfo: oldInfo, guarded: guard != nil, ok: ok, gates: gates, now: s.Now}
+	c.pass = rankPass{ranked: ranked, at: at, ranking: ranking, info: info,
+		oldInfo: oldInfo, guarded: guard != nil, ok: ok, gates: gates, now: s.Now}
 	if horizon != nil && c.gated {
 		c.pass.oldGates = c.gates[old]
 	}
@@ -147,7 +147,7 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, pr PrevRanker,
 	// processor overlaps more of their cache misses than it could
 	// between the unchanged jobs' copies. A ConcurrentGuard is asked in
 	// it, and for the stale jobs in parts of their own
-	rc := changedRead{ranked: ranked, ranking: ranking, ids: ids, info: info, preemptive: preemptive, ok: ok, now: s.Now,
+	rc := changedRead{ranked: ranked, ranking: ranking, info: info, preemptive: preemptive, ok: ok, now: s.Now,
 		horizon: horizon, gates: gates}
 	if ok != nil {
 		rc.guard = concurrentGuard(guard)
@@ -173,7 +173,7 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, pr PrevRanker,
 		}
 	}
 	c.changed, c.stale = changed, stale
-	c.info[cur], c.ids[cur], c.cur, c.ranking = info, ids, cur, ranking
+	c.info[cur], c.cur, c.ranking = info, cur, ranking
 	c.gated = horizon != nil
 	c.ranked = len(c.pos)
 	if c.byPrev {
@@ -213,12 +213,12 @@ func (c *jobCache) copyPart(lo, hi int, lists rankPart) rankPart {
 
 // copyFrom copies the ranks [lo, hi) whose last rank prev gives.
 func (c *jobCache) copyFrom(ps *rankPass, prev []int32, lo, hi int, lists rankPart) rankPart {
-	ranking, ids, info, oldIDs, oldInfo := ps.ranking, ps.ids, ps.info, ps.oldIDs, ps.oldInfo
+	ranking, info, oldInfo := ps.ranking, ps.info, ps.oldInfo
 	changed, stale := lists.changed[:0], lists.stale[:0]
 	for r := lo; r < hi; r++ {
 		if lr := prev[r]; lr >= 0 && int(lr) < len(oldInfo) {
-			ids[r], info[r] = oldIDs[lr], oldInfo[lr]
-			ranking[r] = Rank{JobID: ids[r], Queue: ps.ranked[r].Queue}
+			info[r] = oldInfo[lr]
+			ranking[r] = Rank{JobID: info[r].id, Queue: ps.ranked[r].Queue}
 			if ps.guarded && info[r].state == Running && !ps.keepGate(r, lr) {
 				stale = append(stale, int32(r)) // its guard moves with Now
 			}
@@ -267,9 +267,7 @@ type rankPass struct {
 	ranked  []Ranked
 	at      []int32
 	ranking []Rank
-	ids     []string
 	info    []rankInfo
-	oldIDs  []string
 	oldInfo []rankInfo
 	guarded bool
 	prev    []int32 // the ordering's last-rank map (copyPart)
@@ -321,7 +319,6 @@ func (c *jobCache) copyUnchanged(ps *rankPass, lo, hi int, lists rankPart) rankP
 type changedRead struct {
 	ranked     []Ranked
 	ranking    []Rank
-	ids        []string
 	info       []rankInfo
 	preemptive bool
 	// guard, unless nil, is a ConcurrentGuard asked for every running
@@ -339,12 +336,11 @@ type changedRead struct {
 // running job's GPU share for a preemptive ordering (its slots are one
 // more miss each, which only the victim index needs).
 func (rc *changedRead) read(rs []int32) {
-	ranked, ranking, ids, info := rc.ranked, rc.ranking, rc.ids, rc.info
+	ranked, ranking, info := rc.ranked, rc.ranking, rc.info
 	for _, r := range rs {
 		x := &ranked[r]
 		j := x.Job
-		ids[r] = j.ID
-		info[r] = rankInfo{state: j.State, workers: j.Workers, frac: j.Fraction, mem: j.MemMiB}
+		info[r] = rankInfo{id: j.ID, state: j.State, workers: j.Workers, frac: j.Fraction, mem: j.MemMiB}
 		ranking[r] = Rank{JobID: j.ID, Queue: x.Queue}
 		if rc.preemptive && j.State == Running {
 			info[r].held = j.Placement.GPUs()
@@ -407,10 +403,9 @@ func (c *jobCache) permute(at []int32) {
 		lrs[r] = c.pos[p].next
 	}
 	cur := 1 - old
-	info, ids := grow(c.info[cur], n), grow(c.ids[cur], n)
-	oldInfo, oldIDs := c.info[old], c.ids[old]
+	info, oldInfo := grow(c.info[cur], n), c.info[old]
 	for r, lr := range lrs {
-		info[r], ids[r] = oldInfo[lr], oldIDs[lr]
+		info[r] = oldInfo[lr]
 		c.pos[at[r]-1].next = int32(r)
 	}
 	if c.gated {
@@ -420,7 +415,7 @@ func (c *jobCache) permute(at []int32) {
 		}
 		c.gates[cur] = gates
 	}
-	c.info[cur], c.ids[cur], c.cur = info, ids, cur
+	c.info[cur], c.cur = info, cur
 }
 
 // forgetRanks drops the last round's ranks (a round ranked without

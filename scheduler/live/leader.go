@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/caravan-dl/caravan/scheduler/policy"
 	"github.com/hashicorp/nomad/api"
 )
 
@@ -149,11 +150,22 @@ func (s *Scheduler) loop(ctx context.Context) error {
 	}
 }
 
-// collectBetweenRounds starts the garbage collection the next round
-// would probably start, now, on a goroutine of its own: it runs while
-// the loop waits (the debounce, the quantum), and a round that comes
-// sooner overlaps it as it would a cycle the runtime started.
-func (s *Scheduler) collectBetweenRounds() { s.gc.Idle() }
+// collectBetweenRounds lets the policy ready the next round's memory
+// (policy.Idler: the storage of a giant gang's slots, faulted in now
+// rather than inside the decision; the "idle" stage of
+// caravan_scheduler_round_stage_seconds_total), then starts the garbage
+// collection the next round would probably start, now, on a goroutine of
+// its own: it runs while the loop waits (the debounce, the quantum), and
+// a round that comes sooner overlaps it as it would a cycle the runtime
+// started.
+func (s *Scheduler) collectBetweenRounds() {
+	if _, ok := s.pol.(policy.Idler); ok {
+		start := time.Now()
+		policy.IdleBetween(s.pol)
+		s.metrics.stageSeconds.WithLabelValues("idle").Add(time.Since(start).Seconds())
+	}
+	s.gc.Idle()
+}
 
 func sleep(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)

@@ -2,6 +2,7 @@ package live
 
 import (
 	"testing"
+	"time"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
 )
@@ -51,4 +52,32 @@ func TestLearnFinishedOncePerRecord(t *testing.T) {
 	if len(s.finished) != 0 {
 		t.Fatal("the round's finished jobs were kept after they were learnt")
 	}
+}
+
+// idler is a policy that counts its Idle calls (policy.Idler).
+type idler struct {
+	policy.Policy
+	idles int
+}
+
+func (i *idler) Idle() { i.idles++; time.Sleep(time.Millisecond) }
+
+// Between rounds the loop lets the policy ready its memory (the
+// Framework faults in its next giant's slots) and times it as the idle
+// stage; a policy without Idle is left alone.
+func TestIdleBetweenRounds(t *testing.T) {
+	s := testScheduler(t)
+	s.collectBetweenRounds() // the registry's Framework: an Idler
+	p := &idler{Policy: s.pol}
+	s.pol = p
+	s.collectBetweenRounds()
+	s.collectBetweenRounds()
+	if p.idles != 2 {
+		t.Fatalf("%d Idle calls after two rounds, want 2", p.idles)
+	}
+	if secs := counterValue(s.metrics.stageSeconds.WithLabelValues("idle")); secs < 0.002 {
+		t.Fatalf("idle stage %v s after two Idle calls of a millisecond or more", secs)
+	}
+	s.pol = &learner{Policy: nil} // no Idle: nothing to call
+	s.collectBetweenRounds()
 }

@@ -65,7 +65,7 @@ func newMetrics(view func() *QueueView, leader func() bool) *metrics {
 			prometheus.ExponentialBuckets(0.5, 2, 18)),
 	}
 	m.stageSeconds = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "caravan_scheduler_round_stage_seconds_total",
-		Help: "Seconds scheduling rounds spent per stage: observe, classify, decide (the policy), apply (Nomad writes), save (state)."},
+		Help: "Seconds scheduling rounds spent per stage: observe, classify, decide (the policy), apply (Nomad writes), save (state); between rounds, learn (finished jobs fed to the policy) and idle (the policy readying memory)."},
 		[]string{"stage"})
 	reg.MustRegister(m.stageSeconds)
 	m.apiCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "caravan_scheduler_api_calls_total",

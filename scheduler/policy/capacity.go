@@ -130,6 +130,9 @@ type Capacity struct {
 	rereadN int
 	// racks lists each rack's nodes (capacity_racks.go)
 	racks rackIndex
+	// reserve is the pre-faulted storage of the next giant gang's slots
+	// (capacity_reserve.go)
+	reserve slotReserve
 }
 
 // NewCapacity indexes the free capacity of a cluster. Over-committed GPUs

@@ -51,7 +51,7 @@ func (c *Capacity) NewGang(n, room int) GangWriter {
 	c.gangOver.Store(false)
 	refs := grow(c.gangRefs, n)
 	c.gangRefs = refs
-	return GangWriter{c: c, slots: make([]Slot, n, max(n, room)), refs: refs, gen: c.gangGen}
+	return GangWriter{c: c, slots: c.gangSlots(n, max(n, room)), refs: refs, gen: c.gangGen}
 }
 
 // PutOn writes k slots from at, workers of d on GPU position gi of node

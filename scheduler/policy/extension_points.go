@@ -189,6 +189,22 @@ type Preparer interface {
 	Prepare()
 }
 
+// Idler is implemented by policies that ready memory between decisions:
+// the Framework faults in the storage of its next giant gang's slots
+// (Capacity.Idle) so that the decision meets no page fault there. The
+// live scheduler calls Idle after every round, while it waits for the
+// next; Idle changes no decision.
+type Idler interface {
+	Idle()
+}
+
+// IdleBetween calls p's Idle where it has one.
+func IdleBetween(p Policy) {
+	if i, ok := p.(Idler); ok {
+		i.Idle()
+	}
+}
+
 // OrderPreparer is an ordering's side of Preparer (the Framework calls
 // it): Prepare reports whether it re-ranked the jobs of its last Order
 // result. Their positions by the new rank are then its RankIndexes, and

@@ -192,6 +192,14 @@ func (f *Framework) Prepare() {
 	f.jobs.permute(ix.RankIndexes())
 }
 
+// Idle readies, between decisions, memory the next decision would
+// otherwise fault in (Idler): the Capacity's slot reserve.
+func (f *Framework) Idle() {
+	if f.free != nil {
+		f.free.Idle()
+	}
+}
+
 func (f *Framework) learn(s *Snapshot) {
 	if f.learnsFinished() { // a pass over every job: only when someone listens
 		// a tracked snapshot's unchanged jobs were seen last time; the

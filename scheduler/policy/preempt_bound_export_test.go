@@ -98,3 +98,12 @@ func CheckedGangs() int64 { return checkedGangs.Load() }
 
 // GangNotesOff makes commits resolve every gang by name (or not).
 func GangNotesOff(off bool) { gangNotesOff = off }
+
+// ReserveTaken is how many gangs of f's capacity took a pre-faulted
+// spare (capacity_reserve.go).
+func ReserveTaken(f *Framework) int {
+	if f.free == nil {
+		return 0
+	}
+	return f.free.reserve.taken
+}

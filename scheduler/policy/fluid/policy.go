@@ -62,6 +62,9 @@ func (p *Policy) Prepare() {
 	}
 }
 
+// Idle forwards to the inner policy where it has one (policy.Idler).
+func (p *Policy) Idle() { policy.IdleBetween(p.inner) }
+
 type gpuKey struct {
 	node string
 	gpu  int

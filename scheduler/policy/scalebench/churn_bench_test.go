@@ -174,6 +174,26 @@ type side struct {
 	// preps and prepCPU time learning between decisions (learnBetween)
 	preps   []time.Duration
 	prepCPU time.Duration
+	// idles time its Idle between decisions (policy.Idler)
+	idles []time.Duration
+}
+
+// idleOff reports CARAVAN_SCALE_IDLE=off: the policies are not asked to
+// ready memory between decisions (policy.Idler), for side-by-side runs.
+func idleOff() bool { return os.Getenv("CARAVAN_SCALE_IDLE") == "off" }
+
+// idle lets every side ready its memory for the next decision, where the
+// live scheduler waits for its next round (before the paced collection,
+// as there), and times it.
+func idle(sides []*side) {
+	if idleOff() {
+		return
+	}
+	for _, sd := range sides {
+		t0 := time.Now()
+		policy.IdleBetween(sd.p)
+		sd.idles = append(sd.idles, time.Since(t0))
+	}
 }
 
 // learnBetween reports CARAVAN_SCALE_LEARN=between: each policy is fed
@@ -257,6 +277,7 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 		sd.decide(s, gen[:len(s.Jobs)])
 	}
 	gc := pacer()
+	idle(sides)
 	gc.Idle()
 	step(c, sides)
 	// warm up: a random snapshot is no policy's steady state (LAS first
@@ -267,13 +288,14 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 			sd.decide(s, map[bool][]uint64{true: nil, false: g}[sd.name == "unt"])
 			s.JobGen = g
 		}
+		idle(sides)
 		gc.Idle()
 		step(c, sides)
 	}
 	for _, sd := range sides {
 		sd.lat, sd.cpus, sd.cpu, sd.heap, sd.trials = sd.lat[:0], sd.cpus[:0], 0, 0, policy.TrialStats{}
 		sd.faults = 0
-		sd.preps, sd.prepCPU = sd.preps[:0], 0
+		sd.preps, sd.prepCPU, sd.idles = sd.preps[:0], 0, sd.idles[:0]
 	}
 	gc.Reset()
 	// the budget applies from here: warmed up without one, a budgeted
@@ -306,6 +328,7 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 			b.Logf("decision %d: %v, %d starts, %d preempts, %d page faults, trials %+v", i, sd.lat[len(sd.lat)-1],
 				len(sd.last.Starts), len(sd.last.Preempts), sd.lastFaults, lastTrials(sd.p))
 		}
+		idle(sides)
 		gc.Idle() // where the live scheduler waits for its next round
 		step(c, sides)
 	}
@@ -322,6 +345,9 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 		b.ReportMetric(float64(quantile(sd.cpus, 50).Nanoseconds()), sd.name+"-cpu-p50-ns")
 		b.ReportMetric(float64(sd.heap)/float64(b.N), sd.name+"-alloc-B")
 		b.ReportMetric(float64(sd.faults)/float64(b.N), sd.name+"-faults")
+		if len(sd.idles) > 0 {
+			b.ReportMetric(float64(quantile(sd.idles, 99).Nanoseconds()), sd.name+"-idle-p99-ns")
+		}
 		if len(sd.preps) > 0 {
 			b.ReportMetric(float64(sd.prepCPU.Nanoseconds())/float64(b.N), sd.name+"-prep-cpu-ns")
 			b.ReportMetric(float64(quantile(sd.preps, 50).Nanoseconds()), sd.name+"-prep-p50-ns")

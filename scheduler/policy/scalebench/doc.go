@@ -39,7 +39,11 @@
 // policy.TrialStats), and so are the minor page faults a decision takes
 // (trk-faults: its allocations landing on fresh heap pages, ~800 for an
 // 80,001-slot placement, ~0.5-1 ms).
-// Between decisions the benchmarks pace the garbage collector as the
+// Between decisions each policy readies its memory for the next
+// (policy.Idler: the Framework faults in the storage of its next giant
+// gang's slots; idle-p99-ns), as the live scheduler does after every
+// round; CARAVAN_SCALE_IDLE=off skips it, for side-by-side runs.
+// Then the benchmarks pace the garbage collector as the
 // live scheduler's loop does (internal/gcpace: collect at the idle point
 // when the next decision would probably start a cycle; paced-gc-ns is
 // that wall time per decision); CARAVAN_SCALE_GC=runtime leaves every

@@ -130,6 +130,16 @@ func churnWarmup() int {
 	return 5
 }
 
+// churnSettle is how many untimed decisions follow the warm-up in the
+// timed setting where it is not the warm-up's (a start budget, no
+// reasons): CARAVAN_SCALE_SETTLE, default 2 (0: time the first).
+func churnSettle() int {
+	if n, err := strconv.Atoi(os.Getenv("CARAVAN_SCALE_SETTLE")); err == nil && n >= 0 {
+		return n
+	}
+	return 2
+}
+
 // churnHistory is how many finished jobs each policy has seen before
 // the cold decision: CARAVAN_SCALE_HISTORY, default 0. A cluster that
 // has run a while has a learning ordering's model warm (lucid refits
@@ -292,18 +302,36 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 		gc.Idle()
 		step(c, sides)
 	}
+	// the budget applies from here: warmed up without one, a budgeted
+	// run starts from the same state instead of spending its decisions
+	// filling the random snapshot's free GPUs 128 at a time
+	s.MaxStarts = maxStarts()
+	s.SkipReasons = os.Getenv("CARAVAN_SCALE_SKIP_REASONS") != "" // a live round between queue views
+	// a setting other than the warm-up's first allocates the buffers of
+	// its own paths (2D-Gittins' loose ranking, ~700 fresh pages), once
+	// in a scheduler's life: its first decisions settle it, untimed
+	if s.MaxStarts > 0 || s.SkipReasons {
+		for range churnSettle() {
+			gen := c.S.JobGen
+			for _, sd := range sides {
+				sd.decide(c.S, map[bool][]uint64{true: nil, false: gen}[sd.name == "unt"])
+			}
+			c.S.JobGen = gen
+			if len(sides) == 2 {
+				sameChoices(b, sides[0].last, sides[1].last)
+			}
+			idle(sides)
+			gc.Idle()
+			step(c, sides)
+		}
+	}
 	for _, sd := range sides {
 		sd.lat, sd.cpus, sd.cpu, sd.heap, sd.trials = sd.lat[:0], sd.cpus[:0], 0, 0, policy.TrialStats{}
 		sd.faults = 0
 		sd.preps, sd.prepCPU, sd.idles = sd.preps[:0], 0, sd.idles[:0]
 	}
 	gc.Reset()
-	// the budget applies from here: warmed up without one, a budgeted
-	// run starts from the same state instead of spending its decisions
-	// filling the random snapshot's free GPUs 128 at a time
-	s.MaxStarts = maxStarts()
-	s.SkipReasons = os.Getenv("CARAVAN_SCALE_SKIP_REASONS") != "" // a live round between queue views
-	logEach := os.Getenv("CARAVAN_SCALE_CHURN_LOG") != ""         // each decision's wall time and size
+	logEach := os.Getenv("CARAVAN_SCALE_CHURN_LOG") != "" // each decision's wall time and size
 	stop := steadyProfile(b, "churn-"+name)
 	defer stop()
 	starts, preempts := 0, 0

@@ -15,6 +15,9 @@
 // with a tracked (Snapshot.JobGen) and an untracked instance side by
 // side; CARAVAN_SCALE_CHURN=tracked or untracked runs one side,
 // CARAVAN_SCALE_CHURN_WARMUP sets the untimed churned decisions (5),
+// CARAVAN_SCALE_SETTLE the untimed decisions after them in the timed
+// setting where it is not the warm-up's, a budget or no reasons (2: the
+// first decision in a setting allocates its paths' buffers; 0 times it),
 // CARAVAN_SCALE_QUEUE=fresh starts from a queue of jobs that never ran,
 // CARAVAN_SCALE_INTERVAL the seconds between decisions (10),
 // CARAVAN_SCALE_GIANTS=whole makes the queued gangs larger than the

@@ -5,10 +5,11 @@ package policy
 // fresh pages from the system, which the runtime knows are zero and does
 // not clear, so every page faults when the placer first writes it: ~0.5
 // ms of a 2D-LAS or 2D-Gittins decision that swaps giants at 10,000
-// nodes. The Capacity keeps one slot slice as large as the largest gang
-// it wrote, faulted in between decisions (Idle), and a new gang of that
-// size takes it. A gang's slots are its Placement's, handed to the
-// caller with the Decision: the reserve is given away, never reused.
+// nodes. The Capacity keeps spare slot slices as large as the largest
+// gang it wrote, as many as the most giants one decision asked for,
+// faulted in between decisions (Idle), and a new giant takes one. A
+// gang's slots are its Placement's, handed to the caller with the
+// Decision: a spare is given away, never reused.
 
 // reserveMin is the fewest slots (640 KB) a gang must have to take the
 // reserve: smaller ones come from the heap's free spans.

@@ -188,6 +188,25 @@ type side struct {
 	idles []time.Duration
 }
 
+// decideSides has every side decide the churn's snapshot, the i-th
+// decision starting with side i mod the sides (so neither always runs
+// first), and fails where two sides chose differently.
+func decideSides(b *testing.B, c *pt.Churn, sides []*side, i int) {
+	gen := c.S.JobGen
+	for k := range sides {
+		sd := sides[(i+k)%len(sides)]
+		g := gen
+		if sd.name == "unt" {
+			g = nil
+		}
+		sd.decide(c.S, g)
+	}
+	c.S.JobGen = gen
+	if len(sides) == 2 {
+		sameChoices(b, sides[0].last, sides[1].last)
+	}
+}
+
 // idleOff reports CARAVAN_SCALE_IDLE=off: the policies are not asked to
 // ready memory between decisions (policy.Idler), for side-by-side runs.
 func idleOff() bool { return os.Getenv("CARAVAN_SCALE_IDLE") == "off" }
@@ -311,15 +330,8 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 	// its own paths (2D-Gittins' loose ranking, ~700 fresh pages), once
 	// in a scheduler's life: its first decisions settle it, untimed
 	if s.MaxStarts > 0 || s.SkipReasons {
-		for range churnSettle() {
-			gen := c.S.JobGen
-			for _, sd := range sides {
-				sd.decide(c.S, map[bool][]uint64{true: nil, false: gen}[sd.name == "unt"])
-			}
-			c.S.JobGen = gen
-			if len(sides) == 2 {
-				sameChoices(b, sides[0].last, sides[1].last)
-			}
+		for i := range churnSettle() {
+			decideSides(b, c, sides, i)
 			idle(sides)
 			gc.Idle()
 			step(c, sides)
@@ -337,19 +349,7 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 	starts, preempts := 0, 0
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		gen := c.S.JobGen
-		for k := range sides {
-			sd := sides[(i+k)%len(sides)]
-			g := gen
-			if sd.name == "unt" {
-				g = nil
-			}
-			sd.decide(c.S, g)
-		}
-		c.S.JobGen = gen
-		if len(sides) == 2 {
-			sameChoices(b, sides[0].last, sides[1].last)
-		}
+		decideSides(b, c, sides, i)
 		starts, preempts = starts+len(sides[0].last.Starts), preempts+len(sides[0].last.Preempts)
 		if logEach {
 			sd := sides[0]

@@ -124,7 +124,7 @@ func (t *changeRanks) changes(s *policy.Snapshot, oldN int, key func(*policy.Job
 func (t *changeRanks) changesIn(s *policy.Snapshot, oldN, lo, hi int, key func(*policy.Job) keyed, mv mover, adds []addEntry) (_ []addEntry, nan bool) {
 	stamps := s.JobGen
 	for p := lo; p < hi; p++ {
-		j, g := s.Jobs[p], stamps[p]
+		g := stamps[p]
 		if p < oldN && g != 0 && t.gen[p] == g {
 			if !t.accr[p] {
 				continue
@@ -134,6 +134,7 @@ func (t *changeRanks) changesIn(s *policy.Snapshot, oldN, lo, hi int, key func(*
 				continue
 			}
 		}
+		j := s.Jobs[p] // read only here: an unchanged job's pointer is not needed
 		t.gen[p], t.mark[p] = g, 0
 		if t.rekey(p, oldN, j, key, mv) {
 			if j.Submit != j.Submit {
@@ -153,10 +154,12 @@ func (t *changeRanks) changesIn(s *policy.Snapshot, oldN, lo, hi int, key func(*
 // move every call, so this path saves it less than it saves 2D-LAS,
 // whose running jobs move only when they change queue.
 func (t *changeRanks) accrue(s *policy.Snapshot, p int, adds []addEntry, mv mover) (out []addEntry, read bool) {
-	e, a := &t.key[p], &t.acc[p]
-	if e.ksAt < 0 || s.Now <= t.until[p] {
-		return adds, false // not active, or its key cannot have moved yet
+	// until first: most accruing jobs hold their key (2D-LAS' running
+	// jobs stay in their queue), and then the 32-byte key is not read
+	if s.Now <= t.until[p] || t.key[p].ksAt < 0 {
+		return adds, false // its key cannot have moved yet, or not active
 	}
+	e, a := &t.key[p], &t.acc[p]
 	at, ex := a.acc.At(s.Now, a.attained, a.executed)
 	// moved in place (a move that fails changes nothing): a copy's
 	// address handed to the mover escaped, a heap allocation per job

@@ -32,6 +32,19 @@ func TestWrittenGangsSameDecisions(t *testing.T) {
 	}
 }
 
+// gpuCluster is nodes nodes of 8 idle 16 GiB GPUs, perRack to a rack.
+func gpuCluster(nodes, perRack int) policy.Cluster {
+	var cl policy.Cluster
+	for i := range nodes {
+		n := policy.Node{Name: fmt.Sprintf("node-%04d", i), Rack: fmt.Sprintf("r%d", i/perRack), LinkGbps: 10}
+		for k := range 8 {
+			n.GPUs = append(n.GPUs, policy.GPU{Index: k, Model: "sim", MemoryMiB: 16384})
+		}
+		cl.Nodes = append(cl.Nodes, n)
+	}
+	return cl
+}
+
 // writtenAgree decides 10 churned rounds of one seed with and without
 // the writers' refs, failing on any difference.
 func writtenAgree(t *testing.T, name string, seed uint64, eager bool) {
@@ -46,15 +59,7 @@ func writtenAgree(t *testing.T, name string, seed uint64, eager bool) {
 // as resolved: the start, and the capacity it leaves.
 func TestWrittenGiantSameStart(t *testing.T) {
 	defer policy.GangNotesOff(false)
-	var cl policy.Cluster
-	for i := range 520 {
-		n := policy.Node{Name: fmt.Sprintf("node-%03d", i), Rack: fmt.Sprintf("r%d", i/40), LinkGbps: 10}
-		for k := range 8 {
-			n.GPUs = append(n.GPUs, policy.GPU{Index: k, Model: "sim", MemoryMiB: 16384})
-		}
-		cl.Nodes = append(cl.Nodes, n)
-	}
-	s := &policy.Snapshot{Now: 100, Cluster: cl, Jobs: []*policy.Job{
+	s := &policy.Snapshot{Now: 100, Cluster: gpuCluster(520, 40), Jobs: []*policy.Job{
 		{ID: "giant", State: policy.Queued, Workers: 8200, Fraction: 0.5, Submit: 1},
 		{ID: "small", State: policy.Queued, Workers: 3, Fraction: 0.25, Submit: 2},
 	}}

@@ -14,14 +14,7 @@ import (
 // half-GPU workers start, finish, and two more start in their place,
 // with 2D-LAS and fifo.
 func TestReservedGiantsSameDecisions(t *testing.T) {
-	var cl policy.Cluster
-	for i := range 2100 {
-		n := policy.Node{Name: fmt.Sprintf("node-%04d", i), Rack: fmt.Sprintf("r%d", i/50), LinkGbps: 10}
-		for k := range 8 {
-			n.GPUs = append(n.GPUs, policy.GPU{Index: k, Model: "sim", MemoryMiB: 16384})
-		}
-		cl.Nodes = append(cl.Nodes, n)
-	}
+	cl := gpuCluster(2100, 50)
 	giant := func(id string, submit float64) *policy.Job {
 		return &policy.Job{ID: id, State: policy.Queued, Workers: 16400, Fraction: 0.5, Submit: submit}
 	}

@@ -159,9 +159,9 @@ func (s *Scheduler) loop(ctx context.Context) error {
 // a round that comes sooner overlaps it as it would a cycle the runtime
 // started.
 func (s *Scheduler) collectBetweenRounds() {
-	if _, ok := s.pol.(policy.Idler); ok {
+	if i, ok := s.pol.(policy.Idler); ok {
 		start := time.Now()
-		policy.IdleBetween(s.pol)
+		i.Idle()
 		s.metrics.stageSeconds.WithLabelValues("idle").Add(time.Since(start).Seconds())
 	}
 	s.gc.Idle()

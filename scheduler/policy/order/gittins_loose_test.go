@@ -19,7 +19,7 @@ import (
 // left pending) before an exact one, and jobs listed twice (same ID,
 // submit time and service).
 func TestGittinsLooseSortsAsExact(t *testing.T) {
-	prior := []float64{100, 900, 3000, 20000, 80000}
+	prior := spreadPrior()
 	for seed := uint64(1); seed <= 4; seed++ {
 		s := pt.Random(seed, pt.RandomSpec{Cluster: pt.ClusterSpec{Racks: 2, NodesPerRack: 4, GPUsPerNode: 4},
 			Running: 60, Queued: 120, Busy: 0.9})

@@ -155,7 +155,7 @@ func TestServiceDistIncremental(t *testing.T) {
 // service moved with it) or not (their indexes are computed at the
 // service the last call saw, from the voided record).
 func TestGittinsPrepareSameRanking(t *testing.T) {
-	prior := []float64{100, 900, 3000, 20000, 80000}
+	prior := spreadPrior()
 	for seed := uint64(1); seed <= 4; seed++ {
 		s := pt.Random(seed, pt.RandomSpec{Cluster: pt.ClusterSpec{Racks: 2, NodesPerRack: 4, GPUsPerNode: 4},
 			Running: 40, Queued: 120, Busy: 0.9})

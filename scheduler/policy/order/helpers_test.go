@@ -48,3 +48,7 @@ func equal(a, b []string) bool {
 	}
 	return true
 }
+
+// spreadPrior is the tests' 2D-Gittins prior: job durations spread from
+// minutes to a day, so indexes differ between services.
+func spreadPrior() []float64 { return []float64{100, 900, 3000, 20000, 80000} }

@@ -48,7 +48,7 @@ func benchGittinsRun(b *testing.B, sp pt.RandomSpec, backlog bool) {
 		}
 	}
 	c := pt.NewChurn(7, s, pt.ChurnSpec{Interval: 10, Finish: 10.0 / 5000, Arrive: 80, Jobs: sp, Accrue: true})
-	prior := []float64{100, 900, 3000, 20000, 80000}
+	prior := spreadPrior()
 	cfg := GittinsConfig{QueueConfig: DefaultQueueConfig(), Prior: prior}
 	run, _ := NewGittins(cfg)
 	all, _ := NewGittins(cfg)

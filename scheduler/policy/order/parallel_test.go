@@ -30,7 +30,7 @@ func withSplit(w int, f func()) {
 // ones: the same Starts, Preempts, Waiting and Ranking every round of a
 // churning tracked and untracked sequence, for 2 to 5 workers.
 func TestSplitPassesSameDecisions(t *testing.T) {
-	prior := []float64{100, 900, 3000, 20000, 80000}
+	prior := spreadPrior()
 	orderings := map[string]func() policy.Orderer{
 		"fifo":  func() policy.Orderer { return NewFIFO(FIFOConfig{Backfill: true}) },
 		"las":   func() policy.Orderer { o, _ := NewLAS(DefaultQueueConfig()); return o },

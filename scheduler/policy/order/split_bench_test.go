@@ -19,7 +19,7 @@ import (
 //
 //	go test -run '^$' -bench OrderSplit -benchtime 20x ./scheduler/policy/order/
 func BenchmarkOrderSplit(b *testing.B) {
-	prior := []float64{100, 900, 3000, 20000, 80000}
+	prior := spreadPrior()
 	sp := scaleSpec
 	base := pt.Random(42, sp)
 	mk := map[string]func() policy.Orderer{

@@ -69,3 +69,7 @@ func SetHolSplit(off bool) bool {
 	holSplitOff = off
 	return old
 }
+
+// FitJumpsOff turns the trials' counted prefix (preempt_fit.go) off
+// (true) or on.
+func FitJumpsOff(off bool) { fitJumpsOff = off }

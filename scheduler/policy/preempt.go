@@ -68,9 +68,11 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 	st := &r.f.stats
 	st.Trials++
 	r.lz = r.lazyFor(d) // preempt_lazy.go
+	r.countFits(d)      // preempt_fit.go
 	batch, tested := 1, true
 	lastTest := 0   // victims released at the last failed test
 	shared := false // a victim so far holds a share of a GPU
+	fit := 0        // the fewest victims with which the gang fits by count (0: not yet; -1: not counted)
 	for k := r.live(len(r.running) - 1); k >= 0 && r.running[k] > i; k = r.live(k - 1) {
 		vr := r.victimRefs(k)  // kept for the round: the job is not read again
 		if len(vr.refs) == 0 { // a ref per slot: no placement to release
@@ -85,13 +87,24 @@ func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
 		}
 		victims, tested, shared = append(victims, k), false, shared || vr.shares1()
 		st.Victims, st.VictimSlots = st.Victims+1, st.VictimSlots+len(vr.refs)
+		if fit == 0 && r.lz.fits() {
+			fit = len(victims)
+		}
+		if fit > 0 && shared { // where the batch's bisection would end (preempt_fit.go)
+			if p, all, ok := r.fitNow(j, d, victims, k, i, batch, fit); ok {
+				victims = all // the batch, as the trial memo records it
+				return p, true, false
+			}
+			fit = -1 // test as before from here
+		}
 		if len(victims) < batch && k > 0 && r.running[k-1] > i {
 			continue // keep releasing until the batch is complete
 		}
 		batch *= 2
 		tested = true
 		if r.lz != nil {
-			if r.lz.short() { // shortOf with every victim so far out
+			// shortOf with every victim so far out, or the count short
+			if r.lz.short() || fit == 0 && r.lz.counted() {
 				r.failed.clean, lastTest = true, len(victims)
 				continue
 			}

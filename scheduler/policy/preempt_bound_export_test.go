@@ -23,11 +23,21 @@ func MaxHeldCounted(n float64) (restore func()) {
 // FreeState is CapacityState without GPU Util, which no DemandMonotone
 // placer reads (roundTrips).
 func FreeState(f *Framework) string {
+	if f.free == nil {
+		return ""
+	}
+	return fmt.Sprintf("epoch %d\n", f.free.Epoch) + FreeGPUs(f)
+}
+
+// FreeGPUs is FreeState without the Epoch, which counts releases: a
+// counted trial (preempt_fit.go) releases fewer victims than an eager
+// one for the same decision.
+func FreeGPUs(f *Framework) string {
 	c := f.free
 	if c == nil {
 		return ""
 	}
-	b := fmt.Appendf(nil, "free %x whole %d epoch %d\n", math.Float64bits(c.freeSum), c.wholeFree, c.Epoch)
+	b := fmt.Appendf(nil, "free %x whole %d\n", math.Float64bits(c.freeSum), c.wholeFree)
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
 		b = fmt.Appendf(b, "%s %x %d %d %x %x|", n.Name, math.Float64bits(n.FreeSum), n.WholeFree, n.Partial,

@@ -82,6 +82,11 @@ type lazyTrial struct {
 	// (virtually or not): FreeSum with every one out (see short)
 	d            Demand
 	free0, added float64
+	// count: the trial counts d's fit (preempt_fit.go): gain is what its
+	// victims so far add to the workers the GPUs host, need what the
+	// gang lacked when the trial began
+	count      bool
+	need, gain int
 }
 
 // lazyNode is a node the trial's victims touch.
@@ -165,6 +170,7 @@ func (r *round) lazyFor(d Demand) *lazyTrial {
 	lz.pend, lz.out, lz.spans, lz.dirty = lz.pend[:0], lz.out[:0], lz.spans[:0], lz.dirty[:0]
 	lz.whole0, lz.turned = r.cap.WholeFree(), 0
 	lz.d, lz.free0, lz.added = d, r.cap.freeSum, 0
+	lz.count = false
 	return lz
 }
 
@@ -287,11 +293,13 @@ func (lz *lazyTrial) load(ni int32, g *FreeGPU, f float64, mem int64) (int32, bo
 		nd.head = e
 	}
 	l := &lz.loads[e]
+	was := lz.freed(l)
 	l.frac += f
 	l.mem += mem
 	if !(l.free+l.frac <= 1) || l.mem > g.TotalMem-l.freeMem {
 		return e, false
 	}
+	lz.refit(was, l)
 	v := lz.freed(l)
 	if v.Whole() && !l.whole {
 		l.whole, lz.turned = true, lz.turned+1

@@ -27,6 +27,9 @@ type TrialStats struct {
 	// did not need (the fewest lowest-ranked ones that fit are kept:
 	// preempt_fewest.go), given back before the placement.
 	Narrowed int
+	// Fitted: trials that placed their gang at the fewest victims their
+	// fit count found, without batch tests (preempt_fit.go)
+	Fitted int
 	// LooseSorted: running jobs a loose ranking listed out of order,
 	// sorted before a trial read them (preempt_loose.go)
 	LooseSorted int

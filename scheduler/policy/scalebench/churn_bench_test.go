@@ -395,6 +395,7 @@ func addTrials(a, b policy.TrialStats) policy.TrialStats {
 		Victims: a.Victims + b.Victims, VictimSlots: a.VictimSlots + b.VictimSlots,
 		Materialised: a.Materialised + b.Materialised, GivenBack: a.GivenBack + b.GivenBack,
 		PlacerCalls: a.PlacerCalls + b.PlacerCalls, Counted: a.Counted + b.Counted, Narrowed: a.Narrowed + b.Narrowed,
+		Fitted:      a.Fitted + b.Fitted,
 		LooseSorted: a.LooseSorted + b.LooseSorted}
 }
 
@@ -416,6 +417,7 @@ func reportTrials(b *testing.B, t policy.TrialStats) {
 	if t.LooseSorted > 0 {
 		b.ReportMetric(float64(t.LooseSorted)/n, "loose-sorted")
 	}
+	b.ReportMetric(float64(t.Fitted)/n, "fitted")
 	b.ReportMetric(float64(t.PlacerCalls)/n, "trial-places")
 	b.ReportMetric(float64(t.Counted)/n, "trial-counts")
 }

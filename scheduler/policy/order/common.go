@@ -41,6 +41,7 @@ type scratch struct {
 	rad  radix
 	out  []policy.Ranked
 	inc  incremental
+	near nearSort // sort_near.go
 	kc   keyCache
 	// at is 1 + the snapshot index of each job of out, valid when
 	// atValid (rankIndexes)

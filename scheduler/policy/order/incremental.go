@@ -191,6 +191,8 @@ func (sc *scratch) sortFull(ks []keyed, prev []int32) []policy.Ranked {
 	var idx []int32
 	if sc.useRun(len(ks)) {
 		idx = sc.orderRun(ks, prev)
+	} else if near, ok := sc.sortNear(ks, prev); ok { // sort_near.go
+		idx = near
 	} else {
 		idx = sc.order(ks)
 	}

@@ -171,8 +171,10 @@ type FitCounter interface {
 }
 
 // FitTotaler is a FitCounter that also says that sum: how many workers of
-// d the Capacity's GPUs host together now. futile reads it, and a large
-// gang's trial tests by it, placing the gang once (trialTest).
+// d the Capacity's GPUs host together now. futile reads it, a large
+// gang's trial tests by it, placing the gang once (trialTest), and a lazy
+// trial counts on from it, victim by victim (preempt_fit.go). Its
+// placement fails with a reason where the count is short.
 type FitTotaler interface {
 	FitTotal(c *Capacity, d Demand) int
 }

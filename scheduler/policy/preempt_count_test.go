@@ -84,12 +84,20 @@ func churnedPair(t *testing.T, name string, seed uint64, eager bool) (c *pt.Chur
 // or the capacities they leave, and returns without's decision.
 func decideBoth(t *testing.T, name string, seed uint64, round int, s *policy.Snapshot, with, without policy.Policy, off func(bool)) policy.Decision {
 	t.Helper()
+	return decidePair(t, name, seed, round, s, with, without, off, policy.FreeState)
+}
+
+// decidePair is decideBoth comparing the capacities by state (FreeState,
+// or FreeGPUs where the feature changes how often the Epoch moves).
+func decidePair(t *testing.T, name string, seed uint64, round int, s *policy.Snapshot, with, without policy.Policy,
+	off func(bool), state func(*policy.Framework) string) policy.Decision {
+	t.Helper()
 	off(true)
 	want := copyOf(without.Decide(s))
 	off(false)
 	got := with.Decide(s)
 	sameDecision(t, name, round, want, got)
-	if policy.FreeState(with.(*policy.Framework)) != policy.FreeState(without.(*policy.Framework)) {
+	if state(with.(*policy.Framework)) != state(without.(*policy.Framework)) {
 		t.Fatalf("%s seed %d round %d: the rounds left different capacities", name, seed, round)
 	}
 	return want

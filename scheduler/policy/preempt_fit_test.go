@@ -41,14 +41,7 @@ func fitJumpsAgree(t *testing.T, name string, seed uint64) (fitted, placedWith, 
 	c, with, without := churnedPair(t, name, seed, false)
 	fw, fo := with.(*policy.Framework), without.(*policy.Framework)
 	for round := 0; round < 12; round++ {
-		policy.FitJumpsOff(true)
-		want := copyOf(without.Decide(c.S))
-		policy.FitJumpsOff(false)
-		got := with.Decide(c.S)
-		sameDecision(t, name, round, want, got)
-		if policy.FreeGPUs(fw) != policy.FreeGPUs(fo) {
-			t.Fatalf("%s seed %d round %d: the rounds left different capacities", name, seed, round)
-		}
+		want := decidePair(t, name, seed, round, c.S, with, without, policy.FitJumpsOff, policy.FreeGPUs)
 		sw, so := fw.LastTrialStats(), fo.LastTrialStats()
 		if so.Fitted != 0 {
 			t.Fatalf("%s seed %d round %d: %d trials fitted with counted prefixes off", name, seed, round, so.Fitted)
@@ -72,17 +65,10 @@ func TestFitJumpsReplayed(t *testing.T) {
 			Running: 400, Queued: 300, Busy: 0.95, FracShare: 0.7,
 		})
 		with, without := newPolicy(t, name), newPolicy(t, name)
-		fw, fo := with.(*policy.Framework), without.(*policy.Framework)
+		fw := with.(*policy.Framework)
 		hits, fitted := 0, 0
 		for round := 0; round < 6; round++ {
-			policy.FitJumpsOff(true)
-			want := copyOf(without.Decide(s))
-			policy.FitJumpsOff(false)
-			got := with.Decide(s)
-			sameDecision(t, name, round, want, got)
-			if policy.FreeGPUs(fw) != policy.FreeGPUs(fo) {
-				t.Fatalf("%s round %d: the rounds left different capacities", name, round)
-			}
+			decidePair(t, name, 3, round, s, with, without, policy.FitJumpsOff, policy.FreeGPUs)
 			_, h := policy.TrialMemoStats(fw)
 			hits, fitted = hits+h, fitted+fw.LastTrialStats().Fitted
 		}

@@ -86,22 +86,7 @@ func sameSplit(t *testing.T, name string, mk func() policy.Orderer, seed uint64,
 func TestSplitSortMatchesComparator(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for trial := 0; trial < 300; trial++ {
-		n := rng.IntN(400)
-		ks := make([]keyed, n)
-		for i := range ks {
-			j := &policy.Job{ID: "j" + strconv.Itoa(rng.IntN(50)), Submit: float64(rng.IntN(3))}
-			ks[i] = keyed{job: j, queue: int32(rng.IntN(2))}
-			for k := range ks[i].k {
-				switch rng.IntN(3) {
-				case 0:
-					ks[i].k[k] = float64(rng.IntN(3))
-				case 1:
-					ks[i].k[k] = 1000 + float64(rng.IntN(3))*1e-9
-				default:
-					ks[i].k[k] = rng.NormFloat64() * 1e6
-				}
-			}
-		}
+		ks := tiedKeys(rng, rng.IntN(400))
 		want := slices.Clone(ks)
 		slices.SortStableFunc(want, compareReference)
 		for coarse := range 4 {
@@ -117,4 +102,26 @@ func TestSplitSortMatchesComparator(t *testing.T) {
 			}
 		}
 	}
+}
+
+// tiedKeys is n random keys full of ties: two queues, keys that are
+// equal, nearly equal (1e-9 apart) or spread, equal Submit times and
+// IDs.
+func tiedKeys(rng *rand.Rand, n int) []keyed {
+	ks := make([]keyed, n)
+	for i := range ks {
+		j := &policy.Job{ID: "j" + strconv.Itoa(rng.IntN(50)), Submit: float64(rng.IntN(3))}
+		ks[i] = keyed{job: j, queue: int32(rng.IntN(2))}
+		for k := range ks[i].k {
+			switch rng.IntN(3) {
+			case 0:
+				ks[i].k[k] = float64(rng.IntN(3))
+			case 1:
+				ks[i].k[k] = 1000 + float64(rng.IntN(3))*1e-9
+			default:
+				ks[i].k[k] = rng.NormFloat64() * 1e6
+			}
+		}
+	}
+	return ks
 }

@@ -1,35 +1,16 @@
 package order
 
 import (
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"slices"
-	"strconv"
 	"testing"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
 	"github.com/caravan-dl/caravan/scheduler/policy/place"
 	pt "github.com/caravan-dl/caravan/scheduler/policy/policytest"
 )
-
-// nearKeys is n random keys full of ties (queues, equal first keys,
-// equal Submit and IDs), as TestSplitSortMatchesComparator's.
-func nearKeys(rng *rand.Rand, n int) []keyed {
-	ks := make([]keyed, n)
-	for i := range ks {
-		j := &policy.Job{ID: "j" + strconv.Itoa(rng.IntN(50)), Submit: float64(rng.IntN(3))}
-		ks[i] = keyed{job: j, queue: int32(rng.IntN(2))}
-		for k := range ks[i].k {
-			switch rng.IntN(3) {
-			case 0:
-				ks[i].k[k] = float64(rng.IntN(3))
-			default:
-				ks[i].k[k] = rng.NormFloat64() * 1e3
-			}
-		}
-	}
-	return ks
-}
 
 // The near sort (sort_near.go) orders as the full sort does: keys sorted
 // once, then moved a little (each crossing a few neighbours), some
@@ -51,7 +32,7 @@ func TestSortNearMatchesSort(t *testing.T) {
 func nearTrial(t *testing.T, rng *rand.Rand, trial, w int) {
 	t.Helper()
 	var sc scratch
-	last := nearKeys(rng, 1+rng.IntN(400))
+	last := tiedKeys(rng, 1+rng.IntN(400))
 	idx := sc.order(slices.Clone(last))
 	sc.remember(last, slices.Clone(idx))
 	// this call: most keys kept (some nudged), a tenth dropped, a few new
@@ -62,16 +43,16 @@ func nearTrial(t *testing.T, rng *rand.Rand, trial, w int) {
 		if rng.IntN(10) == 0 {
 			continue
 		}
-		if rng.IntN(3) == 0 {
-			k.k[0] += rng.NormFloat64() * 5
-			if far {
-				k.k[0] = rng.NormFloat64() * 1e3
-			}
+		if rng.IntN(3) == 0 && math.Abs(k.k[0]) > 1e4 { // a spread key: past a neighbour or two
+			k.k[0] += rng.NormFloat64() * 5e3
+		}
+		if far && rng.IntN(3) == 0 {
+			k.k[0] = rng.NormFloat64() * 1e6
 		}
 		ks, prev = append(ks, k), append(prev, int32(i))
 	}
 	for range rng.IntN(5) {
-		ks, prev = append(ks, nearKeys(rng, 1)[0]), append(prev, -1)
+		ks, prev = append(ks, tiedKeys(rng, 1)[0]), append(prev, -1)
 	}
 	want := slices.Clone(ks)
 	slices.SortStableFunc(want, compareReference)

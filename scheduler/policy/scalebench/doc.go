@@ -38,7 +38,7 @@
 // prep-p50-ns, prep-p99-ns),
 // CARAVAN_SCALE_CHURN_LOG=1 logs each decision (with -test.v). The
 // preemptive orderings' trials are reported per decision too (trials,
-// victims, materialised, given-back, trial-places, trial-counts:
+// victims, materialised, given-back, fitted, trial-places, trial-counts:
 // policy.TrialStats), and so are the minor page faults a decision takes
 // (trk-faults: its allocations landing on fresh heap pages, ~800 for an
 // 80,001-slot placement, ~0.5-1 ms).

@@ -188,11 +188,11 @@ var verifyTruncate func(*lazyTrial)
 // if it no longer is.
 func (lz *lazyTrial) unload(h lazySlot) {
 	l := &lz.loads[h.load]
-	was := lz.freed(l)
+	before := lz.fitOf(l)
 	l.frac -= h.frac
 	l.mem -= h.mem
 	lz.added -= h.frac
-	lz.refit(was, l)
+	lz.gain += lz.fitOf(l) - before
 	if v := lz.freed(l); l.whole && !v.Whole() {
 		l.whole, lz.turned = false, lz.turned-1
 	}

@@ -46,12 +46,16 @@ func (lz *lazyTrial) fits() bool { return lz != nil && lz.count && lz.gain >= lz
 // counted reports that the trial knows the gang's fit by its count.
 func (lz *lazyTrial) counted() bool { return lz != nil && lz.count }
 
-// refit moves the count by what load l's GPU hosts now against was.
-func (lz *lazyTrial) refit(was FreeGPU, l *lazyLoad) {
-	if lz.count {
-		v := lz.freed(l)
-		lz.gain += lz.d.FitsOn(&v) - lz.d.FitsOn(&was)
+// fitOf is how many of the gang's workers load l's GPU hosts with the
+// victims so far out, where the trial counts (0 otherwise: a victim's
+// load and unload take it before and after, and add the difference to
+// gain).
+func (lz *lazyTrial) fitOf(l *lazyLoad) int {
+	if !lz.count {
+		return 0
 	}
+	v := lz.freed(l)
+	return lz.d.FitsOn(&v)
 }
 
 // commitFit places the gang with the first fit victims released, the

@@ -293,13 +293,13 @@ func (lz *lazyTrial) load(ni int32, g *FreeGPU, f float64, mem int64) (int32, bo
 		nd.head = e
 	}
 	l := &lz.loads[e]
-	was := lz.freed(l)
+	before := lz.fitOf(l)
 	l.frac += f
 	l.mem += mem
 	if !(l.free+l.frac <= 1) || l.mem > g.TotalMem-l.freeMem {
 		return e, false
 	}
-	lz.refit(was, l)
+	lz.gain += lz.fitOf(l) - before
 	v := lz.freed(l)
 	if v.Whole() && !l.whole {
 		l.whole, lz.turned = true, lz.turned+1

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caravan-dl/caravan/internal/gcpace"
 	"github.com/caravan-dl/caravan/scheduler/policy"
 	pt "github.com/caravan-dl/caravan/scheduler/policy/policytest"
 	"github.com/caravan-dl/caravan/scheduler/policy/registry"
@@ -195,16 +196,30 @@ func decideSides(b *testing.B, c *pt.Churn, sides []*side, i int) {
 	gen := c.S.JobGen
 	for k := range sides {
 		sd := sides[(i+k)%len(sides)]
-		g := gen
-		if sd.name == "unt" {
-			g = nil
-		}
-		sd.decide(c.S, g)
+		sd.decide(c.S, sd.stamps(gen))
 	}
 	c.S.JobGen = gen
 	if len(sides) == 2 {
 		sameChoices(b, sides[0].last, sides[1].last)
 	}
+}
+
+// stamps is the JobGen sd decides with: gen, or none for the untracked
+// side.
+func (sd *side) stamps(gen []uint64) []uint64 {
+	if sd.name == "unt" {
+		return nil
+	}
+	return gen
+}
+
+// between is what follows a decision where the live scheduler waits for
+// its next round: each policy readies its memory (idle), the paced
+// collection runs, and the churn applies the decision and moves on.
+func between(c *pt.Churn, sides []*side, gc *gcpace.Pacer) {
+	idle(sides)
+	gc.Idle()
+	step(c, sides)
 }
 
 // idleOff reports CARAVAN_SCALE_IDLE=off: the policies are not asked to
@@ -306,20 +321,16 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 		sd.decide(s, gen[:len(s.Jobs)])
 	}
 	gc := pacer()
-	idle(sides)
-	gc.Idle()
-	step(c, sides)
+	between(c, sides, gc)
 	// warm up: a random snapshot is no policy's steady state (LAS first
 	// preempts thousands), so churn a few rounds before timing
 	for w := 0; w < churnWarmup(); w++ {
 		for _, sd := range sides {
 			g := c.S.JobGen
-			sd.decide(s, map[bool][]uint64{true: nil, false: g}[sd.name == "unt"])
+			sd.decide(s, sd.stamps(g))
 			s.JobGen = g
 		}
-		idle(sides)
-		gc.Idle()
-		step(c, sides)
+		between(c, sides, gc)
 	}
 	// the budget applies from here: warmed up without one, a budgeted
 	// run starts from the same state instead of spending its decisions
@@ -332,9 +343,7 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 	if s.MaxStarts > 0 || s.SkipReasons {
 		for i := range churnSettle() {
 			decideSides(b, c, sides, i)
-			idle(sides)
-			gc.Idle()
-			step(c, sides)
+			between(c, sides, gc)
 		}
 	}
 	for _, sd := range sides {
@@ -356,9 +365,7 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 			b.Logf("decision %d: %v, %d starts, %d preempts, %d page faults, trials %+v", i, sd.lat[len(sd.lat)-1],
 				len(sd.last.Starts), len(sd.last.Preempts), sd.lastFaults, lastTrials(sd.p))
 		}
-		idle(sides)
-		gc.Idle() // where the live scheduler waits for its next round
-		step(c, sides)
+		between(c, sides, gc)
 	}
 	b.StopTimer()
 	stop()

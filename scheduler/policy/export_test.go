@@ -58,6 +58,18 @@ func SkipWalkPassed(f *Framework) int { return len(f.skips.segs) }
 // walked job by job, or visited none).
 func SkipWalkVisits(f *Framework) int { return f.skips.visits }
 
+// SkipWalkKnown is how many queued jobs the last skipping walk's index
+// found a kept shape id for.
+func SkipWalkKnown(f *Framework) int { return f.skips.known }
+
+// SetKeptShapes sets how many shapes the skipping walk keeps from round
+// to round before it starts afresh; it returns the last bound.
+func SetKeptShapes(n int) int {
+	last := keptShapesMax
+	keptShapesMax = n
+	return last
+}
+
 // HolTailParts is how many parts f's last split pass behind a blocked
 // head was cut into (0: none ran yet).
 func HolTailParts(f *Framework) int { return len(f.holTail.parts) }

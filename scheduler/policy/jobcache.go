@@ -164,7 +164,7 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, pr PrevRanker,
 		rc.ask(stale)
 	case ok != nil: // the ordering's code, asked serially in rank order
 		for _, r := range changed {
-			if info[r].state == Running {
+			if JobState(info[r].state) == Running {
 				ok[r] = guard.CanPreempt(ranked[r].Job, s.Now)
 			}
 		}
@@ -219,7 +219,7 @@ func (c *jobCache) copyFrom(ps *rankPass, prev []int32, lo, hi int, lists rankPa
 		if lr := prev[r]; lr >= 0 && int(lr) < len(oldInfo) {
 			info[r] = oldInfo[lr]
 			ranking[r] = Rank{JobID: info[r].id, Queue: ps.ranked[r].Queue}
-			if ps.guarded && info[r].state == Running && !ps.keepGate(r, lr) {
+			if ps.guarded && JobState(info[r].state) == Running && !ps.keepGate(r, lr) {
 				stale = append(stale, int32(r)) // its guard moves with Now
 			}
 			continue
@@ -340,7 +340,7 @@ func (rc *changedRead) read(rs []int32) {
 	for _, r := range rs {
 		x := &ranked[r]
 		j := x.Job
-		info[r] = rankInfo{id: j.ID, state: j.State, workers: j.Workers, frac: j.Fraction, mem: j.MemMiB}
+		info[r] = rankInfo{id: j.ID, state: infoState(j.State), workers: j.Workers, frac: j.Fraction, mem: j.MemMiB}
 		ranking[r] = Rank{JobID: j.ID, Queue: x.Queue}
 		if rc.preemptive && j.State == Running {
 			info[r].held = j.Placement.GPUs()

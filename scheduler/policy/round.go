@@ -358,7 +358,7 @@ func (rr *rankRead) read(lo, hi int) {
 		x := &ranked[i]
 		j := x.Job
 		ranking[i] = Rank{JobID: j.ID, Queue: x.Queue}
-		info[i] = rankInfo{id: j.ID, state: j.State, workers: j.Workers, frac: j.Fraction, mem: j.MemMiB}
+		info[i] = rankInfo{id: j.ID, state: infoState(j.State), workers: j.Workers, frac: j.Fraction, mem: j.MemMiB}
 		if j.State == Running && rr.preemptive { // only victims' shares are read
 			info[i].held = j.Placement.GPUs()
 			if rr.guard != nil {
@@ -373,19 +373,35 @@ func (rr *rankRead) read(lo, hi int) {
 // beside them for the rank pass (jobCache): an unchanged job's entry,
 // copied from its last rank, is then one random read of 56 bytes, not
 // one of 40 and another of 16.
+//
+// shape is 1 + the skipping walk's kept id of a queued job's shape
+// (walk_skip_index.go), 0 until the walk has classified the entry: an
+// unchanged job's entry carries it from round to round, so the walk's
+// index does not work out the shape of every queued job every round.
+// state (infoState) shares its eight bytes.
 type rankInfo struct {
 	id      string
-	state   JobState
+	state   int32
+	shape   int32
 	workers int
 	frac    float64
 	mem     int64
 	held    float64
 }
 
+// infoState is s as rankInfo keeps it; a state beyond 32 bits is no
+// state the walk knows (as it was before it was kept).
+func infoState(s JobState) int32 {
+	if s != JobState(int32(s)) {
+		return -1
+	}
+	return int32(s)
+}
+
 // state is the state of the job at rank i.
 func (r *round) state(i int) JobState {
 	if r.info != nil {
-		return r.info[i].state
+		return JobState(r.info[i].state)
 	}
 	return r.ranked[i].Job.State
 }
@@ -509,7 +525,7 @@ func (r *round) findVictims(running []int) []int {
 	split(len(r.ranked), k, func(p, lo, hi int) {
 		found := parts[p][:0]
 		for i := lo; i < hi; i++ {
-			if r.info[i].state == Running && (r.guarded == nil || r.guarded[i]) {
+			if JobState(r.info[i].state) == Running && (r.guarded == nil || r.guarded[i]) {
 				found = append(found, i)
 			}
 		}

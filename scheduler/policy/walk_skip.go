@@ -48,7 +48,15 @@ type skipIndex struct {
 	start []int32     // by shape: where its ranks begin in ranks (len(keys)+1 long)
 	ranks []int32     // the queued jobs' ranks by shape, ascending in each
 	parts []skipPart
-	set   shapeSet
+	// kept are the shapes kept from round to round (walk_skip_index.go),
+	// kdem their demands; by kept id: total counts the round's queued
+	// jobs, dense is the round's id (-1: none queued)
+	kept         shapeSet
+	kdem         []Demand
+	total, dense []int32
+	// known counts the queued jobs the last index found a kept id for
+	// (for tests)
+	known int
 	// the walk's state: the memo of each shape once visited, each
 	// shape's next rank in ranks, the ranges passed over and the
 	// failures that held for them
@@ -63,12 +71,16 @@ type skipIndex struct {
 
 // skipPart is one part's share of the index pass.
 type skipPart struct {
+	kcount []int32 // by kept id: the part's queued jobs of that shape
+	// the shapes of the part's entries without a kept id, by the part's
+	// own ids: their counts, demands and kept ids
 	set    shapeSet
-	count  []int32  // by the part's own shape ids
-	never  []string // by the part's own shape ids: why no cluster state fits it
-	trans  []int32  // the part's shape ids to the index's
-	pos    []int32  // by shape: where the part's next rank of it goes
+	count  []int32
+	dems   []Demand
+	trans  []int32
+	pos    []int32 // by shape: where the part's next rank of it goes
 	queued int32
+	known  int32 // queued jobs with a kept id
 	qbase  int32 // queued jobs in the parts before it
 }
 

@@ -1,44 +1,84 @@
 package policy
 
+// The index's shape ids. A queued job's shape is worked out from its
+// entry (its demand, looked up among the shapes) once: the walk keeps
+// the shapes it has seen in a set whose ids outlive the round (kept),
+// and writes each classified entry's kept id into it (rankInfo.shape),
+// which the rank pass carries from round to round with an unchanged
+// job's entry. At 100,000 jobs looking up every queued job's shape was
+// about two thirds of the index's time. A round's index numbers only the
+// shapes that have queued jobs in it, in kept order.
+
+// keptShapesMax bounds the kept shapes: past it the set starts afresh
+// (and every entry's kept id is forgotten). Tests lower it.
+var keptShapesMax = 1024
+
+// localID encodes a part's own id l of a shape not kept yet in
+// skipIndex.id during the first pass (below notQueued and inadmissible).
+func localID(l int32) int32 { return -3 - l }
+
 // index fills x for r's ranked jobs: each queued job's shape (or why it
 // has none), the queued jobs ranked above each rank, and the ranks of
-// each shape. Two passes split across cores, each part with its own
-// shape ids, and between them a serial merge of the parts' few shapes.
-// It reports false where the shapes are too many to follow.
+// each shape. Two passes split across cores and between them a serial
+// merge of the parts' few shapes. It reports false where the shapes are
+// too many to follow.
 func (x *skipIndex) index(r *round) bool {
 	n := len(r.ranked)
 	x.id, x.qcum = grow(x.id, n), grow(x.qcum, n+1)
+	if len(x.kept.slots) == 0 || len(x.kept.keys) > keptShapesMax {
+		x.forgetKept(r) // or readies the set, at the first index
+	}
 	k := splitParts(n)
 	if len(x.parts) < k {
 		x.parts = append(x.parts, make([]skipPart, k-len(x.parts))...)
 	}
 	parts := x.parts[:k]
-	split(n, k, func(p, lo, hi int) { x.classify(r, &parts[p], lo, hi) })
-	if !x.merge(parts) {
+	kept := len(x.kept.keys)
+	split(n, k, func(p, lo, hi int) { x.classify(r, &parts[p], lo, hi, kept) })
+	if !x.merge(r, parts) {
 		return false
 	}
 	x.ranks = grow(x.ranks, int(x.start[len(x.keys)]))
-	split(n, k, func(p, lo, hi int) { x.place(&parts[p], lo, hi) })
+	split(n, k, func(p, lo, hi int) { x.place(r, &parts[p], lo, hi) })
 	x.qcum[n] = parts[k-1].qbase + parts[k-1].queued
 	return true
 }
 
+// forgetKept starts the kept shapes afresh: no entry the rank pass may
+// copy keeps an id of the old set.
+func (x *skipIndex) forgetKept(r *round) {
+	x.kept.reset()
+	x.kdem = x.kdem[:0]
+	for _, info := range [][]rankInfo{r.info, r.f.jobs.info[0], r.f.jobs.info[1]} {
+		for i := range info {
+			info[i].shape = 0
+		}
+	}
+}
+
 // classify is the first pass over the ranks [lo, hi): each queued job's
-// shape by the part's own ids, counted. The shape is the demand's
-// (DemandShaper), and why the cluster can never hold it (if so) is asked
-// once per shape.
-func (x *skipIndex) classify(r *round, pt *skipPart, lo, hi int) {
+// kept shape id, counted, or where the entry has none, its shape by the
+// part's own ids (the demand's, DemandShaper), counted apart.
+func (x *skipIndex) classify(r *round, pt *skipPart, lo, hi, kept int) {
 	pt.set.reset()
-	pt.count, pt.never = pt.count[:0], pt.never[:0]
-	pt.queued = 0
+	pt.count, pt.dems = pt.count[:0], pt.dems[:0]
+	pt.kcount = grow(pt.kcount, kept)
+	clear(pt.kcount)
+	pt.queued, pt.known = 0, 0
 	last, lastID := shapeBits{}, int32(-1)
 	for i := lo; i < hi; i++ {
 		in := &r.info[i]
-		if in.state != Queued {
+		if JobState(in.state) != Queued {
 			x.id[i] = notQueued
 			continue
 		}
 		pt.queued++
+		if g := in.shape - 1; g >= 0 && int(g) < kept {
+			pt.known++
+			pt.kcount[g]++
+			x.id[i] = g
+			continue
+		}
 		d, ok := in.demand()
 		if !ok {
 			x.id[i] = inadmissible // an invalid request
@@ -49,58 +89,79 @@ func (x *skipIndex) classify(r *round, pt *skipPart, lo, hi int) {
 			last, lastID = b, pt.set.id(b)
 			if int(lastID) == len(pt.count) {
 				pt.count = append(pt.count, 0)
-				pt.never = append(pt.never, r.fit.Never(d))
+				pt.dems = append(pt.dems, d)
 			}
 		}
-		if pt.never[lastID] == "" { // a shape that never fits is not visited
-			pt.count[lastID]++
-		}
-		x.id[i] = lastID
+		pt.count[lastID]++
+		x.id[i] = localID(lastID)
 	}
 }
 
-// merge gives the parts' shapes the index's ids and each part its place
-// in ranks; false where the shapes are more than maxSkipShapes.
-func (x *skipIndex) merge(parts []skipPart) bool {
-	x.set.reset()
+// merge keeps the parts' new shapes, numbers this round's shapes (those
+// with queued jobs, asking once each why the cluster can never hold it,
+// if so: its jobs are not visited) and gives each part its place in
+// ranks; false where the shapes are more than maxSkipShapes.
+func (x *skipIndex) merge(r *round, parts []skipPart) bool {
 	for p := range parts {
 		pt := &parts[p]
 		pt.trans = pt.trans[:0]
-		for _, b := range pt.set.keys {
-			pt.trans = append(pt.trans, x.set.id(b))
+		for l, b := range pt.set.keys {
+			g := x.kept.id(b)
+			if int(g) == len(x.kdem) {
+				x.kdem = append(x.kdem, pt.dems[l])
+			}
+			pt.trans = append(pt.trans, g)
 		}
 	}
-	x.keys = x.set.keys
+	G := len(x.kept.keys)
+	total := grow(x.total, G)
+	x.total, x.known = total, 0
+	clear(total)
+	for p := range parts {
+		pt := &parts[p]
+		x.known += int(pt.known)
+		for g, c := range pt.kcount {
+			total[g] += c
+		}
+		for l, c := range pt.count {
+			total[pt.trans[l]] += c
+		}
+	}
+	x.dense = grow(x.dense, G)
+	x.keys, x.never = x.keys[:0], x.never[:0]
+	for g, c := range total {
+		x.dense[g] = -1
+		if c > 0 {
+			x.dense[g] = int32(len(x.keys))
+			x.keys = append(x.keys, x.kept.keys[g])
+			x.never = append(x.never, r.fit.Never(x.kdem[g]))
+		}
+	}
 	S := len(x.keys)
 	if S > maxSkipShapes {
 		return false
 	}
-	x.never = grow(x.never, S)
-	for p := range parts {
-		pt := &parts[p]
-		for l, why := range pt.never {
-			x.never[pt.trans[l]] = why
-		}
-	}
-	// start[g+1] counts shape g, then sums up
+	// start[d+1] counts shape d's jobs that may fit, then sums up
 	x.start = grow(x.start, S+1)
 	clear(x.start)
-	for p := range parts {
-		pt := &parts[p]
-		for l, c := range pt.count {
-			x.start[pt.trans[l]+1] += c
+	for g, c := range total {
+		if d := x.dense[g]; d >= 0 && x.never[d] == "" {
+			x.start[d+1] = c
 		}
 	}
-	for g := 1; g <= S; g++ {
-		x.start[g] += x.start[g-1]
+	for d := 1; d <= S; d++ {
+		x.start[d] += x.start[d-1]
 	}
 	next := append(x.cur[:0], x.start[:S]...) // x.cur is free until the walk
 	q := int32(0)
 	for p := range parts {
 		pt := &parts[p]
 		pt.pos = append(pt.pos[:0], next...)
+		for g, c := range pt.kcount {
+			x.advance(next, g, c)
+		}
 		for l, c := range pt.count {
-			next[pt.trans[l]] += c
+			x.advance(next, int(pt.trans[l]), c)
 		}
 		pt.qbase, q = q, q+pt.queued
 	}
@@ -108,10 +169,17 @@ func (x *skipIndex) merge(parts []skipPart) bool {
 	return true
 }
 
+// advance moves next past c jobs of kept shape g, where they go to ranks.
+func (x *skipIndex) advance(next []int32, g int, c int32) {
+	if d := x.dense[g]; c > 0 && x.never[d] == "" {
+		next[d] += c
+	}
+}
+
 // place is the second pass over the ranks [lo, hi): the index's shape
 // ids, the queued jobs above each rank, each queued job's place in
-// ranks.
-func (x *skipIndex) place(pt *skipPart, lo, hi int) {
+// ranks. An entry classified by the part's own ids keeps its kept id.
+func (x *skipIndex) place(r *round, pt *skipPart, lo, hi int) {
 	q := pt.qbase
 	for i := lo; i < hi; i++ {
 		x.qcum[i] = q
@@ -119,15 +187,20 @@ func (x *skipIndex) place(pt *skipPart, lo, hi int) {
 		if id == notQueued {
 			continue
 		}
-		if id >= 0 {
-			g := pt.trans[id]
-			x.id[i] = g
-			if x.never[g] == "" {
-				x.ranks[pt.pos[g]] = int32(i)
-				pt.pos[g]++
-			}
-		}
 		q++
+		if id == inadmissible {
+			continue
+		}
+		if id < 0 {
+			id = pt.trans[localID(id)] // localID is its own inverse
+			r.info[i].shape = id + 1
+		}
+		d := x.dense[id]
+		x.id[i] = d
+		if x.never[d] == "" {
+			x.ranks[pt.pos[d]] = int32(i)
+			pt.pos[d]++
+		}
 	}
 }
 

@@ -48,6 +48,63 @@ func TestSkipWalkSameDecisions(t *testing.T) {
 	}
 }
 
+// The skipping walk's index keeps each queued job's shape id in its
+// entry from round to round (walk_skip_index.go): a tracked round finds
+// most queued jobs' shapes kept, an untracked one none, and both decide
+// as the walk that visits every job. Where the kept shapes start afresh
+// (every other round here, the bound at 0), no entry keeps an id of the
+// old set: the decisions are still the plain walk's.
+func TestSkipWalkKeptShapes(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	defer policy.SetSplitMin(policy.SetSplitMin(7))
+	defer policy.SetSkipWalk(policy.SetSkipWalk(0, false))
+	defer policy.SetKeptShapes(policy.SetKeptShapes(1024))
+	for _, name := range []string{"srtf-oracle", "tiresias-las", "lucid"} {
+		for _, tracked := range []bool{true, false} {
+			for _, fresh := range []bool{false, true} {
+				skipping, plain := skipWalkPolicy(t, name), skipWalkPolicy(t, name)
+				label := fmt.Sprintf("%s (tracked %v, afresh %v)", name, tracked, fresh)
+				known, queued := 0, 0
+				skipWalkRounds(tracked, []policy.Policy{skipping, plain}, func(s *policy.Snapshot, round int) policy.Decision {
+					policy.SetSkipWalk(0, true)
+					want := copyOf(plain.Decide(s))
+					policy.SetSkipWalk(0, false)
+					policy.SetKeptShapes(1024)
+					if fresh && round%2 == 1 {
+						policy.SetKeptShapes(0)
+					}
+					got := skipping.Decide(s)
+					sameDecision(t, label, round, want, got)
+					k := policy.SkipWalkKnown(skipping.(*policy.Framework))
+					if round > 0 && (!fresh || round%2 == 0) {
+						known += k
+						queued += queuedOf(s)
+					}
+					if (!tracked || (fresh && round%2 == 1)) && k != 0 {
+						t.Fatalf("%s round %d: %d kept shape ids used", label, round, k)
+					}
+					return want
+				})
+				if tracked && 2*known < queued {
+					t.Fatalf("%s: kept shape ids for %d of %d queued jobs", label, known, queued)
+				}
+				t.Logf("%s: kept shape ids for %d of %d queued jobs", label, known, queued)
+			}
+		}
+	}
+}
+
+// queuedOf counts s's queued jobs.
+func queuedOf(s *policy.Snapshot) int {
+	n := 0
+	for _, j := range s.Jobs {
+		if j.State == policy.Queued {
+			n++
+		}
+	}
+	return n
+}
+
 // skipWalkRounds runs 12 churned rounds of the skipping walk tests'
 // snapshot (with jobs that wait for their own reasons): decide decides
 // each (JobGen hidden when untracked) and returns the decision the churn

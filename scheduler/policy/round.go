@@ -446,14 +446,18 @@ func (r *round) waitAt(i int, why string) {
 // walk visits the ranked jobs; batch placers get windows of queued jobs.
 func (r *round) walk(ranked []Ranked) {
 	r.ranked = ranked
-	r.f.skips.visits = 0
+	r.f.skips.visits, r.f.skips.victims = 0, false
+	hol, batch := r.f.blocksHead(), r.f.batchSize()
+	// the skipping walk's index comes first: its pass over the ranks
+	// finds the victims too (walk_skip_index.go)
+	skipping := !hol && batch <= 1 && r.skipIndexed()
 	if r.preemptive {
 		r.indexVictims()
 		r.initFailed()
 		r.f.failedBig.turn()
 	}
-	hol, batch := r.f.blocksHead(), r.f.batchSize()
-	if !hol && batch <= 1 && r.walkSkipping() {
+	if skipping {
+		r.walkSkipping()
 		return
 	}
 	for i := 0; i < len(ranked); i++ {
@@ -510,9 +514,14 @@ func (r *round) indexVictims() {
 // are searched side by side at scale: a pass over ~120,000 ranks took
 // ~1 ms of each churned 10k decision, serially.
 func (r *round) findVictims(running []int) []int {
-	_, guard := r.f.Order.(PreemptionGuard)
+	if x := &r.f.skips; x.victims {
+		for p := range x.parts[:splitParts(len(r.ranked))] {
+			running = append(running, x.parts[p].victims...)
+		}
+		return running
+	}
 	k := splitParts(len(r.ranked))
-	if k < 2 || r.info == nil || guard && r.guarded == nil {
+	if k < 2 || !r.victimsByInfo() {
 		for i, rk := range r.ranked {
 			if r.state(i) == Running && r.preemptable(i, rk.Job) {
 				running = append(running, i)
@@ -535,6 +544,14 @@ func (r *round) findVictims(running []int) []int {
 		running = append(running, found...)
 	}
 	return running
+}
+
+// victimsByInfo reports that the walk info tells each running job's
+// preemptability without asking the guard job by job: there is none, or
+// the rank pass asked it.
+func (r *round) victimsByInfo() bool {
+	_, guard := r.f.Order.(PreemptionGuard)
+	return r.info != nil && !(guard && r.guarded == nil)
 }
 
 // preemptable is canPreempt for the running job j at rank i, answered

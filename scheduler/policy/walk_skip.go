@@ -57,6 +57,9 @@ type skipIndex struct {
 	// known counts the queued jobs the last index found a kept id for
 	// (for tests)
 	known int
+	// victims: this round's index listed the preemptable running jobs
+	// (skipPart.victims), so findVictims need not pass over the ranks
+	victims bool
 	// the walk's state: the memo of each shape once visited, each
 	// shape's next rank in ranks, the ranges passed over and the
 	// failures that held for them
@@ -74,14 +77,16 @@ type skipPart struct {
 	kcount []int32 // by kept id: the part's queued jobs of that shape
 	// the shapes of the part's entries without a kept id, by the part's
 	// own ids: their counts, demands and kept ids
-	set    shapeSet
-	count  []int32
-	dems   []Demand
-	trans  []int32
-	pos    []int32 // by shape: where the part's next rank of it goes
-	queued int32
-	known  int32 // queued jobs with a kept id
-	qbase  int32 // queued jobs in the parts before it
+	set   shapeSet
+	count []int32
+	dems  []Demand
+	trans []int32
+	pos   []int32 // by shape: where the part's next rank of it goes
+	// victims are the part's preemptable running jobs' ranks, ascending
+	victims []int
+	queued  int32
+	known   int32 // queued jobs with a kept id
+	qbase   int32 // queued jobs in the parts before it
 }
 
 // skipSeg is a range of ranks the walk passed over: its queued jobs'
@@ -93,18 +98,21 @@ type skipSeg struct {
 	snap   int32
 }
 
-// walkSkipping walks the ranked jobs as walk does, visiting only those a
-// memo does not settle; it reports false, having done nothing, where the
-// round does not allow it (walk then walks job by job).
-func (r *round) walkSkipping() bool {
+// skipIndexed indexes the ranked jobs for the skipping walk where the
+// round allows it (walk otherwise walks job by job): false where it does
+// not, or the index cannot follow the shapes.
+func (r *round) skipIndexed() bool {
 	sh, ok := r.f.Place.(DemandShaper)
 	if skipWalkOff || r.info == nil || len(r.ranked) < skipWalkMin || !ok || !sh.ShapesByDemand() {
 		return false
 	}
+	return r.f.skips.index(r)
+}
+
+// walkSkipping walks the ranked jobs, indexed (skipIndexed), as walk
+// does, visiting only those a memo does not settle.
+func (r *round) walkSkipping() {
 	x := &r.f.skips
-	if !x.index(r) {
-		return false
-	}
 	x.memos = grow(x.memos, len(x.keys))
 	clear(x.memos)
 	x.cur = append(x.cur[:0], x.start[:len(x.keys)]...)
@@ -131,7 +139,6 @@ func (r *round) walkSkipping() bool {
 	r.fillPassed(x)
 	clear(x.snaps) // kept for storage: not to keep this round's failures alive
 	clear(x.memos)
-	return true
 }
 
 // decides reports that m decides every job of its shape at this epoch:

@@ -34,7 +34,9 @@ func (x *skipIndex) index(r *round) bool {
 	}
 	parts := x.parts[:k]
 	kept := len(x.kept.keys)
-	split(n, k, func(p, lo, hi int) { x.classify(r, &parts[p], lo, hi, kept) })
+	victims := r.preemptive && r.victimsByInfo()
+	split(n, k, func(p, lo, hi int) { x.classify(r, &parts[p], lo, hi, kept, victims) })
+	x.victims = victims
 	if !x.merge(r, parts) {
 		return false
 	}
@@ -58,10 +60,12 @@ func (x *skipIndex) forgetKept(r *round) {
 
 // classify is the first pass over the ranks [lo, hi): each queued job's
 // kept shape id, counted, or where the entry has none, its shape by the
-// part's own ids (the demand's, DemandShaper), counted apart.
-func (x *skipIndex) classify(r *round, pt *skipPart, lo, hi, kept int) {
+// part's own ids (the demand's, DemandShaper), counted apart. With
+// victims it lists the preemptable running jobs' ranks (findVictims'
+// pass, which the walk then skips).
+func (x *skipIndex) classify(r *round, pt *skipPart, lo, hi, kept int, victims bool) {
 	pt.set.reset()
-	pt.count, pt.dems = pt.count[:0], pt.dems[:0]
+	pt.count, pt.dems, pt.victims = pt.count[:0], pt.dems[:0], pt.victims[:0]
 	pt.kcount = grow(pt.kcount, kept)
 	clear(pt.kcount)
 	pt.queued, pt.known = 0, 0
@@ -70,6 +74,9 @@ func (x *skipIndex) classify(r *round, pt *skipPart, lo, hi, kept int) {
 		in := &r.info[i]
 		if JobState(in.state) != Queued {
 			x.id[i] = notQueued
+			if victims && JobState(in.state) == Running && (r.guarded == nil || r.guarded[i]) {
+				pt.victims = append(pt.victims, i)
+			}
 			continue
 		}
 		pt.queued++

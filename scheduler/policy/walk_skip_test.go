@@ -53,13 +53,15 @@ func TestSkipWalkSameDecisions(t *testing.T) {
 // most queued jobs' shapes kept, an untracked one none, and both decide
 // as the walk that visits every job. Where the kept shapes start afresh
 // (every other round here, the bound at 0), no entry keeps an id of the
-// old set: the decisions are still the plain walk's.
+// old set: the decisions are still the plain walk's. The instances
+// prepare between rounds (skipWalkRounds): lucid re-ranks, and the
+// Framework permutes what it kept by rank, ids included.
 func TestSkipWalkKeptShapes(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	defer policy.SetSplitMin(policy.SetSplitMin(7))
 	defer policy.SetSkipWalk(policy.SetSkipWalk(0, false))
 	defer policy.SetKeptShapes(policy.SetKeptShapes(1024))
-	for _, name := range []string{"srtf-oracle", "tiresias-las", "lucid"} {
+	for _, name := range []string{"srtf-oracle", "tiresias-las", "lucid", "tiresias-gittins"} {
 		for _, tracked := range []bool{true, false} {
 			for _, fresh := range []bool{false, true} {
 				skipping, plain := skipWalkPolicy(t, name), skipWalkPolicy(t, name)
@@ -108,7 +110,9 @@ func queuedOf(s *policy.Snapshot) int {
 // skipWalkRounds runs 12 churned rounds of the skipping walk tests'
 // snapshot (with jobs that wait for their own reasons): decide decides
 // each (JobGen hidden when untracked) and returns the decision the churn
-// applies; every policy of ps learns the finished jobs.
+// applies; after the churn's step every policy of ps learns the jobs
+// that finished and then prepares (policy.Preparer), as the live
+// scheduler has them between rounds.
 func skipWalkRounds(tracked bool, ps []policy.Policy, decide func(s *policy.Snapshot, round int) policy.Decision) {
 	sp := pt.RandomSpec{Cluster: pt.ClusterSpec{Racks: 3, NodesPerRack: 8, GPUsPerNode: 8},
 		Running: 300, Queued: 600, Busy: 0.9, FracShare: 0.5}
@@ -121,6 +125,7 @@ func skipWalkRounds(tracked bool, ps []policy.Policy, decide func(s *policy.Snap
 		}
 		d := decide(s, round)
 		s.JobGen = gen
+		c.Step(d)
 		for _, j := range s.Jobs {
 			if j.State == policy.Finished {
 				for _, p := range ps {
@@ -128,7 +133,11 @@ func skipWalkRounds(tracked bool, ps []policy.Policy, decide func(s *policy.Snap
 				}
 			}
 		}
-		c.Step(d)
+		for _, p := range ps {
+			if pr, ok := p.(policy.Preparer); ok {
+				pr.Prepare()
+			}
+		}
 	}
 }
 

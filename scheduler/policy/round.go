@@ -534,7 +534,7 @@ func (r *round) findVictims(running []int) []int {
 	split(len(r.ranked), k, func(p, lo, hi int) {
 		found := parts[p][:0]
 		for i := lo; i < hi; i++ {
-			if JobState(r.info[i].state) == Running && (r.guarded == nil || r.guarded[i]) {
+			if r.victimAt(i) {
 				found = append(found, i)
 			}
 		}
@@ -552,6 +552,12 @@ func (r *round) findVictims(running []int) []int {
 func (r *round) victimsByInfo() bool {
 	_, guard := r.f.Order.(PreemptionGuard)
 	return r.info != nil && !(guard && r.guarded == nil)
+}
+
+// victimAt reports, from the walk info (victimsByInfo), that the job
+// at rank i runs and may be preempted.
+func (r *round) victimAt(i int) bool {
+	return JobState(r.info[i].state) == Running && (r.guarded == nil || r.guarded[i])
 }
 
 // preemptable is canPreempt for the running job j at rank i, answered

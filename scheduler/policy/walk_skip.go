@@ -85,7 +85,6 @@ type skipPart struct {
 	// victims are the part's preemptable running jobs' ranks, ascending
 	victims []int
 	queued  int32
-	known   int32 // queued jobs with a kept id
 	qbase   int32 // queued jobs in the parts before it
 }
 

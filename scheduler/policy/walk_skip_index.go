@@ -68,20 +68,19 @@ func (x *skipIndex) classify(r *round, pt *skipPart, lo, hi, kept int, victims b
 	pt.count, pt.dems, pt.victims = pt.count[:0], pt.dems[:0], pt.victims[:0]
 	pt.kcount = grow(pt.kcount, kept)
 	clear(pt.kcount)
-	pt.queued, pt.known = 0, 0
+	pt.queued = 0
 	last, lastID := shapeBits{}, int32(-1)
 	for i := lo; i < hi; i++ {
 		in := &r.info[i]
 		if JobState(in.state) != Queued {
 			x.id[i] = notQueued
-			if victims && JobState(in.state) == Running && (r.guarded == nil || r.guarded[i]) {
+			if victims && r.victimAt(i) {
 				pt.victims = append(pt.victims, i)
 			}
 			continue
 		}
 		pt.queued++
 		if g := in.shape - 1; g >= 0 && int(g) < kept {
-			pt.known++
 			pt.kcount[g]++
 			x.id[i] = g
 			continue
@@ -126,9 +125,9 @@ func (x *skipIndex) merge(r *round, parts []skipPart) bool {
 	clear(total)
 	for p := range parts {
 		pt := &parts[p]
-		x.known += int(pt.known)
 		for g, c := range pt.kcount {
 			total[g] += c
+			x.known += int(c)
 		}
 		for l, c := range pt.count {
 			total[pt.trans[l]] += c

@@ -30,11 +30,7 @@ func TestSkipWalkSameDecisions(t *testing.T) {
 			skipping, plain := skipWalkPolicy(t, name), skipWalkPolicy(t, name)
 			passed, preempts, starts := 0, 0, 0
 			skipWalkRounds(tracked, []policy.Policy{skipping, plain}, func(s *policy.Snapshot, round int) policy.Decision {
-				policy.SetSkipWalk(0, true)
-				want := copyOf(plain.Decide(s))
-				policy.SetSkipWalk(0, false)
-				got := skipping.Decide(s)
-				sameDecision(t, fmt.Sprintf("%s (tracked %v)", name, tracked), round, want, got)
+				want := decideBothWalks(t, fmt.Sprintf("%s (tracked %v)", name, tracked), round, plain, skipping, s)
 				passed += policy.SkipWalkPassed(skipping.(*policy.Framework))
 				preempts += len(want.Preempts)
 				starts += len(want.Starts)
@@ -68,15 +64,11 @@ func TestSkipWalkKeptShapes(t *testing.T) {
 				label := fmt.Sprintf("%s (tracked %v, afresh %v)", name, tracked, fresh)
 				known, queued := 0, 0
 				skipWalkRounds(tracked, []policy.Policy{skipping, plain}, func(s *policy.Snapshot, round int) policy.Decision {
-					policy.SetSkipWalk(0, true)
-					want := copyOf(plain.Decide(s))
-					policy.SetSkipWalk(0, false)
 					policy.SetKeptShapes(1024)
 					if fresh && round%2 == 1 {
 						policy.SetKeptShapes(0)
 					}
-					got := skipping.Decide(s)
-					sameDecision(t, label, round, want, got)
+					want := decideBothWalks(t, label, round, plain, skipping, s)
 					k := policy.SkipWalkKnown(skipping.(*policy.Framework))
 					if round > 0 && (!fresh || round%2 == 0) {
 						known += k
@@ -94,6 +86,18 @@ func TestSkipWalkKeptShapes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// decideBothWalks decides s with plain walking job by job and with
+// skipping taking the skipping walk, requires the same decision, and
+// returns plain's for the churn to apply.
+func decideBothWalks(t *testing.T, label string, round int, plain, skipping policy.Policy, s *policy.Snapshot) policy.Decision {
+	t.Helper()
+	policy.SetSkipWalk(0, true)
+	want := copyOf(plain.Decide(s))
+	policy.SetSkipWalk(0, false)
+	sameDecision(t, label, round, want, skipping.Decide(s))
+	return want
 }
 
 // queuedOf counts s's queued jobs.

@@ -32,6 +32,9 @@ func Run(n, k, goroutines int, fn func(part, lo, hi int)) {
 		fn(0, 0, n)
 		return
 	}
+	if goroutines > 1 && runHot(n, k, fn) { // hot.go
+		return
+	}
 	var next atomic.Int32
 	done := make(chan struct{}, k)
 	run := func(helper bool) (did int) {

@@ -1,6 +1,10 @@
 package policy
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	parts "github.com/caravan-dl/caravan/internal/split"
+)
 
 // Framework combines an Orderer and a Placer into a Policy: it walks the
 // active jobs in priority order, places each queued gang all-or-nothing,
@@ -95,6 +99,11 @@ type HeadOfLineBlocker interface {
 func (f *Framework) Decide(s *Snapshot) Decision {
 	if s == nil {
 		return Decision{}
+	}
+	if splitParts(len(s.Jobs)) > 1 {
+		// a decision this large makes dozens of split passes: keep the
+		// helpers running between them (internal/split's Hold)
+		defer parts.Hold()()
 	}
 	f.learn(s)
 	f.stats, f.lazyMat0 = TrialStats{}, f.lazy.materialised

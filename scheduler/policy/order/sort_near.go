@@ -35,9 +35,9 @@ type nearSort struct {
 	cur, fresh, merged []int32
 	// window is insertParts' scratch for the merges at part boundaries
 	window []int32
-	// q and f0 are each key's queue and first key's integer (compact)
-	q  []int32
-	f0 []uint64
+	// items is seq with each job's queue and first key's integer
+	// beside it (gather)
+	items []nearItem
 	// skip counts the calls left to skip after a failure, backoff the
 	// skip the next failure sets
 	skip, backoff int
@@ -115,13 +115,14 @@ func (ns *nearSort) fail() {
 // a part's head and the prefix's tail overlap by a few jobs. false where
 // a part ran out of moves.
 func (ns *nearSort) insertParts(ks []keyed, seq []int32) bool {
-	cmp := ns.compact(ks)
+	items := grow(ns.items, len(seq))
+	ns.items = items
 	w := workers(len(seq))
 	if w <= 1 {
-		return insertNearly(seq, cmp)
+		return insertRange(ks, seq, items)
 	}
 	var ok [maxWorkers]bool
-	forRanges(len(seq), w, func(k, lo, hi int) { ok[k] = insertNearly(seq[lo:hi], cmp) })
+	forRanges(len(seq), w, func(k, lo, hi int) { ok[k] = insertRange(ks, seq[lo:hi], items[lo:hi]) })
 	for k := range w {
 		if !ok[k] {
 			return false
@@ -132,6 +133,67 @@ func (ns *nearSort) insertParts(ks []keyed, seq []int32) bool {
 		ns.join(ks, seq[:hi], mid)
 	}
 	return true
+}
+
+// nearItem is one job of the near sort's sequence with its queue and
+// first key's integer (floatKey) beside its index: the insertion walks
+// the last ranking, which reads the keys at random, so each part first
+// gathers what most comparisons need into 16 bytes in sequence, and
+// compares those inline (keys equal in both are compared in full).
+type nearItem struct {
+	f    uint64
+	q, i int32
+}
+
+// insertRange sorts seq by insertion on items (its gathered keys,
+// len(seq)) and writes the order back to seq; false past the budget of
+// moves (seq is then unchanged).
+func insertRange(ks []keyed, seq []int32, items []nearItem) bool {
+	for p, i := range seq {
+		k := &ks[i]
+		items[p] = nearItem{f: floatKey(k.k[0]), q: k.queue, i: i}
+	}
+	if !insertItems(ks, items) {
+		return false
+	}
+	for p := range items {
+		seq[p] = items[p].i
+	}
+	return true
+}
+
+// insertItems is insertNearly on items in compareAt order, its
+// comparisons inline: the same budget, the same result.
+func insertItems(ks []keyed, xs []nearItem) bool {
+	budget := 4*len(xs) + 16
+	for i := 1; i < len(xs); i++ {
+		x := xs[i]
+		if !itemAfter(ks, &xs[i-1], &x) {
+			continue
+		}
+		j := i
+		for j > 0 && itemAfter(ks, &xs[j-1], &x) {
+			xs[j] = xs[j-1]
+			j--
+			if budget--; budget == 0 {
+				xs[j] = x
+				return false
+			}
+		}
+		xs[j] = x
+	}
+	return true
+}
+
+// itemAfter reports that a ranks after b (compareAt(a, b) > 0).
+func itemAfter(ks []keyed, a, b *nearItem) bool {
+	switch {
+	case a.q != b.q:
+		return a.q > b.q
+	case a.f != b.f:
+		return a.f > b.f
+	}
+	return compareAt(ks, a.i, b.i) > 0
 }
 
 // join sorts s, whose parts s[:mid] and s[mid:] are sorted, by merging
@@ -155,35 +217,4 @@ func (ns *nearSort) join(ks []keyed, s []int32, mid int) {
 	}
 	ns.window = append(ns.window[:0], s[lo:mid]...)
 	mergeInto(ks, ns.window, s[mid:hi], s[lo:hi])
-}
-
-// compact writes each key's queue and first key's integer (floatKey) to
-// arrays in list order, read in one pass over ks side by side, and
-// returns compareAt on them: the insertion reads each job's key at
-// random (it walks the last ranking), and 12 bytes a job stay in cache
-// where 40 did not. Keys equal in both are compared in full.
-func (ns *nearSort) compact(ks []keyed) func(a, b int32) int {
-	q, f0 := grow(ns.q, len(ks)), grow(ns.f0, len(ks))
-	ns.q, ns.f0 = q, f0
-	fill := func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			q[i], f0[i] = ks[i].queue, floatKey(ks[i].k[0])
-		}
-	}
-	if w := workers(len(ks)); w > 1 {
-		forRanges(len(ks), w, func(_, lo, hi int) { fill(lo, hi) })
-	} else {
-		fill(0, len(ks))
-	}
-	return func(a, b int32) int {
-		switch {
-		case q[a] != q[b]:
-			return cmpInt(int(q[a]), int(q[b]))
-		case f0[a] < f0[b]:
-			return -1
-		case f0[a] > f0[b]:
-			return 1
-		}
-		return compareAt(ks, a, b)
-	}
 }

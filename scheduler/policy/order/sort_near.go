@@ -149,10 +149,7 @@ type nearItem struct {
 // len(seq)) and writes the order back to seq; false past the budget of
 // moves (seq is then unchanged).
 func insertRange(ks []keyed, seq []int32, items []nearItem) bool {
-	for p, i := range seq {
-		k := &ks[i]
-		items[p] = nearItem{f: floatKey(k.k[0]), q: k.queue, i: i}
-	}
+	gather(ks, seq, items)
 	if !insertItems(ks, items) {
 		return false
 	}

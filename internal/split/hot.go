@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // A pass's helper goroutine is started when the pass begins, and on a
@@ -26,7 +27,11 @@ var hot struct {
 	once sync.Once
 	// wake has one slot per helper: a hold beginning sends to it
 	wake chan struct{}
-	n    int
+	// kick wakes helpers parked inside a hold (parked counts them): a
+	// pass posted sends to it
+	kick   chan struct{}
+	parked atomic.Int32
+	n      int
 	// helped counts the parts helpers ran (for tests)
 	helped atomic.Int64
 }
@@ -65,22 +70,49 @@ func Hold() (release func()) {
 func startHelpers() {
 	hot.n = Procs() - 1
 	hot.wake = make(chan struct{}, hot.n)
+	hot.kick = make(chan struct{}, hot.n)
 	for range hot.n {
 		go helper()
 	}
 }
 
+// spinFor is how long a held helper spins without a part before it
+// parks until the next pass: the passes of a decision's ordering and
+// rank pass come microseconds apart, its walk runs for milliseconds
+// alone, and a spinning helper would take a core from anything else
+// that could run.
+const spinFor = 500 * time.Microsecond
+
 // helper parks until a hold begins, then takes parts of any pass shared
 // until no hold is left.
 func helper() {
 	for range hot.wake {
-		for hot.holds.Load() > 0 {
-			if p := hot.cur.Load(); p != nil && int(p.next.Load()) < p.k {
-				hot.helped.Add(int64(p.work()))
-				continue
-			}
-			idle()
+		serve()
+	}
+}
+
+// serve takes parts of the passes shared while any hold is held,
+// spinning between them, parked after spinFor without one.
+func serve() {
+	last := time.Now()
+	for hot.holds.Load() > 0 {
+		if p := hot.cur.Load(); p != nil && int(p.next.Load()) < p.k {
+			hot.helped.Add(int64(p.work()))
+			last = time.Now()
+			continue
 		}
+		if time.Since(last) < spinFor {
+			idle()
+			continue
+		}
+		// announced before the check: a pass posted after the check sees
+		// the helper parked and kicks it (runHot)
+		hot.parked.Add(1)
+		if hot.cur.Load() == nil && hot.holds.Load() > 0 {
+			<-hot.kick
+		}
+		hot.parked.Add(-1)
+		last = time.Now()
 	}
 }
 
@@ -123,6 +155,12 @@ func runHot(n, k int, fn func(part, lo, hi int)) bool {
 	p.left.Store(int32(k))
 	if !hot.cur.CompareAndSwap(nil, p) {
 		return false
+	}
+	for range hot.parked.Load() {
+		select {
+		case hot.kick <- struct{}{}:
+		default: // as many kicks wait as helpers
+		}
 	}
 	p.work()
 	hot.cur.CompareAndSwap(p, nil)

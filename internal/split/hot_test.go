@@ -55,14 +55,16 @@ func checkPass(t *testing.T, n, k, g int) {
 	}
 }
 
-// While held, the spinning helpers take parts: a pass whose first part
-// waits for another to start completes, and the helpers' count grows.
-// Released, the helpers take no more.
+// While held, the helpers take parts, also after they parked for want
+// of one (the next pass kicks them): a pass whose first part waits for
+// another to start completes, and the helpers' count grows. Released,
+// the helpers take no more.
 func TestHoldHelpersTakeParts(t *testing.T) {
 	if Procs() < 2 {
 		t.Skip("one processor: Hold does nothing")
 	}
 	release := Hold()
+	time.Sleep(4 * spinFor) // the helpers park
 	before := hot.helped.Load()
 	for range 200 { // bounded: a helper the OS never ran in 200 passes fails the test
 		var started atomic.Int32

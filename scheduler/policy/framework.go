@@ -190,7 +190,13 @@ func LearnBetween(p Policy, fin []*Job) {
 // ranks moved, and copying them at random cost the next round ~1 ms.
 func (f *Framework) Prepare() {
 	o, ok := f.Order.(OrderPreparer)
-	if !ok || !o.Prepare() {
+	if !ok {
+		return
+	}
+	if splitParts(f.jobs.ranked) > 1 { // a re-rank at scale: passes as a decision's
+		defer parts.Hold()()
+	}
+	if !o.Prepare() {
 		return
 	}
 	ix, ok := f.Order.(RankIndexer)

@@ -14,9 +14,10 @@ import (
 // 100,000 jobs makes dozens of passes of 0.2-2 ms, so most of them ran
 // nearly serially. Hold keeps helpers running for a while instead
 // (around a decision): they spin, waiting for the next pass, and take
-// its parts within a microsecond (the same two parts: 304-330 µs). They
-// park again when the last hold is released, so they cost a core only
-// while someone holds them.
+// its parts within a microsecond (the same two parts: 304-330 µs;
+// BenchmarkPass). They park after spinFor without a part, and when the
+// last hold is released, so they cost a core only while passes come
+// close together.
 
 // hot is the process' one set of spinning helpers.
 var hot struct {
@@ -44,11 +45,12 @@ type pass struct {
 	left atomic.Int32 // parts not done
 }
 
-// Hold keeps GOMAXPROCS-1 helpers spinning until release is called, so
-// the passes Run makes meanwhile are taken up at once. Holds nest and
-// may overlap (the helpers spin while any is held); with one processor
-// it does nothing. The helpers burn their cores while held: hold around
-// work that runs many passes close together, not while waiting.
+// Hold keeps GOMAXPROCS-1 helpers (as many as at the first Hold)
+// spinning until release is called, so the passes Run makes meanwhile
+// are taken up at once. Holds nest and may overlap (the helpers serve
+// while any is held); with one processor it does nothing. A helper
+// spins up to spinFor after each part: hold around work that runs many
+// passes close together (a decision at scale), not around waiting.
 func Hold() (release func()) {
 	if Procs() < 2 {
 		return func() {}
@@ -146,9 +148,11 @@ func (p *pass) work() (did int) {
 }
 
 // runHot runs a pass of k > 1 parts with the spinning helpers: false,
-// having run nothing, where none is held or another pass has them.
-func runHot(n, k int, fn func(part, lo, hi int)) bool {
-	if hot.holds.Load() == 0 {
+// having run nothing, where none is held, another pass has them, or
+// they are more than the pass may use (goroutines, the caller's
+// included).
+func runHot(n, k, goroutines int, fn func(part, lo, hi int)) bool {
+	if hot.holds.Load() == 0 || goroutines <= hot.n {
 		return false
 	}
 	p := &pass{n: n, k: k, fn: fn}

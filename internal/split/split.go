@@ -32,7 +32,7 @@ func Run(n, k, goroutines int, fn func(part, lo, hi int)) {
 		fn(0, 0, n)
 		return
 	}
-	if goroutines > 1 && runHot(n, k, fn) { // hot.go
+	if goroutines > 1 && runHot(n, k, goroutines, fn) { // hot.go
 		return
 	}
 	var next atomic.Int32

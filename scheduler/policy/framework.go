@@ -1,10 +1,6 @@
 package policy
 
-import (
-	"sync/atomic"
-
-	parts "github.com/caravan-dl/caravan/internal/split"
-)
+import parts "github.com/caravan-dl/caravan/internal/split"
 
 // Framework combines an Orderer and a Placer into a Policy: it walks the
 // active jobs in priority order, places each queued gang all-or-nothing,
@@ -134,22 +130,20 @@ func (f *Framework) roundAndOrder(s *Snapshot) (*round, []Ranked) {
 		r := newRound(f, s, q)
 		return r, f.Order.Order(s)
 	}
-	// whichever gets to it first starts the round: a helper the OS does
-	// not run in time leaves it to this goroutine after Order
-	var claimed atomic.Bool
+	// two parts of one split pass: the caller orders, and a helper starts
+	// the round, or the caller after Order where the OS has not run one
+	// by then (a pass's helpers are held around a decision at scale, so
+	// one is usually running; a goroutine of its own waited for the held
+	// helper to yield its processor, which it does only to itself)
 	var r *round
-	done := make(chan struct{})
-	go func() {
-		if claimed.CompareAndSwap(false, true) {
+	var ranked []Ranked
+	split(2, 2, func(part, _, _ int) {
+		if part == 0 {
+			ranked = f.Order.Order(s)
+		} else {
 			r = newRound(f, s, q)
-			close(done)
 		}
-	}()
-	ranked := f.Order.Order(s)
-	if claimed.CompareAndSwap(false, true) {
-		return newRound(f, s, q), ranked
-	}
-	<-done
+	})
 	return r, ranked
 }
 

@@ -389,6 +389,11 @@ func mergeInto(ks []keyed, a, b, out []int32) {
 		mergeLinear(ks, a, b, out)
 		return
 	}
+	mergeGallop(ks, a, b, out)
+}
+
+// mergeGallop is mergeInto by galloping to each element of b.
+func mergeGallop(ks []keyed, a, b, out []int32) {
 	n, lo := 0, 0
 	for _, x := range b {
 		before := func(y int32) bool { return compareAt(ks, y, x) < 0 }

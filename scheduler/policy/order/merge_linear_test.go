@@ -35,12 +35,13 @@ func mergeCase(seed uint64, na, nb int, ties bool) (ks []keyed, a, b []int32) {
 	return ks, a, b
 }
 
-// gallop is mergeInto's galloping merge alone.
-func gallop(ks []keyed, a, b, out []int32) {
+// bisect is a plain merge by binary search, the reference the linear
+// and galloping merges are checked against.
+func bisect(ks []keyed, a, b, out []int32) {
 	n, lo := 0, 0
 	for _, x := range b {
 		l, h := lo, len(a)
-		for l < h { // a plain binary search: the reference
+		for l < h {
 			m := int(uint(l+h) >> 1)
 			if compareAt(ks, a[m], x) < 0 {
 				l = m + 1
@@ -55,23 +56,21 @@ func gallop(ks []keyed, a, b, out []int32) {
 	copy(out[n:], a[lo:])
 }
 
-// The linear merge on gathered keys places every element where the
-// galloping merge does, whatever the share of b, ties in queue and first
-// key included.
-func TestMergeLinearAsGallop(t *testing.T) {
+// The linear merge on gathered keys and the galloping merge place every
+// element where a plain binary-search merge does, whatever the share of
+// b, ties in queue and first key included.
+func TestMergeLinearAsBisect(t *testing.T) {
 	for seed, sz := range [][2]int{{5000, 5000}, {40000, 2000}, {3000, 9000}, {4096, 1}, {1, 5000}, {0, 4096}, {20000, 20000}} {
 		ks, a, b := mergeCase(uint64(seed), sz[0], sz[1], seed%2 == 0)
 		want := make([]int32, len(a)+len(b))
-		gallop(ks, a, b, want)
-		got := make([]int32, len(a)+len(b))
-		mergeLinear(ks, a, b, got)
-		if !slices.Equal(got, want) {
-			t.Fatalf("%d into %d: the linear merge differs from the galloping one", len(b), len(a))
-		}
-		into := make([]int32, len(a)+len(b))
-		mergeInto(ks, a, b, into)
-		if !slices.Equal(into, want) {
-			t.Fatalf("%d into %d: mergeInto differs from the galloping merge", len(b), len(a))
+		bisect(ks, a, b, want)
+		for name, merge := range map[string]func(ks []keyed, a, b, out []int32){
+			"linear": mergeLinear, "galloping": mergeGallop, "mergeInto's": mergeInto} {
+			got := make([]int32, len(a)+len(b))
+			merge(ks, a, b, got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%d into %d: the %s merge differs from the binary-search one", len(b), len(a), name)
+			}
 		}
 	}
 }
@@ -84,27 +83,7 @@ func BenchmarkMerge(b *testing.B) {
 	out := make([]int32, len(xa)+len(xb))
 	b.Run("gallop", func(b *testing.B) {
 		for b.Loop() {
-			n, lo := 0, 0
-			for _, x := range xb {
-				before := func(y int32) bool { return compareAt(ks, y, x) < 0 }
-				step := 1
-				for lo+step <= len(xa) && before(xa[lo+step-1]) {
-					step *= 2
-				}
-				l, h := lo+step/2, min(lo+step, len(xa))
-				for l < h {
-					m := int(uint(l+h) >> 1)
-					if before(xa[m]) {
-						l = m + 1
-					} else {
-						h = m
-					}
-				}
-				n += copy(out[n:], xa[lo:l])
-				out[n] = x
-				n, lo = n+1, l
-			}
-			copy(out[n:], xa[lo:])
+			mergeGallop(ks, xa, xb, out)
 		}
 	})
 	b.Run("linear", func(b *testing.B) {

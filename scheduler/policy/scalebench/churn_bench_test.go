@@ -356,6 +356,7 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 	stop := steadyProfile(b, "churn-"+name)
 	defer stop()
 	starts, preempts := 0, 0
+	pr := newProbe() // the host's own tail, between decisions
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		decideSides(b, c, sides, i)
@@ -364,6 +365,10 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 			sd := sides[0]
 			b.Logf("decision %d: %v, %d starts, %d preempts, %d page faults, trials %+v", i, sd.lat[len(sd.lat)-1],
 				len(sd.last.Starts), len(sd.last.Preempts), sd.lastFaults, lastTrials(sd.p))
+		}
+		pr.time()
+		if logEach && pr != nil {
+			b.Logf("probe %d: %v", i, pr.lat[len(pr.lat)-1])
 		}
 		between(c, sides, gc)
 	}
@@ -388,6 +393,10 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 			b.ReportMetric(float64(quantile(sd.preps, 50).Nanoseconds()), sd.name+"-prep-p50-ns")
 			b.ReportMetric(float64(quantile(sd.preps, 99).Nanoseconds()), sd.name+"-prep-p99-ns")
 		}
+	}
+	if pr != nil {
+		b.ReportMetric(float64(quantile(pr.lat, 50).Nanoseconds()), "host-p50-ns")
+		b.ReportMetric(float64(quantile(pr.lat, 99).Nanoseconds()), "host-p99-ns")
 	}
 	b.ReportMetric(float64(gc.Spent().Nanoseconds())/float64(b.N), "paced-gc-ns")
 	b.ReportMetric(float64(c.Changed), "stamps")

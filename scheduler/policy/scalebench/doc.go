@@ -36,6 +36,10 @@
 // (policy.Preparer, as the simulator and the live scheduler do; the
 // decisions are the same, and that work is timed apart: prep-cpu-ns,
 // prep-p50-ns, prep-p99-ns),
+// CARAVAN_SCALE_PROBE=1 times a fixed piece of work between decisions
+// (every core's passes over a buffer its L2 holds, ~5 ms) and reports
+// its p50 and p99 (host-p50-ns, host-p99-ns): what the host alone adds
+// to the tail in the same minutes (probe_test.go),
 // CARAVAN_SCALE_CHURN_LOG=1 logs each decision (with -test.v). The
 // preemptive orderings' trials are reported per decision too (trials,
 // victims, materialised, given-back, fitted, trial-places, trial-counts:

@@ -16,10 +16,9 @@ import (
 // neighbour's traffic), so a decision's p99 is read against the
 // probe's, taken in the same minutes. The probe is every core's passes
 // over a buffer of its own that its L2 cache holds, a little arithmetic
-// per word: a first version strode through 8 MB a core, and the
-// decisions after it, their data evicted, took up to half again as long
-// (fair's live regime 8 → 12.5 ms): a probe must not move what it
-// measures against.
+// per word, so that it leaves the decisions' data in the shared cache
+// (with an 8 MB buffer a core, what it measured against would include
+// what it evicted).
 type probe struct {
 	bufs  [][]uint64
 	lat   []time.Duration

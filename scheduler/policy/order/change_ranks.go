@@ -42,10 +42,14 @@ type changeRanks struct {
 	partMoved [][]int32
 	// sortAdds' scratch: each moved position's index in adds, the moved
 	// entries in last rank order and the others; nearly counts the calls
-	// whose moved entries were nearly sorted (tests)
+	// whose moved entries were nearly sorted, kept those that took them
+	// in the order keepMoved kept (tests)
 	slot          []int32
 	byRank, fresh []addEntry
-	nearly        int
+	nearly, kept  int
+	// movedOrd: the accruing jobs' positions in the last call's sorted
+	// adds (keepMoved)
+	movedOrd []int32
 }
 
 // marks of changed positions that ord lists

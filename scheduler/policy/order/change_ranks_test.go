@@ -60,13 +60,17 @@ func (c *serviceChurn) step() {
 // serially and with the passes split down to a few jobs a part (changes,
 // mergePar); and with the moved jobs taken in their last rank order from
 // a single one on (sortAdds), where SRTF's must be nearly sorted in some
-// calls.
+// calls, both in the order the last call kept (keepMoved) and read from
+// the last ranking (keptOff).
 func TestChangeRanksMatchSort(t *testing.T) {
-	defer func(least, share int) { nearlyMin, nearlyShare = least, share }(nearlyMin, nearlyShare)
-	for _, least := range []int{nearlyMin, 1} {
-		nearlyMin, nearlyShare = least, least<<20
-		for _, w := range []int{1, 3} {
-			withSplit(w, func() { changeRanksMatchSort(t) })
+	defer func(least, share int, off bool) { nearlyMin, nearlyShare, keptOff = least, share, off }(nearlyMin, nearlyShare, keptOff)
+	for _, off := range []bool{false, true} {
+		keptOff = off
+		for _, least := range []int{nearlyMin, 1} {
+			nearlyMin, nearlyShare = least, least<<20
+			for _, w := range []int{1, 3} {
+				withSplit(w, func() { changeRanksMatchSort(t) })
+			}
 		}
 	}
 }
@@ -97,7 +101,7 @@ func changeRanksMatchSort(t *testing.T) {
 		},
 	}
 	for name, mk := range orderings {
-		fast, kept, nearly := 0, 0, 0
+		fast, kept, nearly, keptOrder := 0, 0, 0, 0
 		for seed := int64(1); seed <= 120; seed++ {
 			c := &serviceChurn{submitChurn{rng: rand.New(rand.NewSource(seed)), s: &policy.Snapshot{JobGen: []uint64{}}, nan: seed%5 == 0}}
 			o := mk()
@@ -145,10 +149,14 @@ func changeRanksMatchSort(t *testing.T) {
 			}
 			if so, ok := o.(*SRTFOracle); ok {
 				nearly += so.cr.t.nearly
+				keptOrder += so.cr.t.kept
 			}
 		}
 		if name == "srtf-oracle" && nearlyMin == 1 && nearly == 0 {
 			t.Fatalf("%s: no call found its moved jobs nearly sorted in their last rank order", name)
+		}
+		if name == "srtf-oracle" && nearlyMin == 1 && (keptOrder == 0) != keptOff {
+			t.Fatalf("%s: %d calls took the moved jobs in the kept order (kept order off: %v)", name, keptOrder, keptOff)
 		}
 		if fast < 120*100/2 || kept == 0 {
 			t.Fatalf("%s: ranked by changes %d of %d calls, %d ranks kept: the check saw too little", name, fast, 120*100, kept)

@@ -191,7 +191,9 @@ type Preparer interface {
 
 // Idler is implemented by policies that ready memory between decisions:
 // the Framework faults in the storage of its next giant gang's slots
-// (Capacity.Idle) so that the decision meets no page fault there. The
+// (Capacity.Idle) so that the decision meets no page fault there, and
+// passes Idle on to an ordering that implements it (the orderings that
+// rank by changes regrow their buffers for a creeping job count). The
 // live scheduler calls Idle after every round, while it waits for the
 // next; Idle changes no decision.
 type Idler interface {

@@ -202,10 +202,14 @@ func (f *Framework) Prepare() {
 }
 
 // Idle readies, between decisions, memory the next decision would
-// otherwise fault in (Idler): the Capacity's slot reserve.
+// otherwise fault in (Idler): the Capacity's slot reserve, and the
+// ordering's buffers where it is an Idler too.
 func (f *Framework) Idle() {
 	if f.free != nil {
 		f.free.Idle()
+	}
+	if i, ok := f.Order.(Idler); ok {
+		i.Idle()
 	}
 }
 

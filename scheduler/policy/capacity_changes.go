@@ -56,6 +56,13 @@ func (c *Capacity) PlacerMemo() any { return c.memo }
 // SetPlacerMemo stores a placer's memo on this Capacity.
 func (c *Capacity) SetPlacerMemo(m any) { c.memo = m }
 
+// MemoIdler is a placer memo that readies itself between decisions:
+// Capacity.Idle calls it, and it may catch up on the change log there
+// rather than in the next decision's placer. It changes no decision.
+type MemoIdler interface {
+	Idle(c *Capacity)
+}
+
 // logChange records that node i changed.
 func (c *Capacity) logChange(i int) {
 	if !c.changes.on {

@@ -59,8 +59,12 @@ func (c *Capacity) gangSlots(n, m int) []Slot {
 // Idle readies the reserve for the next decision, between decisions: as
 // many spares as the most giants one decision asked for, each as large
 // as the largest gang asked for, every page written once so the next
-// giants' placer meets no page fault. It changes no decision.
+// giants' placer meets no page fault; and the placer's memo, where it is
+// a MemoIdler. It changes no decision.
 func (c *Capacity) Idle() {
+	if m, ok := c.memo.(MemoIdler); ok {
+		m.Idle(c)
+	}
 	r := &c.reserve
 	r.asked = 0
 	for i, s := range r.spares {

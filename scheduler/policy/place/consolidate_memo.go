@@ -95,6 +95,20 @@ func fits(c *policy.Capacity, d policy.Demand) *fitMemo {
 	return m
 }
 
+// Idle brings every memo up to date through c's change log, between
+// decisions (policy.MemoIdler): after a gang spanning every node was
+// released or started, the next decision's first search of each shape
+// caught its memo up on 10,000 nodes, 2-6 ms of 2D-LAS' live rounds
+// after a giant swap. A memo the log outran is dropped there, as a
+// search would.
+func (ms *fitMemos) Idle(c *policy.Capacity) {
+	for _, m := range ms.order {
+		if m.ok && len(m.fit) == len(c.Nodes) && ms.byDemand[m.d] == m {
+			fits(c, m.d)
+		}
+	}
+}
+
 // refile records node i's new fit f, its FreeSum and WholeFree, and its
 // index entry.
 func (m *fitMemo) refile(i, f int, sum float64, whole int) {

@@ -14,7 +14,9 @@ import (
 // (every node re-read, the changed ones logged), keeps its memos through
 // the Reset, and places exactly as a fresh Capacity of each round's
 // cluster does, while the cluster changes between rounds (nodes
-// re-stamped) and the rounds commit and release on the Capacity.
+// re-stamped) and the rounds commit and release on the Capacity; every
+// other round ends with the Capacity's Idle, which brings every memo up
+// to date (policy.MemoIdler).
 func TestConsolidateMemoAcrossTrackedResets(t *testing.T) {
 	for _, tracked := range []bool{true, false} {
 		memoAcrossResets(t, tracked)
@@ -38,7 +40,7 @@ func memoAcrossResets(t *testing.T, tracked bool) {
 	demands := []policy.Demand{{Workers: 1, Fraction: 1}, {Workers: 4, Fraction: 1}, {Workers: 6, Fraction: 1},
 		{Workers: 1, Fraction: 0.5, MemMiB: 2048}, {Workers: 3, Fraction: 0.75, MemMiB: 1024}, {Workers: 40, Fraction: 1}}
 	var logged *policy.Capacity
-	carried := 0
+	carried, caughtUp := 0, 0
 	for round := 0; round < 30; round++ {
 		logged = logged.Reset(cl)
 		logged.LogChanges()
@@ -69,12 +71,36 @@ func memoAcrossResets(t *testing.T, tracked bool) {
 				placed = append(placed, p1)
 			}
 		}
+		if round%2 == 1 {
+			caughtUp += idleMemos(t, logged)
+		}
 		churnNodes(rng, cl, &stamp)
+	}
+	if caughtUp == 0 {
+		t.Fatalf("tracked %v: Idle caught no memo up: the test exercises nothing", tracked)
 	}
 	if carried == 0 {
 		t.Fatalf("tracked %v: no memo outlived a Reset: the test exercises nothing", tracked)
 	}
 	t.Logf("tracked %v: %d memos carried through a Reset", tracked, carried)
+}
+
+// idleMemos calls c's Idle and checks that every memo it keeps is then
+// up to date; it returns how many were behind the log before.
+func idleMemos(t *testing.T, c *policy.Capacity) (behind int) {
+	ms := c.PlacerMemo().(*fitMemos)
+	for _, m := range ms.order {
+		if changed, ok := c.ChangedSince(m.mark); m.ok && ok && len(changed) > 0 {
+			behind++
+		}
+	}
+	c.Idle()
+	for _, m := range ms.order {
+		if changed, ok := c.ChangedSince(m.mark); m.ok && (!ok || len(changed) > 0) {
+			t.Fatalf("%v: a memo %d changes behind after Idle (mark ok %v)", m.d, len(changed), ok)
+		}
+	}
+	return behind
 }
 
 // churnNodes changes a few nodes' usage in place, stamping them.

@@ -59,13 +59,6 @@ func (p *probe) time() {
 	p.lat = append(p.lat, time.Since(t0))
 }
 
-// reset forgets the timings (the untimed warm-up's).
-func (p *probe) reset() {
-	if p != nil {
-		p.lat = p.lat[:0]
-	}
-}
-
 // run is the fixed work: every core its own passes over its buffer.
 func (p *probe) run() {
 	var wg sync.WaitGroup

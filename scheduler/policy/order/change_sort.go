@@ -55,13 +55,10 @@ func (t *changeRanks) sortMoved(adds []addEntry, moved, n int, cmp func(a, b add
 	switch {
 	case moved < nearlyMin:
 	case len(t.movedOrd) > 0 && !keptOff:
-		byRank, fresh = t.keptOrder(n, adds)
+		byRank, fresh = t.inOrder(n, adds, t.movedOrd)
 		t.kept++
 	case moved*nearlyShare >= len(t.ord):
-		byRank, fresh = t.lastOrder(n, adds, moved)
-		if len(byRank) != moved { // every moved job is ranked once: not expected
-			byRank = nil
-		}
+		byRank, fresh = t.inOrder(n, adds, t.lastMoved(n))
 	}
 	if byRank == nil {
 		slices.SortFunc(adds, cmp)
@@ -87,11 +84,11 @@ func (t *changeRanks) keepMoved(adds []addEntry) {
 	}
 }
 
-// keptOrder splits adds into the moved jobs, in the order keepMoved
-// kept, and the others in position order, moved jobs it did not keep
-// (an accruing job's first move) among them: copies in buffers of t's,
-// so adds may be overwritten.
-func (t *changeRanks) keptOrder(n int, adds []addEntry) (byRank, fresh []addEntry) {
+// inOrder splits adds into the moved jobs, in the order of the
+// positions order lists (keepMoved's, or lastMoved's), and the others in
+// position order, moved jobs order does not list among them: copies in
+// buffers of t's, so adds may be overwritten.
+func (t *changeRanks) inOrder(n int, adds []addEntry, order []int32) (byRank, fresh []addEntry) {
 	t.slot = growKeep(t.slot, n)
 	for i := range adds {
 		if adds[i].moved {
@@ -99,8 +96,8 @@ func (t *changeRanks) keptOrder(n int, adds []addEntry) (byRank, fresh []addEntr
 		}
 	}
 	byRank = t.byRank[:0]
-	for _, p := range t.movedOrd {
-		// a kept position moved this call is the same job (its stamp
+	for _, p := range order {
+		// a listed position moved this call is the same job (its stamp
 		// held); slot −1: taken already
 		if int(p) < n && t.mark[p] == markMove && t.slot[p] >= 0 {
 			byRank = append(byRank, adds[t.slot[p]])
@@ -117,27 +114,18 @@ func (t *changeRanks) keptOrder(n int, adds []addEntry) (byRank, fresh []addEntr
 	return byRank, fresh
 }
 
-// lastOrder splits adds into the moved jobs, in the last call's rank
-// order (t.ord), and the others, in position order: copies in buffers
-// of t's, so adds may be overwritten.
-func (t *changeRanks) lastOrder(n int, adds []addEntry, moved int) (byRank, fresh []addEntry) {
-	t.slot = growKeep(t.slot, n)
-	fresh = t.fresh[:0]
-	for i := range adds {
-		if adds[i].moved {
-			t.slot[adds[i].pos] = int32(i)
-		} else {
-			fresh = append(fresh, adds[i])
-		}
-	}
-	byRank = slices.Grow(t.byRank[:0], moved)
+// lastMoved lists the positions of this call's moved jobs in the last
+// call's rank order (t.ord), in movedOrd's storage (keepMoved rewrites
+// it after the sort).
+func (t *changeRanks) lastMoved(n int) []int32 {
+	order := t.movedOrd[:0]
 	for _, e := range t.ord {
 		if int(e.pos) < n && t.mark[e.pos] == markMove {
-			byRank = append(byRank, adds[t.slot[e.pos]])
+			order = append(order, e.pos)
 		}
 	}
-	t.byRank, t.fresh = byRank, fresh
-	return byRank, fresh
+	t.movedOrd = order
+	return order
 }
 
 // mergeAdds appends to out the sorted a and b merged.

@@ -340,7 +340,7 @@ func (rc *changedRead) read(rs []int32) {
 	for _, r := range rs {
 		x := &ranked[r]
 		j := x.Job
-		info[r] = rankInfo{id: j.ID, state: infoState(j.State), workers: j.Workers, frac: j.Fraction, mem: j.MemMiB}
+		info[r].setJob(j)
 		ranking[r] = Rank{JobID: j.ID, Queue: x.Queue}
 		if rc.preemptive && j.State == Running {
 			info[r].held = j.Placement.GPUs()

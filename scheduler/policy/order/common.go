@@ -28,6 +28,15 @@ type keyed struct {
 	k  [3]float64
 }
 
+// set writes a key's fields in place. A keyed literal stored into a
+// slice element is built on the stack and copied over (its array keeps
+// it out of registers), and the copy's 16-byte reads of the 4-byte
+// stores just made stall: measured, a pass over 125,000 keys took 1.6
+// ms that way and 1.0 ms field by field.
+func (k *keyed) set(j *policy.Job, queue, at int32, key [3]float64) {
+	k.job, k.queue, k.at, k.k = j, queue, at, key
+}
+
 // scratch holds an ordering's buffers from one decision to the next: a
 // decision ranks ~14,000 jobs, and allocating the job list, the keys, the
 // radix buffers and the result afresh every time was most of a decision's

@@ -76,15 +76,15 @@ func (f *Fair) Rho(j *policy.Job, now policy.Seconds, n int, gpus float64) float
 // plus the estimate).
 func (f *Fair) rhoParts(j *policy.Job, now policy.Seconds) (shared, whole float64) {
 	_, ex := j.ServiceAt(now)
-	rem := math.Max(ex, f.cfg.MinService)
-	return math.Max(0, now-j.Submit) + rem, ex + rem
+	rem := max(ex, f.cfg.MinService)
+	return max(0, now-j.Submit) + rem, ex + rem
 }
 
 // rhoOf combines rhoParts into ρ for a job of GPU share among n jobs.
 func rhoOf(shared, whole, share float64, n int, gpus float64) float64 {
 	slow := 1.0
 	if gpus > 0 {
-		slow = math.Max(1, float64(n)*share/gpus)
+		slow = max(1, float64(n)*share/gpus)
 	}
 	return shared / (whole * slow)
 }
@@ -120,7 +120,7 @@ func (o *Fair) Order(s *policy.Snapshot) []policy.Ranked {
 	for i := range ks {
 		k := &ks[i]
 		rho := rhoOf(k.k[0], k.k[1], k.k[2], len(ks), gpus)
-		*k = keyed{job: k.job, k: [3]float64{-rho, float64(k.queue)}, at: k.at}
+		k.queue, k.k[0], k.k[1], k.k[2] = 0, -rho, float64(k.queue), 0 // in place (keyed.set)
 	}
 	return o.sc.sortFor(ks, s.SubmitOrdered)
 }
@@ -136,9 +136,9 @@ func (o *Fair) rhoKeysPar(ks []keyed, w int, now policy.Seconds, gpus float64) {
 func (o *Fair) rhoKeys(ks []keyed, lo, hi int, now policy.Seconds, gpus float64) {
 	for i := lo; i < hi; i++ {
 		k := &ks[i]
-		rem := math.Max(k.k[1], o.cfg.MinService) // as rhoParts
-		rho := rhoOf(math.Max(0, now-k.k[0])+rem, k.k[1]+rem, k.k[2], len(ks), gpus)
-		*k = keyed{job: k.job, k: [3]float64{-rho, float64(k.queue)}, at: k.at}
+		rem := max(k.k[1], o.cfg.MinService) // as rhoParts
+		rho := rhoOf(max(0, now-k.k[0])+rem, k.k[1]+rem, k.k[2], len(ks), gpus)
+		k.queue, k.k[0], k.k[1], k.k[2] = 0, -rho, float64(k.queue), 0 // in place (keyed.set)
 	}
 }
 

@@ -248,7 +248,7 @@ func (o *Gittins) termsIndex(a float64, sp *gittinsSpan, kept bool) float64 {
 func (o *Gittins) indexes(x *indexPass, lo, hi int) {
 	ks, svc, spans, p := x.ks, x.svc, x.spans, x.prev
 	for i := lo; i < hi; i++ {
-		j, a, idx := ks[i].job, svc[i], x.fresh
+		a, idx := svc[i], x.fresh
 		x.next[i] = a
 		kept := x.kept(i, a)
 		switch {
@@ -262,6 +262,6 @@ func (o *Gittins) indexes(x *indexPass, lo, hi int) {
 			}
 			idx = o.termsIndex(a, &spans[i], kept)
 		}
-		ks[i] = keyed{job: j, queue: int32(o.q.queueOf(a)), k: [3]float64{ks[i].k[0], -idx, ks[i].k[2]}, at: ks[i].at}
+		ks[i].queue, ks[i].k[1] = int32(o.q.queueOf(a)), -idx // in place (keyed.set)
 	}
 }

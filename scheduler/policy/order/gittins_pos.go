@@ -54,6 +54,6 @@ func (o *Gittins) indexesAt(x *indexPass, lo, hi int) {
 			idx = o.termsIndex(a, &st.span, kept)
 			st.svc, st.idx = a, idx
 		}
-		*k = keyed{job: k.job, queue: int32(o.q.queueOf(a)), k: [3]float64{k.k[0], -idx, k.k[2]}, at: k.at}
+		k.queue, k.k[1] = int32(o.q.queueOf(a)), -idx // in place (keyed.set)
 	}
 }

@@ -128,7 +128,8 @@ func (sc *scratch) trackedKeys(s *policy.Snapshot, key func(j *policy.Job) keyed
 			continue
 		}
 		e.ksAt = int32(len(ks))
-		ks = append(ks, keyed{job: j, queue: e.queue, at: int32(i + 1), k: e.k})
+		ks = append(ks, keyed{})
+		ks[len(ks)-1].set(j, e.queue, int32(i+1), e.k)
 		prev = append(prev, p)
 	}
 	sc.ks, sc.inc.prev = ks, prev
@@ -269,7 +270,7 @@ func (sc *scratch) trackedKeysPar(s *policy.Snapshot, key func(j *policy.Job) ke
 				continue
 			}
 			e.ksAt = int32(o)
-			ks[o] = keyed{job: jobs[i], queue: e.queue, at: int32(i + 1), k: e.k}
+			ks[o].set(jobs[i], e.queue, int32(i+1), e.k)
 			prev[o] = p
 			o++
 		}

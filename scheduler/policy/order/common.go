@@ -93,6 +93,11 @@ type scratch struct {
 	// default half): for an ordering whose moved jobs sort in fewer
 	// passes than all of them (movedCoarse)
 	movedMost int
+	// allMove: every key moves every call (fair's ρ, with Now and the
+	// count of active jobs), so sortMatched sorts in full without first
+	// counting the moved keys, a pass over this call's keys and the last
+	// call's (the order is the same: compareAt is a total order)
+	allMove bool
 	// self is resortLast's identity match (Prepare)
 	self []int32
 }

@@ -93,7 +93,7 @@ func rhoOf(shared, whole, share float64, n int, gpus float64) float64 {
 func (o *Fair) Order(s *policy.Snapshot) []policy.Ranked {
 	// ρ (k[0]) rarely ties, and every call sorts in full (it moves with Now)
 	o.sc.coarse, o.sc.coarseBits = 1, coarseRho
-	o.sc.split = true
+	o.sc.split, o.sc.allMove = true, true
 	gpus := 0.0
 	for _, n := range s.Cluster.Nodes {
 		gpus += float64(len(n.GPUs))

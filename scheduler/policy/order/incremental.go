@@ -65,7 +65,7 @@ func (sc *scratch) sortMatched(ks []keyed, prev []int32, ok bool) []policy.Ranke
 	if !ok {
 		return sc.sortFull(ks, nil)
 	}
-	if in.full && sc.manyChanged(ks, in.keys, prev) {
+	if sc.allMove || in.full && sc.manyChanged(ks, in.keys, prev) {
 		return sc.sortFull(ks, prev) // the loop below would find as much, after ranks
 	}
 	in.full = false

@@ -101,16 +101,12 @@ func (o *Fair) Order(s *policy.Snapshot) []policy.Ranked {
 	// ρ needs the number of active jobs: the one pass over the jobs (see
 	// activeKeys) keeps ρ's parts, which a pass over the keys combines;
 	// a tracked snapshot keeps what ρ takes of each job (not Now)
-	ks, tracked := o.sc.trackedKeys(s, func(j *policy.Job) keyed {
+	// (ρ's keys are finished as the keying pass writes them)
+	ks, tracked := o.sc.trackedKeysThen(s, func(j *policy.Job) keyed {
 		_, ex := j.ServiceAt(s.Now)
 		return keyed{job: j, queue: int32(stateTie(j)), k: [3]float64{j.Submit, ex, gpuShare(j)}}
-	})
+	}, func(ks []keyed, n int) { o.rhoKeys(ks, n, s.Now, gpus) })
 	if tracked {
-		if w := workers(len(ks)); w > 1 {
-			o.rhoKeysPar(ks, w, s.Now, gpus)
-		} else {
-			o.rhoKeys(ks, 0, len(ks), s.Now, gpus)
-		}
 		return o.sc.sortFor(ks, s.SubmitOrdered)
 	}
 	ks = o.sc.activeKeys(s, func(j *policy.Job) keyed {
@@ -125,19 +121,14 @@ func (o *Fair) Order(s *policy.Snapshot) []policy.Ranked {
 	return o.sc.sortFor(ks, s.SubmitOrdered)
 }
 
-// rhoKeysPar is rhoKeys over all of ks split across w workers.
-func (o *Fair) rhoKeysPar(ks []keyed, w int, now policy.Seconds, gpus float64) {
-	forRanges(len(ks), w, func(_, lo, hi int) { o.rhoKeys(ks, lo, hi, now, gpus) })
-}
-
-// rhoKeys turns the tracked keys ks[lo:hi] (Submit, Executed and GPU
-// share, the state in queue) into ρ's keys among len(ks) active jobs,
-// bit for bit as rhoParts and rhoOf.
-func (o *Fair) rhoKeys(ks []keyed, lo, hi int, now policy.Seconds, gpus float64) {
-	for i := lo; i < hi; i++ {
+// rhoKeys turns the tracked keys ks (Submit, Executed and GPU share, the
+// state in queue) into ρ's keys among n active jobs, bit for bit as
+// rhoParts and rhoOf.
+func (o *Fair) rhoKeys(ks []keyed, n int, now policy.Seconds, gpus float64) {
+	for i := range ks {
 		k := &ks[i]
 		rem := max(k.k[1], o.cfg.MinService) // as rhoParts
-		rho := rhoOf(max(0, now-k.k[0])+rem, k.k[1]+rem, k.k[2], len(ks), gpus)
+		rho := rhoOf(max(0, now-k.k[0])+rem, k.k[1]+rem, k.k[2], n, gpus)
 		k.queue, k.k[0], k.k[1], k.k[2] = 0, -rho, float64(k.queue), 0 // in place (keyed.set)
 	}
 }

@@ -85,7 +85,9 @@ func (z size) churnSpec() pt.ChurnSpec {
 // of a GPU per worker, fit, run, and are a trial's victim or leave tens
 // of thousands of GPU shares to refill when preempted.
 func BenchmarkScaleChurn(b *testing.B) {
+	pair := pairing() // paired with another build's run: in turns (pair_test.go)
 	for _, z := range pick(sizes, "CARAVAN_SCALE_SIZES", func(z size) string { return z.name }) {
+		pair.turn()
 		base := pt.Random(42, z.spec())
 		if os.Getenv("CARAVAN_SCALE_QUEUE") == "fresh" {
 			freshQueue(base)
@@ -93,8 +95,12 @@ func BenchmarkScaleChurn(b *testing.B) {
 		if os.Getenv("CARAVAN_SCALE_GIANTS") == "whole" {
 			wholeGiants(base)
 		}
+		pair.done()
 		for _, name := range pick(orderings, "CARAVAN_SCALE_POLICIES", func(s string) string { return s }) {
-			b.Run(z.name+"/"+name, func(b *testing.B) { benchChurn(b, pt.Clone(base), z.churnSpec(), name) })
+			b.Run(z.name+"/"+name, func(b *testing.B) {
+				pair.turn() // given back once warmed up (benchChurn)
+				benchChurn(b, pt.Clone(base), z.churnSpec(), name)
+			})
 		}
 	}
 }
@@ -352,6 +358,9 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 		sd.preps, sd.prepCPU, sd.idles = sd.preps[:0], 0, sd.idles[:0]
 	}
 	gc.Reset()
+	pair := pairing()
+	pair.done() // warmed up
+
 	logEach := os.Getenv("CARAVAN_SCALE_CHURN_LOG") != "" // each decision's wall time and size
 	stop := steadyProfile(b, "churn-"+name)
 	defer stop()
@@ -359,6 +368,7 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 	pr := newProbe() // the host's own tail, between decisions
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		pair.turn() // a decision and what follows it, alone
 		decideSides(b, c, sides, i)
 		starts, preempts = starts+len(sides[0].last.Starts), preempts+len(sides[0].last.Preempts)
 		if logEach {
@@ -371,6 +381,7 @@ func benchChurn(b *testing.B, s *policy.Snapshot, spec pt.ChurnSpec, name string
 			b.Logf("probe %d: %v", i, pr.lat[len(pr.lat)-1])
 		}
 		between(c, sides, gc)
+		pair.done()
 	}
 	b.StopTimer()
 	stop()

@@ -40,6 +40,12 @@
 // (every core's passes over a buffer its L2 holds, ~5 ms) and reports
 // its p50 and p99 (host-p50-ns, host-p99-ns): what the host alone adds
 // to the tail in the same minutes (probe_test.go),
+// CARAVAN_SCALE_PAIR_WAIT and CARAVAN_SCALE_PAIR_PASS (two FIFOs,
+// crossed between two processes) run two builds in turns, decision by
+// decision, so that both meet the host's same minutes (pair_test.go;
+// pair.sh runs such a pair both ways round and compares the decisions
+// one by one: on this host two runs of one build minutes apart differ
+// by up to a quarter, a paired comparison by a few per cent),
 // CARAVAN_SCALE_CHURN_LOG=1 logs each decision (with -test.v). The
 // preemptive orderings' trials are reported per decision too (trials,
 // victims, materialised, given-back, fitted, trial-places, trial-counts:

@@ -259,10 +259,7 @@ func (t *changeRanks) merge(s *policy.Snapshot, adds []addEntry) {
 		if !keep {
 			continue
 		}
-		for a < len(adds) {
-			if c := entryCmp(&adds[a].rankEntry, &e); c > 0 || c == 0 && compareEntry(s, &adds[a].rankEntry, &e) >= 0 {
-				break
-			}
+		for a < len(adds) && compareEntry(s, &adds[a].rankEntry, &e) < 0 {
 			if adds[a].moved {
 				moved = append(moved, int32(len(next)))
 			}
@@ -341,10 +338,7 @@ func (t *changeRanks) mergePar(s *policy.Snapshot, adds []addEntry, w int) {
 				continue
 			}
 			e := &ord[i]
-			for ; a < pa.Hi; a, o = a+1, o+1 {
-				if c := entryCmp(&adds[a].rankEntry, e); c > 0 || c == 0 && compareEntry(s, &adds[a].rankEntry, e) >= 0 {
-					break
-				}
+			for ; a < pa.Hi && compareEntry(s, &adds[a].rankEntry, e) < 0; a, o = a+1, o+1 {
 				if adds[a].moved {
 					moved = append(moved, int32(o))
 				}
@@ -389,20 +383,6 @@ func (t *changeRanks) rankedRange(s *policy.Snapshot, lo, hi int) {
 		out[r] = policy.Ranked{Job: jobs[e.pos], Queue: int(e.queue)}
 		at[r] = e.pos + 1
 	}
-}
-
-// entryCmp orders entries a and b by queue and first key, 0 where both
-// tie (compareEntry then compares the rest). It inlines, so the merges
-// call out only on a tie: a call for each staying entry a merge passed
-// was ~1 ms of CPU a decision at 122,000 jobs.
-func entryCmp(a, b *rankEntry) int {
-	switch {
-	case a.queue != b.queue:
-		return cmpInt(int(a.queue), int(b.queue))
-	case a.k[0] != b.k[0]:
-		return cmpU64(a.k[0], b.k[0])
-	}
-	return 0
 }
 
 // compareEntry is compareKeyed, then position, for the jobs of entries

@@ -99,9 +99,9 @@ func (o *Fair) Order(s *policy.Snapshot) []policy.Ranked {
 		gpus += float64(len(n.GPUs))
 	}
 	// ρ needs the number of active jobs: the one pass over the jobs (see
-	// activeKeys) keeps ρ's parts, which a pass over the keys combines;
-	// a tracked snapshot keeps what ρ takes of each job (not Now)
-	// (ρ's keys are finished as the keying pass writes them)
+	// activeKeys) keeps ρ's parts, which are combined once the count is
+	// known; a tracked snapshot keeps what ρ takes of each job (not Now),
+	// and its keying pass combines them as it writes each part
 	ks, tracked := o.sc.trackedKeysThen(s, func(j *policy.Job) keyed {
 		_, ex := j.ServiceAt(s.Now)
 		return keyed{job: j, queue: int32(stateTie(j)), k: [3]float64{j.Submit, ex, gpuShare(j)}}
@@ -115,8 +115,7 @@ func (o *Fair) Order(s *policy.Snapshot) []policy.Ranked {
 	})
 	for i := range ks {
 		k := &ks[i]
-		rho := rhoOf(k.k[0], k.k[1], k.k[2], len(ks), gpus)
-		k.queue, k.k[0], k.k[1], k.k[2] = 0, -rho, float64(k.queue), 0 // in place (keyed.set)
+		rhoKey(k, rhoOf(k.k[0], k.k[1], k.k[2], len(ks), gpus))
 	}
 	return o.sc.sortFor(ks, s.SubmitOrdered)
 }
@@ -128,9 +127,14 @@ func (o *Fair) rhoKeys(ks []keyed, n int, now policy.Seconds, gpus float64) {
 	for i := range ks {
 		k := &ks[i]
 		rem := max(k.k[1], o.cfg.MinService) // as rhoParts
-		rho := rhoOf(max(0, now-k.k[0])+rem, k.k[1]+rem, k.k[2], n, gpus)
-		k.queue, k.k[0], k.k[1], k.k[2] = 0, -rho, float64(k.queue), 0 // in place (keyed.set)
+		rhoKey(k, rhoOf(max(0, now-k.k[0])+rem, k.k[1]+rem, k.k[2], n, gpus))
 	}
+}
+
+// rhoKey makes k ρ's key: −ρ first, then the state tie k kept in its
+// queue, written in place (keyed.set says why).
+func rhoKey(k *keyed, rho float64) {
+	k.queue, k.k[0], k.k[1], k.k[2] = 0, -rho, float64(k.queue), 0
 }
 
 // GuardsConcurrently is true: CanPreempt reads only the job and the

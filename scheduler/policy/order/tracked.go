@@ -140,8 +140,7 @@ func (sc *scratch) trackedKeysThen(s *policy.Snapshot, key func(j *policy.Job) k
 			continue
 		}
 		e.ksAt = int32(len(ks))
-		ks = append(ks, keyed{})
-		ks[len(ks)-1].set(j, e.queue, int32(i+1), e.k)
+		ks = append(ks, keyed{job: j, queue: e.queue, at: int32(i + 1), k: e.k}) // few jobs: no split
 		prev = append(prev, p)
 	}
 	sc.ks, sc.inc.prev = ks, prev

@@ -96,7 +96,11 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, pr PrevRanker,
 	old, cur := c.cur, 1-c.cur
 	oldInfo := c.info[old]
 	info := grow(c.info[cur], len(ranked))
-	ranking := grow(c.ranking, len(ranked))
+	var ranking []Rank // none without reasons (skipRanking)
+	if !skipRanking(s) {
+		ranking = grow(c.ranking, len(ranked))
+		c.ranking = ranking
+	}
 	if !c.prepared || len(c.pos) != len(s.Jobs) {
 		c.prepare(len(s.Jobs))
 	}
@@ -173,7 +177,7 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, pr PrevRanker,
 		}
 	}
 	c.changed, c.stale = changed, stale
-	c.info[cur], c.cur, c.ranking = info, cur, ranking
+	c.info[cur], c.cur = info, cur
 	c.gated = horizon != nil
 	c.ranked = len(c.pos)
 	if c.byPrev {
@@ -218,7 +222,9 @@ func (c *jobCache) copyFrom(ps *rankPass, prev []int32, lo, hi int, lists rankPa
 	for r := lo; r < hi; r++ {
 		if lr := prev[r]; lr >= 0 && int(lr) < len(oldInfo) {
 			info[r] = oldInfo[lr]
-			ranking[r] = Rank{JobID: info[r].id, Queue: ps.ranked[r].Queue}
+			if ranking != nil {
+				ranking[r] = Rank{JobID: info[r].id, Queue: ps.ranked[r].Queue}
+			}
 			if ps.guarded && JobState(info[r].state) == Running && !ps.keepGate(r, lr) {
 				stale = append(stale, int32(r)) // its guard moves with Now
 			}
@@ -341,7 +347,9 @@ func (rc *changedRead) read(rs []int32) {
 		x := &ranked[r]
 		j := x.Job
 		info[r].setJob(j)
-		ranking[r] = Rank{JobID: j.ID, Queue: x.Queue}
+		if ranking != nil {
+			ranking[r] = Rank{JobID: j.ID, Queue: x.Queue}
+		}
 		if rc.preemptive && j.State == Running {
 			info[r].held = j.Placement.GPUs()
 			if rc.guard != nil {

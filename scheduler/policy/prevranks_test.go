@@ -62,3 +62,42 @@ func TestFrameworkCopiesByPrevRanks(t *testing.T) {
 		}
 	}
 }
+
+// A preemptive ordering's tracked round that skips reasons still reads
+// every job (the skipping walk) but writes no Ranking; the rounds around
+// it, with reasons, rank in full from what it kept, as an untracked
+// Framework does, and every round makes the untracked one's starts and
+// preemptions.
+func TestFrameworkSkipsRankingWithoutReasons(t *testing.T) {
+	defer policy.SetSkipWalk(policy.SetSkipWalk(0, false))
+	for seed := uint64(1); seed <= 4; seed++ {
+		sp := pt.RandomSpec{Cluster: pt.ClusterSpec{Racks: 2, NodesPerRack: 6, GPUsPerNode: 4}, Running: 40, Queued: 300, Busy: 0.8, FracShare: 0.2}
+		s := pt.Random(seed, sp)
+		c := pt.NewChurn(seed, s, pt.ChurnSpec{Interval: 300, Finish: 0.2, Arrive: 15, Jobs: sp})
+		tracked := policy.NewFramework(order.NewSRTFOracle(), place.NewConsolidated())
+		plain := policy.NewFramework(order.NewSRTFOracle(), place.NewConsolidated())
+		for round := 0; round < 20; round++ {
+			gen := s.JobGen
+			s.JobGen = nil
+			want := plain.Decide(s)
+			s.JobGen = gen
+			skip := round%3 == 1
+			s.SkipReasons = skip
+			got := tracked.Decide(s)
+			s.SkipReasons = false
+			if len(want.Ranking) == 0 {
+				t.Fatalf("seed %d round %d: the untracked round ranked nothing", seed, round)
+			}
+			if skip && len(got.Ranking) != 0 {
+				t.Fatalf("seed %d round %d: a round without reasons wrote %d ranks", seed, round, len(got.Ranking))
+			}
+			if !skip && !reflect.DeepEqual(want.Ranking, got.Ranking) {
+				t.Fatalf("seed %d round %d: rankings differ after a round without one", seed, round)
+			}
+			if !reflect.DeepEqual(want.Starts, got.Starts) || !reflect.DeepEqual(want.Preempts, got.Preempts) {
+				t.Fatalf("seed %d round %d: tracked and untracked decisions differ", seed, round)
+			}
+			c.Step(policy.Decision{Starts: append([]policy.Start(nil), got.Starts...), Preempts: append([]string(nil), got.Preempts...)})
+		}
+	}
+}

@@ -311,9 +311,11 @@ func (r *round) rankAll(ranked []Ranked) {
 		}
 		// every job is read: the plain pass, into reused storage
 		r.f.jobs.forgetRanks()
-		r.dec.Ranking = grow(r.f.jobs.ranking, len(ranked))
-		r.f.jobs.ranking = r.dec.Ranking
-	} else {
+		if !skipRanking(r.s) {
+			r.dec.Ranking = grow(r.f.jobs.ranking, len(ranked))
+			r.f.jobs.ranking = r.dec.Ranking
+		}
+	} else if !skipRanking(r.s) {
 		r.dec.Ranking = make([]Rank, len(ranked))
 	}
 	if cap(r.f.info) < len(ranked) {
@@ -336,6 +338,12 @@ func (r *round) rankAll(ranked []Ranked) {
 	}
 }
 
+// skipRanking says the round writes no Ranking: its caller reads no
+// reasons (Snapshot.SkipReasons), and the walk then reads no rank's ID
+// or queue from it, so at 100,000 jobs the rank pass need not write 24
+// bytes a job (and read the ordering's queue for it) for nobody.
+func skipRanking(s *Snapshot) bool { return s.SkipReasons }
+
 // rankRead is rankAll's plain pass: what it reads and writes.
 type rankRead struct {
 	ranked     []Ranked
@@ -357,7 +365,9 @@ func (rr *rankRead) read(lo, hi int) {
 		// struct: that cost the untracked path ~1.5 ms at 100,000 jobs
 		x := &ranked[i]
 		j := x.Job
-		ranking[i] = Rank{JobID: j.ID, Queue: x.Queue}
+		if ranking != nil {
+			ranking[i] = Rank{JobID: j.ID, Queue: x.Queue}
+		}
 		info[i].setJob(j)
 		if j.State == Running && rr.preemptive { // only victims' shares are read
 			info[i].held = j.Placement.GPUs()

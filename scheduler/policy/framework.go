@@ -39,6 +39,9 @@ type Framework struct {
 	refs     []refSlot
 	refCache map[*Job]*victimRef
 	refRound uint64
+	// refsKept counts the victims whose entry victimRefs kept by their
+	// stamps, without comparing slots (tests)
+	refsKept int
 	// lazy is tryVictims' scratch for lazy releases (preempt_lazy.go)
 	lazy lazyTrial
 	// jobs is what was read of a tracked snapshot's jobs (jobcache.go)

@@ -12,6 +12,9 @@ type JobTrack struct {
 	// lastProgress is the last ProgressGen (UpdateWithProgress); empty
 	// when the last snapshot had none
 	lastProgress []uint64
+	// updates counts the calls to Update and Reset: what a user kept
+	// from a job at one count is Same-checked only at the next
+	updates uint64
 }
 
 // Update reads s's stamps; afterwards Same(i) says whether job i is
@@ -20,6 +23,7 @@ type JobTrack struct {
 // afresh. A user must refresh everything it keeps for the positions that
 // are not Same before the next Update, or its cache goes stale.
 func (t *JobTrack) Update(s *Snapshot) bool {
+	t.updates++
 	n := len(s.Jobs)
 	t.same = grow(t.same, n) // with room: a growing queue reallocated it every round
 	if !s.JobsTracked() {
@@ -73,7 +77,17 @@ func (t *JobTrack) Same(i int) bool { return t.same[i] }
 
 // Reset forgets the last snapshot: everything is read afresh next time
 // (for a user whose own derived state changed wholesale).
-func (t *JobTrack) Reset() { t.last, t.lastProgress = t.last[:0], t.lastProgress[:0] }
+func (t *JobTrack) Reset() {
+	t.last, t.lastProgress = t.last[:0], t.lastProgress[:0]
+	t.updates++
+}
+
+// sameSince reports whether job i is unchanged since the snapshot of
+// the Update counted at (t.updates then): only if that was the last one
+// before this, and i is Same.
+func (t *JobTrack) sameSince(i int, at uint64) bool {
+	return at+1 == t.updates && i >= 0 && i < len(t.same) && t.same[i]
+}
 
 // grow resizes xs to n, keeping its contents up to n and reallocating only
 // when its capacity is short.

@@ -71,6 +71,10 @@ func LazyTooLarge(f *Framework) int64 { return f.lazy.tooLarge }
 // to the fewest victims put back.
 func LazyTruncated(f *Framework) int64 { return f.lazy.truncated }
 
+// RefsKept is how many victims' entries f's victimRefs kept by their
+// stamps.
+func RefsKept(f *Framework) int { return f.refsKept }
+
 // Donations is how many victims' slot storage keepRefs has reused.
 func Donations() int64 { return donations.Load() }
 

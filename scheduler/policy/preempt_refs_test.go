@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
+	"github.com/caravan-dl/caravan/scheduler/policy/order"
+	"github.com/caravan-dl/caravan/scheduler/policy/place"
 	pt "github.com/caravan-dl/caravan/scheduler/policy/policytest"
 )
 
@@ -33,5 +35,36 @@ func TestDonatedRefsSameDecisions(t *testing.T) {
 	}
 	if policy.Donations() == d0 {
 		t.Fatal("no gang's slot storage was handed over")
+	}
+}
+
+// A long-lived instance over a tracked snapshot keeps an unchanged
+// victim's resolved slots by its stamp (JobTrack), without comparing
+// them (running jobs that accrue keep their stamps), and decides every
+// churned round as a fresh one does, which
+// resolves every victim anew: jobs finish, arrive, start and are
+// preempted between rounds, and their entries are then compared or
+// resolved again.
+func TestKeptRefsSameDecisions(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		s := pt.Random(seed, pt.RandomSpec{
+			Cluster: pt.ClusterSpec{Racks: 2, NodesPerRack: 8, GPUsPerNode: 8},
+			Running: 120, Queued: 200, Busy: 0.9, FracShare: 0.3,
+		})
+		c := pt.NewChurn(seed, s, pt.ChurnSpec{Interval: 60, Finish: 0.1, Arrive: 10, Accrue: seed%2 == 1})
+		long := policy.NewFramework(order.NewSRTFOracle(), place.NewConsolidated())
+		preempts := 0
+		for round := 0; round < 12; round++ {
+			want := copyOf(policy.NewFramework(order.NewSRTFOracle(), place.NewConsolidated()).Decide(c.S))
+			got := long.Decide(c.S)
+			sameDecision(t, "srtf-oracle", round, want, got)
+			preempts += len(want.Preempts)
+			c.Step(want)
+		}
+		// running jobs accrue service without a new stamp (Accrual), or
+		// are re-stamped every round and compared
+		if kept := policy.RefsKept(long); (kept == 0) == (seed%2 == 1) || preempts == 0 {
+			t.Fatalf("seed %d: %d victims kept by stamp, %d preemptions: the path is not exercised", seed, policy.RefsKept(long), preempts)
+		}
 	}
 }

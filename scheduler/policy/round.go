@@ -64,6 +64,9 @@ type round struct {
 	// tracked: s carries JobGen and the rank pass reads (reads), so the
 	// Framework's jobCache is current and the Decision reuses storage
 	tracked bool
+	// at is the ordering's RankIndexes where the jobCache ranked by them
+	// (1 + each rank's index in s.Jobs; nil: not known)
+	at []int32
 	// reads: the rank pass reads every job (rankAll) for the walk info,
 	// as it must for reasons and pays for at scale (the skipping walk)
 	reads bool
@@ -305,7 +308,7 @@ func (r *round) rankAll(ranked []Ranked) {
 				g, _ := r.f.Order.(PreemptionGuard)
 				pr, _ := r.f.Order.(PrevRanker)
 				r.dec.Ranking, r.info = r.f.jobs.rank(r.s, ranked, at, pr, r.preemptive, g)
-				r.guarded = r.f.jobs.guarded
+				r.guarded, r.at = r.f.jobs.guarded, at
 				return
 			}
 		}

@@ -297,31 +297,32 @@ func (cp *Capacity) reread(i int, n *Node, rp *rereadPart) bool {
 	fn := &cp.Nodes[i]
 	changed := math.Float64bits(fn.LinkGbps) != math.Float64bits(n.LinkGbps)
 	fn.LinkGbps = n.LinkGbps
-	for k, g := range n.GPUs {
-		nf, old := freeOf(g), &fn.GPUs[k]
-		if sameFree(old, &nf) {
+	for k := range n.GPUs {
+		g, old := &n.GPUs[k], &fn.GPUs[k]
+		free, mem := freeParts(g)
+		if old.isFreeOf(g, free, mem) {
 			continue
 		}
 		changed = true
-		if old.Index != nf.Index {
+		if old.Index != g.Index {
 			rp.layout++
 		}
 		if cp.hash.on {
 			id := int(cp.hash.base[i]) + k
 			if cp.hash.rec { // serial then (rereadAll): as a trial's change
 				cp.hashOut(old, i, id, k)
-				*old = nf
+				old.setFreeOf(g, free, mem)
 				cp.hashIn(old, id)
 				continue
 			}
 			a, b := gpuHashes(id, old)
-			*old = nf
+			old.setFreeOf(g, free, mem)
 			a2, b2 := gpuHashes(id, old)
 			rp.a ^= a ^ a2
 			rp.b ^= b ^ b2
 			continue
 		}
-		*old = nf
+		old.setFreeOf(g, free, mem)
 	}
 	if changed {
 		summarise(fn)
@@ -329,10 +330,20 @@ func (cp *Capacity) reread(i int, n *Node, rp *rereadPart) bool {
 	return changed
 }
 
-// sameFree reports whether a and b are the same GPU state, bit for bit.
-func sameFree(a, b *FreeGPU) bool {
-	return a.Index == b.Index && a.Model == b.Model && a.FreeMem == b.FreeMem && a.TotalMem == b.TotalMem &&
-		math.Float64bits(a.Free) == math.Float64bits(b.Free) && math.Float64bits(a.Util) == math.Float64bits(b.Util)
+// isFreeOf reports whether f is freeOf(g), bit for bit (its gang
+// aside), given freeParts(g).
+func (f *FreeGPU) isFreeOf(g *GPU, free float64, mem int64) bool {
+	return f.Index == g.Index && f.Model == g.Model && f.FreeMem == mem && f.TotalMem == g.MemoryMiB &&
+		math.Float64bits(f.Free) == math.Float64bits(free) && math.Float64bits(f.Util) == math.Float64bits(g.Util)
+}
+
+// setFreeOf makes f freeOf(g), given freeParts(g), in place: a FreeGPU
+// assigned whole is built on the stack and copied over, and the copy's
+// 16-byte loads of the 8-byte stores just made stall (a giant gang's
+// round re-reads 80,000 GPUs).
+func (f *FreeGPU) setFreeOf(g *GPU, free float64, mem int64) {
+	f.Index, f.Model, f.TotalMem, f.Util = g.Index, g.Model, g.MemoryMiB, g.Util
+	f.Free, f.FreeMem, f.gang = free, mem, 0
 }
 
 // sameNodes reports whether c lists exactly cp's nodes, in order.
@@ -358,18 +369,24 @@ func gpuCount(c *Cluster) int {
 }
 
 func freeOf(g GPU) FreeGPU {
-	free := 1 - g.UsedFraction
+	free, mem := freeParts(&g)
+	return FreeGPU{Index: g.Index, Model: g.Model, Free: free, FreeMem: mem, TotalMem: g.MemoryMiB, Util: g.Util}
+}
+
+// freeParts is g's free share and memory as a FreeGPU holds them.
+func freeParts(g *GPU) (free float64, mem int64) {
+	free = 1 - g.UsedFraction
 	if free < eps || math.IsNaN(free) {
 		free = 0
 	}
 	if free > 1 {
 		free = 1
 	}
-	mem := g.MemoryMiB - g.UsedMemoryMiB
+	mem = g.MemoryMiB - g.UsedMemoryMiB
 	if mem < 0 {
 		mem = 0
 	}
-	return FreeGPU{Index: g.Index, Model: g.Model, Free: free, FreeMem: mem, TotalMem: g.MemoryMiB, Util: g.Util}
+	return free, mem
 }
 
 // resummarise recomputes node i's summary and the cluster totals.
@@ -786,7 +803,7 @@ func (c *Capacity) applyRange(slots []Slot, refs []slotRef, lo, hi int, sign, ut
 			ap.a, ap.b = ap.a^a, ap.b^b
 			if h.rec && h.stamp[id] != h.cur {
 				h.stamp[id] = h.cur
-				ap.saved = append(ap.saved, savedGPU{g: g, ni: int32(ni), pos: int32(pos), free: g.Free, mem: g.FreeMem, util: g.Util})
+				ap.saved = saveGPU(ap.saved, g, ni, pos)
 			}
 		}
 		for ; i < end; i++ {

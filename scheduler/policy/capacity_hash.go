@@ -38,6 +38,18 @@ type savedGPU struct {
 	util float64
 }
 
+// saveGPU appends g's state (on node ni at pos) to saved, written field
+// by field: a savedGPU literal is built on the stack and copied over
+// (its two 4-byte fields then read back by 16-byte loads, which stall
+// on the stores just made), a third of a giant gang's apply.
+func saveGPU(saved []savedGPU, g *FreeGPU, ni, pos int) []savedGPU {
+	saved = append(saved, savedGPU{})
+	sv := &saved[len(saved)-1]
+	sv.g, sv.ni, sv.pos = g, int32(ni), int32(pos)
+	sv.free, sv.mem, sv.util = g.Free, g.FreeMem, g.Util
+	return saved
+}
+
 // gpuDiff is a GPU's state at the end of a recorded trial, where it
 // differs from the start.
 type gpuDiff struct {

@@ -12,7 +12,8 @@
 # It runs the pair twice, each build taking the first turn once, and
 # prints each build's p50 and p99 over both runs' timed decisions, the
 # median of B's time over A's for the same decision, and how many of
-# B's decisions were the faster of their pair.
+# B's decisions were the faster of their pair; with PAIR_TAIL=<ms>, the
+# same over the pairs where either build took longer than that.
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: pair.sh A B [test flags]" >&2; exit 2; }
 a=$(realpath "$1") b=$(realpath "$2")
@@ -67,3 +68,15 @@ done
 printf '%s/%s per decision: median %.3f (quartiles %.3f-%.3f), %s faster in %d of %d\n' \
 	"$(basename "$b")" "$(basename "$a")" "$(quant 0.5 <"$dir/ratio")" "$(quant 0.25 <"$dir/ratio")" \
 	"$(quant 0.75 <"$dir/ratio")" "$(basename "$b")" "$won" "$n"
+# PAIR_TAIL=ms: the same over the pairs where either build took longer
+# (the tail, which a few slow decisions make: a median over all hides it)
+if [ -n "${PAIR_TAIL:-}" ]; then
+	paste "$dir/a.ms" "$dir/b.ms" | awk -v t="$PAIR_TAIL" 'NF == 2 && ($1 > t || $2 > t) { print $2 / $1 }' >"$dir/tail"
+	m=$(wc -l <"$dir/tail")
+	if [ "$m" -gt 0 ]; then
+		printf 'over %s ms: median %.3f in %d pairs, %s faster in %d\n' "$PAIR_TAIL" "$(quant 0.5 <"$dir/tail")" "$m" \
+			"$(basename "$b")" "$(awk '$1 < 1' "$dir/tail" | wc -l)"
+	else
+		echo "over $PAIR_TAIL ms: no pairs"
+	fi
+fi

@@ -19,18 +19,14 @@ import (
 // position.
 func TestFrameworkCopiesByPrevRanks(t *testing.T) {
 	for seed := uint64(1); seed <= 6; seed++ {
-		sp := pt.RandomSpec{Cluster: pt.ClusterSpec{Racks: 2, NodesPerRack: 6, GPUsPerNode: 4}, Running: 40, Queued: 300, Busy: 0.8, FracShare: 0.2}
-		s := pt.Random(seed, sp)
-		c := pt.NewChurn(seed, s, pt.ChurnSpec{Interval: 300, Finish: 0.2, Arrive: 15, Jobs: sp})
+		c := churnedSmall(seed)
+		s := c.S
 		fifo := order.NewFIFO(order.FIFOConfig{Backfill: seed%2 == 0})
 		tracked := policy.NewFramework(fifo, place.NewConsolidated())
 		plain := policy.NewFramework(order.NewFIFO(order.FIFOConfig{Backfill: seed%2 == 0}), place.NewConsolidated())
 		byPrev := 0
 		for round := 0; round < 25; round++ {
-			gen := s.JobGen
-			s.JobGen = nil
-			want := plain.Decide(s)
-			s.JobGen = gen
+			want, gen := untracked(plain, s), s.JobGen
 			aside := round%7 == 3
 			if aside {
 				fifo.Order(s)
@@ -71,16 +67,12 @@ func TestFrameworkCopiesByPrevRanks(t *testing.T) {
 func TestFrameworkSkipsRankingWithoutReasons(t *testing.T) {
 	defer policy.SetSkipWalk(policy.SetSkipWalk(0, false))
 	for seed := uint64(1); seed <= 4; seed++ {
-		sp := pt.RandomSpec{Cluster: pt.ClusterSpec{Racks: 2, NodesPerRack: 6, GPUsPerNode: 4}, Running: 40, Queued: 300, Busy: 0.8, FracShare: 0.2}
-		s := pt.Random(seed, sp)
-		c := pt.NewChurn(seed, s, pt.ChurnSpec{Interval: 300, Finish: 0.2, Arrive: 15, Jobs: sp})
+		c := churnedSmall(seed)
+		s := c.S
 		tracked := policy.NewFramework(order.NewSRTFOracle(), place.NewConsolidated())
 		plain := policy.NewFramework(order.NewSRTFOracle(), place.NewConsolidated())
 		for round := 0; round < 20; round++ {
-			gen := s.JobGen
-			s.JobGen = nil
-			want := plain.Decide(s)
-			s.JobGen = gen
+			want := untracked(plain, s)
 			skip := round%3 == 1
 			s.SkipReasons = skip
 			got := tracked.Decide(s)
@@ -100,4 +92,19 @@ func TestFrameworkSkipsRankingWithoutReasons(t *testing.T) {
 			c.Step(policy.Decision{Starts: append([]policy.Start(nil), got.Starts...), Preempts: append([]string(nil), got.Preempts...)})
 		}
 	}
+}
+
+// churnedSmall is the churn these tests decide: 24 nodes of 4 GPUs, 40
+// running jobs and 300 queued, tracked (JobGen).
+func churnedSmall(seed uint64) *pt.Churn {
+	sp := pt.RandomSpec{Cluster: pt.ClusterSpec{Racks: 2, NodesPerRack: 6, GPUsPerNode: 4}, Running: 40, Queued: 300, Busy: 0.8, FracShare: 0.2}
+	return pt.NewChurn(seed, pt.Random(seed, sp), pt.ChurnSpec{Interval: 300, Finish: 0.2, Arrive: 15, Jobs: sp})
+}
+
+// untracked is p's decision on s without its stamps (s is left as it was).
+func untracked(p policy.Policy, s *policy.Snapshot) policy.Decision {
+	gen := s.JobGen
+	s.JobGen = nil
+	defer func() { s.JobGen = gen }()
+	return p.Decide(s)
 }

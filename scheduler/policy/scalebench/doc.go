@@ -45,7 +45,9 @@
 // decision, so that both meet the host's same minutes (pair_test.go;
 // pair.sh runs such a pair both ways round and compares the decisions
 // one by one: on this host two runs of one build minutes apart differ
-// by up to a quarter, a paired comparison by a few per cent),
+// by up to a quarter, a paired comparison by a few per cent; with
+// PAIR_TAIL=<ms> it also compares the pairs where either build took
+// longer, the few slow decisions that make p99),
 // CARAVAN_SCALE_CHURN_LOG=1 logs each decision (with -test.v). The
 // preemptive orderings' trials are reported per decision too (trials,
 // victims, materialised, given-back, fitted, trial-places, trial-counts:

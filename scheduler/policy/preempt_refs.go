@@ -93,9 +93,9 @@ func (r *round) victimRefs(k int) *victimRef {
 }
 
 // jobAt is the index in the snapshot of the job ranked i, -1 where the
-// round does not know it (r.at).
+// round does not know it (r.at, set on the tracked path only).
 func (r *round) jobAt(i int) int {
-	if !r.tracked || i >= len(r.at) {
+	if i >= len(r.at) {
 		return -1
 	}
 	return int(r.at[i]) - 1
@@ -159,7 +159,7 @@ func (r *round) donate(vr *victimRef, n int, victims []int) {
 			continue
 		}
 		vr.refs, vr.shares = d.refs[:0], d.shares[:0]
-		d.refs, d.shares, d.cap, d.pos = nil, nil, nil, -1
+		d.refs, d.shares, d.cap = nil, nil, nil
 		donations.Add(1)
 		return
 	}

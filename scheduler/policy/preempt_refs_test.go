@@ -41,10 +41,9 @@ func TestDonatedRefsSameDecisions(t *testing.T) {
 // A long-lived instance over a tracked snapshot keeps an unchanged
 // victim's resolved slots by its stamp (JobTrack), without comparing
 // them (running jobs that accrue keep their stamps), and decides every
-// churned round as a fresh one does, which
-// resolves every victim anew: jobs finish, arrive, start and are
-// preempted between rounds, and their entries are then compared or
-// resolved again.
+// churned round as a fresh one does, which resolves every victim anew:
+// jobs finish, arrive, start and are preempted between rounds, and
+// their entries are then compared or resolved again.
 func TestKeptRefsSameDecisions(t *testing.T) {
 	for seed := uint64(1); seed <= 4; seed++ {
 		s := pt.Random(seed, pt.RandomSpec{

@@ -34,7 +34,16 @@ type FairConfig struct {
 type Fair struct {
 	cfg FairConfig
 	sc  scratch
+	// rr ranks a tracked snapshot (fair_ranks.go); fast: the last call
+	// was ranked by it; calls counts Order calls (PrevRanks)
+	rr    rhoRanks
+	fast  bool
+	calls uint64
 }
+
+// rhoRanksOff sends tracked snapshots down the general path (tests
+// compare the two).
+var rhoRanksOff bool
 
 // NewFair builds the fairness ordering.
 func NewFair(cfg FairConfig) (*Fair, error) {
@@ -98,6 +107,17 @@ func (o *Fair) Order(s *policy.Snapshot) []policy.Ranked {
 	for _, n := range s.Cluster.Nodes {
 		gpus += float64(len(n.GPUs))
 	}
+	o.calls++
+	if !rhoRanksOff {
+		if out, ok := o.rr.rank(s, o.cfg.MinService, gpus); ok {
+			o.fast = true
+			o.sc.kc.forget() // the general path's keys missed these stamps
+			return out
+		}
+	} else {
+		o.rr.valid = false
+	}
+	o.fast = false
 	// ρ needs the number of active jobs: the one pass over the jobs (see
 	// activeKeys) keeps ρ's parts, which are combined once the count is
 	// known; a tracked snapshot keeps what ρ takes of each job (not Now),

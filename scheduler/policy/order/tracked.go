@@ -413,7 +413,20 @@ func (o *SRTFOracle) PrevRanks() ([]int32, uint64) { return o.cr.prevRanks() }
 func (o *Gittins) RankIndexes() []int32 { return o.sc.rankIndexes() }
 
 // RankIndexes is FIFO.RankIndexes for fair.
-func (o *Fair) RankIndexes() []int32 { return o.sc.rankIndexes() }
+func (o *Fair) RankIndexes() []int32 {
+	if o.fast {
+		return o.rr.at
+	}
+	return o.sc.rankIndexes()
+}
+
+// PrevRanks is FIFO.PrevRanks for fair.
+func (o *Fair) PrevRanks() ([]int32, uint64) {
+	if o.fast {
+		return o.rr.prev, o.calls
+	}
+	return nil, o.calls
+}
 
 // RankIndexes is FIFO.RankIndexes for Lucid.
 func (l *Lucid) RankIndexes() []int32 { return l.sc.rankIndexes() }

@@ -14,7 +14,7 @@ func (r *round) batchFrom(i, n int) int {
 	last := i
 	for k := i; k < len(r.ranked) && len(idx) < n; k++ {
 		last = k
-		j := r.ranked[k].Job
+		j := r.job(k)
 		if j.State != Queued {
 			continue
 		}

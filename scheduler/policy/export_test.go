@@ -42,6 +42,10 @@ func CapacityState(f *Framework) string {
 // by the ordering's last-rank map (PrevRanker).
 func RankedByPrev(f *Framework) bool { return f.jobs.byPrev }
 
+// LeftJobs reports that f's last round read its ranked jobs from the
+// snapshot (IndexOrderer).
+func LeftJobs(f *Framework) bool { return f.leftJobs }
+
 // SetSkipWalk sets the fewest ranked jobs the skipping walk takes and
 // whether it is off, and returns the old values.
 func SetSkipWalk(least int, off bool) (int, bool) {

@@ -21,6 +21,17 @@ type RankIndexer interface {
 	RankIndexes() []int32
 }
 
+// IndexOrderer is implemented by orderings that can leave reading each
+// ranked job to the Framework: OrderIndexed is Order, except that where
+// lazy is true the result's Job fields are nil and RankIndexes says
+// where each job is listed (for every rank: a wrong index is the
+// ordering's bug). At 100,000 jobs writing every rank's job is a random
+// read of the snapshot's list a job, while a round reads few of them.
+type IndexOrderer interface {
+	RankIndexer
+	OrderIndexed(s *Snapshot) (ranked []Ranked, lazy bool)
+}
+
 // PrevRanker is implemented by orderings that also say where each job
 // of their last Order result stood in the one before it: PrevRanks()[r]
 // is the rank, in the previous Order call's result, of the job ranked r

@@ -42,6 +42,9 @@ type Framework struct {
 	// refsKept counts the victims whose entry victimRefs kept by their
 	// stamps, without comparing slots (tests)
 	refsKept int
+	// leftJobs: the last round's ordering left its ranked jobs to it
+	// (IndexOrderer; tests)
+	leftJobs bool
 	// lazy is tryVictims' scratch for lazy releases (preempt_lazy.go)
 	lazy lazyTrial
 	// jobs is what was read of a tracked snapshot's jobs (jobcache.go)
@@ -115,6 +118,7 @@ func (f *Framework) Decide(s *Snapshot) Decision {
 	if r.tracked {
 		f.jobs.waiting = r.dec.Waiting // storage for the next round
 	}
+	f.leftJobs = r.lazyAt != nil
 	return r.dec
 }
 
@@ -131,7 +135,9 @@ func (f *Framework) roundAndOrder(s *Snapshot) (*round, []Ranked) {
 	}
 	if splitParts(len(s.Jobs)) < 2 && splitPartsOf(len(s.Cluster.Nodes), rereadMin) < 2 {
 		r := newRound(f, s, q)
-		return r, f.Order.Order(s)
+		ranked, lazyAt := f.order(s)
+		r.lazyAt = lazyAt
+		return r, ranked
 	}
 	// two parts of one split pass: the caller orders, and a helper starts
 	// the round, or the caller after Order where the OS has not run one
@@ -140,14 +146,30 @@ func (f *Framework) roundAndOrder(s *Snapshot) (*round, []Ranked) {
 	// helper to yield its processor, which it does only to itself)
 	var r *round
 	var ranked []Ranked
+	var lazyAt []int32
 	split(2, 2, func(part, _, _ int) {
 		if part == 0 {
-			ranked = f.Order.Order(s)
+			ranked, lazyAt = f.order(s)
 		} else {
 			r = newRound(f, s, q)
 		}
 	})
+	r.lazyAt = lazyAt
 	return r, ranked
+}
+
+// order asks the ordering for its ranking, and where it left the jobs to
+// the Framework (IndexOrderer) their indexes in s.Jobs.
+func (f *Framework) order(s *Snapshot) ([]Ranked, []int32) {
+	io, ok := f.Order.(IndexOrderer)
+	if !ok {
+		return f.Order.Order(s), nil
+	}
+	ranked, lazy := io.OrderIndexed(s)
+	if !lazy {
+		return ranked, nil
+	}
+	return ranked, io.RankIndexes()
 }
 
 // ObserveFinished forwards a finished job to every plug-in that learns.

@@ -152,7 +152,7 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, pr PrevRanker,
 	// between the unchanged jobs' copies. A ConcurrentGuard is asked in
 	// it, and for the stale jobs in parts of their own
 	rc := changedRead{ranked: ranked, ranking: ranking, info: info, preemptive: preemptive, ok: ok, now: s.Now,
-		horizon: horizon, gates: gates}
+		horizon: horizon, gates: gates, s: s, at: at}
 	if ok != nil {
 		rc.guard = concurrentGuard(guard)
 	}
@@ -169,11 +169,11 @@ func (c *jobCache) rank(s *Snapshot, ranked []Ranked, at []int32, pr PrevRanker,
 	case ok != nil: // the ordering's code, asked serially in rank order
 		for _, r := range changed {
 			if JobState(info[r].state) == Running {
-				ok[r] = guard.CanPreempt(ranked[r].Job, s.Now)
+				ok[r] = guard.CanPreempt(jobOf(s, ranked, at, int(r)), s.Now)
 			}
 		}
 		for _, r := range stale { // unchanged, but the guard moves with Now
-			ok[r] = guard.CanPreempt(ranked[r].Job, s.Now)
+			ok[r] = guard.CanPreempt(jobOf(s, ranked, at, int(r)), s.Now)
 		}
 	}
 	c.changed, c.stale = changed, stale
@@ -321,9 +321,22 @@ func (c *jobCache) copyUnchanged(ps *rankPass, lo, hi int, lists rankPart) rankP
 	return c.copyFrom(ps, ps.lrs, lo, hi, lists)
 }
 
+// jobOf is the job ranked r: ranked's, or where an IndexOrderer left it
+// nil, the one RankIndexes (at) says is listed there.
+func jobOf(s *Snapshot, ranked []Ranked, at []int32, r int) *Job {
+	if j := ranked[r].Job; j != nil {
+		return j
+	}
+	return s.Jobs[at[r]-1]
+}
+
 // changedRead is what rank's changed-job pass reads and writes.
 type changedRead struct {
-	ranked     []Ranked
+	ranked []Ranked
+	// s and at find a rank's job where the ordering left it to the
+	// Framework (jobOf)
+	s          *Snapshot
+	at         []int32
 	ranking    []Rank
 	info       []rankInfo
 	preemptive bool
@@ -345,7 +358,7 @@ func (rc *changedRead) read(rs []int32) {
 	ranked, ranking, info := rc.ranked, rc.ranking, rc.info
 	for _, r := range rs {
 		x := &ranked[r]
-		j := x.Job
+		j := jobOf(rc.s, ranked, rc.at, int(r))
 		info[r].setJob(j)
 		if ranking != nil {
 			ranking[r] = Rank{JobID: j.ID, Queue: x.Queue}
@@ -371,7 +384,7 @@ func readSplitMin() int { return max(splitMin/8, 1) }
 // answer moves with Now).
 func (rc *changedRead) ask(rs []int32) {
 	for _, r := range rs {
-		rc.ok[r] = rc.askJob(r, rc.ranked[r].Job)
+		rc.ok[r] = rc.askJob(r, jobOf(rc.s, rc.ranked, rc.at, int(r)))
 	}
 }
 

@@ -34,7 +34,7 @@ func (r *round) preemptFor(i int, d Demand, m *shapeMemo, placeFail *failure) (P
 		if complete {
 			r.failed.note(d)
 			if r.held.sumFrom(i+1) > maxHeldCounted {
-				r.f.failedBig.note(r.ranked[i].Job.ID) // counted next round (futile)
+				r.f.failedBig.note(r.job(i).ID) // counted next round (futile)
 			}
 		}
 	} else {
@@ -49,7 +49,7 @@ func (r *round) preemptFor(i int, d Demand, m *shapeMemo, placeFail *failure) (P
 // failure with every victim released (or none to release): the gang did
 // not fit even then.
 func (r *round) tryVictims(i int, d Demand) (p Placement, ok, complete bool) {
-	j := r.ranked[i].Job
+	j := r.job(i)
 	victims := r.victims[:0] // positions in r.running
 	defer func() { r.victims = victims[:0] }()
 	if t := r.trials; t != nil && t.on && r.cap.residents == nil { // preempt_memo.go
@@ -171,7 +171,7 @@ func (r *round) settle(j *Job, p Placement, victims []int) {
 		}
 	}
 	for k := len(victims) - 1; k >= 0; k-- {
-		v := r.ranked[r.running[victims[k]]].Job
+		v := r.job(r.running[victims[k]])
 		var hit bool
 		switch {
 		case gen != 0:
@@ -197,7 +197,7 @@ func (r *round) settle(j *Job, p Placement, victims []int) {
 // j.
 func (r *round) preempt(k int, j *Job) {
 	rank := r.running[k]
-	v := r.ranked[rank].Job
+	v := r.job(rank)
 	r.preempted[rank] = true
 	r.skip[k] = int32(k) - 1 // live passes it from now on
 	r.victimGen++
@@ -252,7 +252,7 @@ func (r *round) giveBack(victims []int, x int) error {
 
 // recommit commits the released victim at position k of r.running back.
 func (r *round) recommit(k int) error {
-	j, vr := r.ranked[r.running[k]].Job, r.victimRefs(k)
+	j, vr := r.job(r.running[k]), r.victimRefs(k)
 	return r.cap.commitJobRefs(j, vr.refs, vr.err, r.f.util(j))
 }
 

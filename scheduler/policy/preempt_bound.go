@@ -97,7 +97,7 @@ func (r *round) futile(i int, d Demand, placeFail *failure) bool {
 	dominated := ft.whole >= 0 && d.WholeGPU() && d.Workers > ft.whole || ft.covers(d)
 	counted := (ft.counts && placeFail.room || d.WholeGPU()) && (ft.misses < minMisses || ft.misses < 4*ft.hits)
 	big := r.held.sumFrom(i+1) > maxHeldCounted
-	if !dominated && !counted || r.victimsBelow(i) > maxCounted || big && !r.f.failedBig.last(r.ranked[i].Job.ID) ||
+	if !dominated && !counted || r.victimsBelow(i) > maxCounted || big && !r.f.failedBig.last(r.job(i).ID) ||
 		!r.roundTrips(i, false) {
 		return false
 	}
@@ -118,7 +118,7 @@ func (r *round) futile(i int, d Demand, placeFail *failure) bool {
 		ft.note(d)
 	}
 	if big {
-		r.f.failedBig.note(r.ranked[i].Job.ID)
+		r.f.failedBig.note(r.job(i).ID)
 	}
 	boundSkips.Add(1)
 	return true

@@ -367,6 +367,6 @@ func (lz *lazyTrial) released(x int) bool { return lz == nil || x >= len(lz.out)
 // Capacity.
 func (r *round) release(k int) {
 	r.f.stats.Materialised++
-	j := r.ranked[r.running[k]].Job
+	j := r.job(r.running[k])
 	r.cap.releaseJobRefs(j, r.victimRefs(k).refs, r.f.util(j))
 }

@@ -68,7 +68,7 @@ func (r *round) victimRefs(k int) *victimRef {
 	if sl.round == r.refRound {
 		return sl.vr
 	}
-	j := r.ranked[r.running[k]].Job
+	j := r.job(r.running[k])
 	vr := r.f.refCache[j]
 	if vr == nil {
 		vr = &victimRef{pos: -1}

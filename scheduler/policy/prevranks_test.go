@@ -108,3 +108,55 @@ func untracked(p policy.Policy, s *policy.Snapshot) policy.Decision {
 	defer func() { s.JobGen = gen }()
 	return p.Decide(s)
 }
+
+// An ordering that leaves its ranked jobs to the Framework
+// (IndexOrderer: fair, SRTF and 2D-LAS on a tracked snapshot) decides
+// every churned round as an untracked Framework does: Starts,
+// Preempts, Waiting and Ranking, with rounds that skip reasons (the
+// skipping walk, down to a few jobs) among them; and a direct Order
+// call still lists every job.
+func TestFrameworkReadsJobsLeftToIt(t *testing.T) {
+	defer policy.SetSkipWalk(policy.SetSkipWalk(0, false))
+	mk := map[string]func() policy.Orderer{
+		"fair":         func() policy.Orderer { o, _ := order.NewFair(order.FairConfig{Lease: 1}); return o },
+		"srtf-oracle":  func() policy.Orderer { return order.NewSRTFOracle() },
+		"tiresias-las": func() policy.Orderer { o, _ := order.NewLAS(order.QueueConfig{}); return o },
+	}
+	for name, newOrder := range mk {
+		left, preempts := 0, 0
+		for seed := uint64(1); seed <= 4; seed++ {
+			c := churnedSmall(seed)
+			s := c.S
+			o := newOrder()
+			tracked := policy.NewFramework(o, place.NewConsolidated())
+			plain := policy.NewFramework(newOrder(), place.NewConsolidated())
+			for round := 0; round < 20; round++ {
+				want := untracked(plain, s)
+				skip := round%3 == 1
+				s.SkipReasons = skip
+				got := tracked.Decide(s)
+				s.SkipReasons = false
+				if policy.LeftJobs(tracked) {
+					left++
+				}
+				if skip {
+					want.Waiting, want.Ranking = got.Waiting, got.Ranking
+				}
+				if !reflect.DeepEqual(want.Starts, got.Starts) || !reflect.DeepEqual(want.Preempts, got.Preempts) ||
+					!reflect.DeepEqual(want.Waiting, got.Waiting) || !reflect.DeepEqual(want.Ranking, got.Ranking) {
+					t.Fatalf("%s seed %d round %d: decisions differ with the jobs left to the Framework", name, seed, round)
+				}
+				preempts += len(got.Preempts)
+				c.Step(policy.Decision{Starts: append([]policy.Start(nil), got.Starts...), Preempts: append([]string(nil), got.Preempts...)})
+			}
+			for r, x := range o.Order(s) {
+				if x.Job == nil {
+					t.Fatalf("%s: Order left rank %d's job out", name, r)
+				}
+			}
+		}
+		if left < 4*20/2 || preempts == 0 {
+			t.Fatalf("%s: %d of %d rounds left their jobs to the Framework, %d preemptions", name, left, 4*20, preempts)
+		}
+	}
+}

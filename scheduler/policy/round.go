@@ -67,6 +67,9 @@ type round struct {
 	// at is the ordering's RankIndexes where the jobCache ranked by them
 	// (1 + each rank's index in s.Jobs; nil: not known)
 	at []int32
+	// lazyAt is RankIndexes where the ordering left Ranked.Job nil
+	// (IndexOrderer): job reads the job from the snapshot
+	lazyAt []int32
 	// reads: the rank pass reads every job (rankAll) for the walk info,
 	// as it must for reasons and pays for at scale (the skipping walk)
 	reads bool
@@ -325,7 +328,8 @@ func (r *round) rankAll(ranked []Ranked) {
 		r.f.info = make([]rankInfo, len(ranked))
 	}
 	r.info = r.f.info[:len(ranked)]
-	rr := rankRead{ranked: ranked, ranking: r.dec.Ranking, info: r.info, preemptive: r.preemptive, now: r.s.Now}
+	rr := rankRead{ranked: ranked, ranking: r.dec.Ranking, info: r.info, preemptive: r.preemptive, now: r.s.Now,
+		s: r.s, at: r.lazyAt}
 	if g, ok := r.f.Order.(PreemptionGuard); ok && r.preemptive {
 		// asked here, where each job is read anyway (ConcurrentGuard)
 		if rr.guard = concurrentGuard(g); rr.guard != nil {
@@ -349,7 +353,10 @@ func skipRanking(s *Snapshot) bool { return s.SkipReasons }
 
 // rankRead is rankAll's plain pass: what it reads and writes.
 type rankRead struct {
-	ranked     []Ranked
+	ranked []Ranked
+	// s and at find a rank's job the ordering left nil (IndexOrderer)
+	s          *Snapshot
+	at         []int32
 	ranking    []Rank
 	info       []rankInfo
 	preemptive bool
@@ -368,6 +375,9 @@ func (rr *rankRead) read(lo, hi int) {
 		// struct: that cost the untracked path ~1.5 ms at 100,000 jobs
 		x := &ranked[i]
 		j := x.Job
+		if j == nil {
+			j = rr.s.Jobs[rr.at[i]-1]
+		}
 		if ranking != nil {
 			ranking[i] = Rank{JobID: j.ID, Queue: x.Queue}
 		}
@@ -420,12 +430,20 @@ func infoState(s JobState) int32 {
 	return int32(s)
 }
 
+// job is the job ranked i.
+func (r *round) job(i int) *Job {
+	if j := r.ranked[i].Job; j != nil {
+		return j
+	}
+	return r.s.Jobs[r.lazyAt[i]-1]
+}
+
 // state is the state of the job at rank i.
 func (r *round) state(i int) JobState {
 	if r.info != nil {
 		return JobState(r.info[i].state)
 	}
-	return r.ranked[i].Job.State
+	return r.job(i).State
 }
 
 // holds is the GPU share the running job at rank i holds.
@@ -433,18 +451,18 @@ func (r *round) holds(i int) float64 {
 	if r.info != nil {
 		return r.info[i].held
 	}
-	return r.ranked[i].Job.Placement.GPUs()
+	return r.job(i).Placement.GPUs()
 }
 
 // demand is DemandOf the job at rank i.
 func (r *round) demand(i int) (Demand, error) {
 	if r.info == nil {
-		return DemandOf(r.ranked[i].Job)
+		return DemandOf(r.job(i))
 	}
 	if d, ok := r.info[i].demand(); ok {
 		return d, nil
 	}
-	return DemandOf(r.ranked[i].Job) // its error names the job
+	return DemandOf(r.job(i)) // its error names the job
 }
 
 // demand is the gang the entry holds, and whether DemandOf would
@@ -544,8 +562,8 @@ func (r *round) findVictims(running []int) []int {
 	}
 	k := splitParts(len(r.ranked))
 	if k < 2 || !r.victimsByInfo() {
-		for i, rk := range r.ranked {
-			if r.state(i) == Running && r.preemptable(i, rk.Job) {
+		for i := range r.ranked {
+			if r.state(i) == Running && r.preemptable(i, r.job(i)) {
 				running = append(running, i)
 			}
 		}
@@ -625,7 +643,7 @@ func (r *round) admission(i int) (Demand, string) {
 
 // admit tries to start ranked[i], preempting if the ordering allows.
 func (r *round) admit(i int, d Demand) bool {
-	j := r.ranked[i].Job
+	j := r.job(i)
 	m := r.memo(r.f.Place.Shape(j, d))
 	if m.hopeless && r.s.SkipReasons {
 		return false // it cannot start (see hopeless): only its reason would change

@@ -50,6 +50,8 @@ type changeRanks struct {
 	// movedOrd: the accruing jobs' positions in the last call's sorted
 	// adds (keepMoved)
 	movedOrd []int32
+	// lazy: leave the ranking's jobs to the caller (OrderIndexed)
+	lazy bool
 }
 
 // marks of changed positions that ord lists
@@ -378,6 +380,14 @@ func (t *changeRanks) ranked(s *policy.Snapshot) []policy.Ranked {
 // rankedRange is ranked's pass over the ranks [lo, hi).
 func (t *changeRanks) rankedRange(s *policy.Snapshot, lo, hi int) {
 	out, at, jobs := t.out, t.at, s.Jobs
+	if t.lazy { // the job's pointer is the random read a rank
+		for r := lo; r < hi; r++ {
+			e := &t.ord[r]
+			out[r] = policy.Ranked{Queue: int(e.queue)}
+			at[r] = e.pos + 1
+		}
+		return
+	}
 	for r := lo; r < hi; r++ {
 		e := &t.ord[r]
 		out[r] = policy.Ranked{Job: jobs[e.pos], Queue: int(e.queue)}
@@ -430,6 +440,15 @@ func (c *changeRanked) rank(s *policy.Snapshot, sc *scratch, key func(*policy.Jo
 		c.fast = true
 	}
 	return out, ok
+}
+
+// orderIndexed is OrderIndexed for an ordering that may rank by changes:
+// its Order, leaving the jobs of a ranking by changes to the caller.
+func (c *changeRanked) orderIndexed(order func() []policy.Ranked) ([]policy.Ranked, bool) {
+	c.t.lazy = true
+	out := order()
+	c.t.lazy = false
+	return out, c.fast
 }
 
 // rankIndexes is RankIndexes for an ordering that may rank by changes.

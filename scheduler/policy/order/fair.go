@@ -98,6 +98,15 @@ func rhoOf(shared, whole, share float64, n int, gpus float64) float64 {
 	return shared / (whole * slow)
 }
 
+// OrderIndexed is Order leaving a tracked snapshot's ranked jobs to the
+// Framework (policy.IndexOrderer).
+func (o *Fair) OrderIndexed(s *policy.Snapshot) ([]policy.Ranked, bool) {
+	o.rr.lazy = true
+	out := o.Order(s)
+	o.rr.lazy = false
+	return out, o.fast
+}
+
 // Order ranks by ρ, largest first.
 func (o *Fair) Order(s *policy.Snapshot) []policy.Ranked {
 	// ρ (k[0]) rarely ties, and every call sorts in full (it moves with Now)

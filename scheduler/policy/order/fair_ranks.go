@@ -46,6 +46,8 @@ type rhoRanks struct {
 	// nearly counts the calls whose insertion kept within its budget
 	// (tests)
 	nearly int
+	// lazy: leave the ranking's jobs to the caller (OrderIndexed)
+	lazy bool
 }
 
 // rhoEnt is what ρ takes of one active job, as of its stamp gen.
@@ -421,7 +423,11 @@ func (t *rhoRanks) writeRange(s *policy.Snapshot, a, b []nearItem, o int) {
 		}
 		e := &t.ents[x.i]
 		t.next[o] = *e
-		t.out[o] = policy.Ranked{Job: s.Jobs[e.pos]}
+		if t.lazy {
+			t.out[o] = policy.Ranked{}
+		} else {
+			t.out[o] = policy.Ranked{Job: s.Jobs[e.pos]}
+		}
 		t.at[o] = e.pos + 1
 		t.prev[o] = -1
 		if int(x.i) < t.last {

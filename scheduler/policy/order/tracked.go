@@ -397,6 +397,17 @@ func (o *FIFO) PrevRanks() ([]int32, uint64) {
 	return nil, o.calls
 }
 
+// OrderIndexed is Order leaving the jobs of a ranking by changes to the
+// Framework (policy.IndexOrderer).
+func (o *LAS) OrderIndexed(s *policy.Snapshot) ([]policy.Ranked, bool) {
+	return o.cr.orderIndexed(func() []policy.Ranked { return o.Order(s) })
+}
+
+// OrderIndexed is LAS.OrderIndexed for SRTF.
+func (o *SRTFOracle) OrderIndexed(s *policy.Snapshot) ([]policy.Ranked, bool) {
+	return o.cr.orderIndexed(func() []policy.Ranked { return o.Order(s) })
+}
+
 // RankIndexes is FIFO.RankIndexes for 2D-LAS.
 func (o *LAS) RankIndexes() []int32 { return o.cr.rankIndexes(&o.sc) }
 

@@ -24,10 +24,13 @@ import (
 // queued, Submit, ID, then position.
 type rhoRanks struct {
 	valid bool
-	// by position: the stamp last read, and whether it listed an active
-	// job then
-	gen    []uint64
-	active []bool
+	// by position: the stamp last read, whether it listed an active job
+	// then, and whether its stamp moved in this call (its entry, if
+	// any, is then gone: a byte a position is read at random from the
+	// entries in rank order, where the stamps are eight)
+	gen     []uint64
+	active  []bool
+	changed []bool
 	// nActive counts the active jobs (ρ's N)
 	nActive int
 	// ents[:last] is the last ranking; this call appends its new jobs
@@ -50,9 +53,8 @@ type rhoRanks struct {
 	lazy bool
 }
 
-// rhoEnt is what ρ takes of one active job, as of its stamp gen.
+// rhoEnt is what ρ takes of one active job.
 type rhoEnt struct {
-	gen uint64
 	pos int32
 	// state is stateTie's: 0 running, 1 queued
 	state            int32
@@ -77,8 +79,8 @@ type rhoParams struct {
 }
 
 // rhoEntOf reads what ρ takes of the active job j at position p.
-func rhoEntOf(j *policy.Job, p int, g uint64) rhoEnt {
-	e := rhoEnt{gen: g, pos: int32(p), state: int32(stateTie(j)), submit: j.Submit, share: gpuShare(j),
+func rhoEntOf(j *policy.Job, p int) rhoEnt {
+	e := rhoEnt{pos: int32(p), state: int32(stateTie(j)), submit: j.Submit, share: gpuShare(j),
 		x: j.Executed, since: math.Inf(1)}
 	if j.Accrues() {
 		e.since = j.Accrual.Since
@@ -140,6 +142,7 @@ func (t *rhoRanks) readChanges(s *policy.Snapshot) {
 		}
 	}
 	t.gen, t.active = growKeep(t.gen, n), growKeep(t.active, n)
+	t.changed = grow(t.changed, n)
 	w := workers(n)
 	t.parts = growKeep(t.parts, w)
 	parts := t.parts[:w]
@@ -160,8 +163,10 @@ func (t *rhoRanks) changesIn(s *policy.Snapshot, oldN, lo, hi int, fresh []rhoEn
 	for p := lo; p < hi; p++ {
 		g := stamps[p]
 		if p < oldN && g != 0 && t.gen[p] == g {
+			t.changed[p] = false
 			continue
 		}
+		t.changed[p] = true
 		j := s.Jobs[p]
 		was, is := p < oldN && t.active[p], isActive(j)
 		t.gen[p], t.active[p] = g, is
@@ -170,7 +175,7 @@ func (t *rhoRanks) changesIn(s *policy.Snapshot, oldN, lo, hi int, fresh []rhoEn
 		}
 		if is {
 			delta++
-			fresh = append(fresh, rhoEntOf(j, p, g))
+			fresh = append(fresh, rhoEntOf(j, p))
 		}
 	}
 	return fresh, delta
@@ -219,12 +224,12 @@ func (t *rhoRanks) keyKept(s *policy.Snapshot, kp *rhoParams) (m int, near bool)
 // inserting each among the ones before it while near and the budget
 // lasts (insertItems' budget). ok: sorted within the budget.
 func (t *rhoRanks) keyRange(s *policy.Snapshot, kp *rhoParams, lo, hi int, near bool) (kept int, ok bool) {
-	items, stamps, n := t.items[lo:hi], s.JobGen, int32(len(s.Jobs))
+	items, changed, n := t.items[lo:hi], t.changed, int32(len(s.Jobs))
 	budget := 4*(hi-lo) + 16
 	c := 0
 	for i := lo; i < hi; i++ {
 		e := &t.ents[i]
-		if e.pos >= n || e.gen == 0 || stamps[e.pos] != e.gen {
+		if e.pos >= n || changed[e.pos] {
 			continue // its job left or changed: listed anew if active
 		}
 		x := nearItem{f: kp.key(e), i: int32(i)}

@@ -110,7 +110,8 @@ func untracked(p policy.Policy, s *policy.Snapshot) policy.Decision {
 }
 
 // An ordering that leaves its ranked jobs to the Framework
-// (IndexOrderer: fair, SRTF and 2D-LAS on a tracked snapshot) decides
+// (IndexOrderer: fair, SRTF, 2D-LAS, 2D-Gittins and lucid on a tracked
+// snapshot) decides
 // every churned round as an untracked Framework does: Starts,
 // Preempts, Waiting and Ranking, with rounds that skip reasons (the
 // skipping walk, down to a few jobs) among them; and a direct Order
@@ -118,9 +119,11 @@ func untracked(p policy.Policy, s *policy.Snapshot) policy.Decision {
 func TestFrameworkReadsJobsLeftToIt(t *testing.T) {
 	defer policy.SetSkipWalk(policy.SetSkipWalk(0, false))
 	mk := map[string]func() policy.Orderer{
-		"fair":         func() policy.Orderer { o, _ := order.NewFair(order.FairConfig{Lease: 1}); return o },
-		"srtf-oracle":  func() policy.Orderer { return order.NewSRTFOracle() },
-		"tiresias-las": func() policy.Orderer { o, _ := order.NewLAS(order.QueueConfig{}); return o },
+		"fair":             func() policy.Orderer { o, _ := order.NewFair(order.FairConfig{Lease: 1}); return o },
+		"srtf-oracle":      func() policy.Orderer { return order.NewSRTFOracle() },
+		"tiresias-las":     func() policy.Orderer { o, _ := order.NewLAS(order.QueueConfig{}); return o },
+		"tiresias-gittins": func() policy.Orderer { o, _ := order.NewGittins(order.GittinsConfig{}); return o },
+		"lucid":            func() policy.Orderer { o, _ := order.NewLucid(order.LucidConfig{}); return o },
 	}
 	for name, newOrder := range mk {
 		left, preempts := 0, 0

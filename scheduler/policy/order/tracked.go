@@ -420,6 +420,20 @@ func (o *SRTFOracle) RankIndexes() []int32 { return o.cr.rankIndexes(&o.sc) }
 // PrevRanks is FIFO.PrevRanks for SRTF.
 func (o *SRTFOracle) PrevRanks() ([]int32, uint64) { return o.cr.prevRanks() }
 
+// OrderIndexed is Order leaving a tracked ranking's jobs to the Framework
+// (policy.IndexOrderer).
+func (o *Gittins) OrderIndexed(s *policy.Snapshot) ([]policy.Ranked, bool) {
+	return o.sc.orderIndexed(func() []policy.Ranked { return o.Order(s) })
+}
+
+// orderIndexed is OrderIndexed for an ordering ranked by sc.
+func (sc *scratch) orderIndexed(order func() []policy.Ranked) ([]policy.Ranked, bool) {
+	sc.lazy = true
+	out := order()
+	sc.lazy = false
+	return out, sc.atValid && len(sc.at) == len(out)
+}
+
 // RankIndexes is FIFO.RankIndexes for 2D-Gittins.
 func (o *Gittins) RankIndexes() []int32 { return o.sc.rankIndexes() }
 
@@ -441,3 +455,8 @@ func (o *Fair) PrevRanks() ([]int32, uint64) {
 
 // RankIndexes is FIFO.RankIndexes for Lucid.
 func (l *Lucid) RankIndexes() []int32 { return l.sc.rankIndexes() }
+
+// OrderIndexed is Gittins.OrderIndexed for lucid.
+func (l *Lucid) OrderIndexed(s *policy.Snapshot) ([]policy.Ranked, bool) {
+	return l.sc.orderIndexed(func() []policy.Ranked { return l.Order(s) })
+}

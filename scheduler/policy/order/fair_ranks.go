@@ -41,6 +41,7 @@ type rhoRanks struct {
 	// fitems the new jobs'; window and rad are scratch
 	items, fitems, window, rad []nearItem
 	parts                      []rhoPart
+	counts                     []radixCounts
 	out                        []policy.Ranked
 	at, prev                   []int32
 	// skip and backoff are nearSort's: calls left to sort in full after
@@ -340,8 +341,11 @@ func (t *rhoRanks) sortFresh(s *policy.Snapshot, xs []nearItem) {
 	slices.SortFunc(xs, func(a, b nearItem) int { return t.compare(s, &a, &b) })
 }
 
-// sortFull sorts xs in full: a radix sort on the first key's bits that
-// differ (11 a pass), then each run of equal keys by the full order.
+// sortFull sorts xs in full: a radix sort on the first key's top bits
+// that differ (11 a pass, those above coarseRho's: ρ's keys rarely share
+// them), then each run that shares them by the full order. Both split
+// into parts side by side (a stable scatter from per-part counts; runs
+// belong to the part they start in).
 func (t *rhoRanks) sortFull(s *policy.Snapshot, xs []nearItem) []nearItem {
 	if len(xs) < 2 {
 		return xs
@@ -352,40 +356,69 @@ func (t *rhoRanks) sortFull(s *policy.Snapshot, xs []nearItem) []nearItem {
 	}
 	t.rad = grow(t.rad, len(xs))
 	src, dst := xs, t.rad
-	var count [1 << 11]int
-	for shift := uint(0); shift < 64; shift += 11 {
-		if differ>>shift&(1<<11-1) == 0 {
-			continue
+	w := workers(len(xs))
+	t.counts = growKeep(t.counts, w)
+	for shift := uint(coarseRho); shift < 64; shift += 11 {
+		if differ>>shift&(1<<11-1) != 0 {
+			t.scatter(src, dst, shift, w)
+			src, dst = dst, src
 		}
-		clear(count[:])
-		for k := range src {
-			count[src[k].f>>shift&(1<<11-1)]++
-		}
-		sum := 0
-		for d, c := range count {
-			count[d], sum = sum, sum+c
-		}
-		for k := range src {
-			d := src[k].f >> shift & (1<<11 - 1)
-			dst[count[d]] = src[k]
-			count[d]++
-		}
-		src, dst = dst, src
 	}
 	if &src[0] != &xs[0] {
 		copy(xs, src)
 	}
-	for lo := 0; lo < len(xs); {
-		hi := lo + 1
-		for hi < len(xs) && xs[hi].f == xs[lo].f {
-			hi++
-		}
-		if hi-lo > 1 {
-			slices.SortFunc(xs[lo:hi], func(a, b nearItem) int { return t.compare(s, &a, &b) })
-		}
-		lo = hi
-	}
+	forRanges(len(xs), w, func(_, lo, hi int) { t.sortRuns(s, xs, lo, hi) })
 	return xs
+}
+
+// radixCounts is one part's count of each 11-bit digit.
+type radixCounts [1 << 11]int32
+
+// scatter is one stable radix pass of src into dst on the 11 bits from
+// shift, in w parts: each part counts its digits, the counts become each
+// part's offsets (digit by digit, part by part), and each part scatters.
+func (t *rhoRanks) scatter(src, dst []nearItem, shift uint, w int) {
+	const mask = 1<<11 - 1
+	cnt := t.counts[:w]
+	forRanges(len(src), w, func(k, lo, hi int) {
+		c := &cnt[k]
+		clear(c[:])
+		for i := lo; i < hi; i++ {
+			c[src[i].f>>shift&mask]++
+		}
+	})
+	sum := int32(0)
+	for d := range mask + 1 {
+		for k := range cnt {
+			cnt[k][d], sum = sum, sum+cnt[k][d]
+		}
+	}
+	forRanges(len(src), w, func(k, lo, hi int) {
+		c := &cnt[k]
+		for i := lo; i < hi; i++ {
+			d := src[i].f >> shift & mask
+			dst[c[d]] = src[i]
+			c[d]++
+		}
+	})
+}
+
+// sortRuns sorts, by the full order, each run of xs sharing the top bits
+// the radix passes sorted that starts in [lo, hi) (it may end past hi).
+func (t *rhoRanks) sortRuns(s *policy.Snapshot, xs []nearItem, lo, hi int) {
+	for lo > 0 && lo < hi && xs[lo].f>>coarseRho == xs[lo-1].f>>coarseRho {
+		lo++ // the part before sorts this run
+	}
+	for lo < hi {
+		end := lo + 1
+		for end < len(xs) && xs[end].f>>coarseRho == xs[lo].f>>coarseRho {
+			end++
+		}
+		if end-lo > 1 {
+			slices.SortFunc(xs[lo:end], func(a, b nearItem) int { return t.compare(s, &a, &b) })
+		}
+		lo = end
+	}
 }
 
 // write writes the ranking, the sorted kept items main merged with the

@@ -72,11 +72,8 @@ func TestFrameworkSkipsRankingWithoutReasons(t *testing.T) {
 		tracked := policy.NewFramework(order.NewSRTFOracle(), place.NewConsolidated())
 		plain := policy.NewFramework(order.NewSRTFOracle(), place.NewConsolidated())
 		for round := 0; round < 20; round++ {
-			want := untracked(plain, s)
 			skip := round%3 == 1
-			s.SkipReasons = skip
-			got := tracked.Decide(s)
-			s.SkipReasons = false
+			want, got := decideSkipping(tracked, plain, s, skip)
 			if len(want.Ranking) == 0 {
 				t.Fatalf("seed %d round %d: the untracked round ranked nothing", seed, round)
 			}
@@ -99,6 +96,16 @@ func TestFrameworkSkipsRankingWithoutReasons(t *testing.T) {
 func churnedSmall(seed uint64) *pt.Churn {
 	sp := pt.RandomSpec{Cluster: pt.ClusterSpec{Racks: 2, NodesPerRack: 6, GPUsPerNode: 4}, Running: 40, Queued: 300, Busy: 0.8, FracShare: 0.2}
 	return pt.NewChurn(seed, pt.Random(seed, sp), pt.ChurnSpec{Interval: 300, Finish: 0.2, Arrive: 15, Jobs: sp})
+}
+
+// decideSkipping is plain's decision on s untracked, and tracked's, without
+// reasons where skip (s is left as it was).
+func decideSkipping(tracked, plain policy.Policy, s *policy.Snapshot, skip bool) (want, got policy.Decision) {
+	want = untracked(plain, s)
+	s.SkipReasons = skip
+	got = tracked.Decide(s)
+	s.SkipReasons = false
+	return want, got
 }
 
 // untracked is p's decision on s without its stamps (s is left as it was).
@@ -134,11 +141,8 @@ func TestFrameworkReadsJobsLeftToIt(t *testing.T) {
 			tracked := policy.NewFramework(o, place.NewConsolidated())
 			plain := policy.NewFramework(newOrder(), place.NewConsolidated())
 			for round := 0; round < 20; round++ {
-				want := untracked(plain, s)
 				skip := round%3 == 1
-				s.SkipReasons = skip
-				got := tracked.Decide(s)
-				s.SkipReasons = false
+				want, got := decideSkipping(tracked, plain, s, skip)
 				if policy.LeftJobs(tracked) {
 					left++
 				}

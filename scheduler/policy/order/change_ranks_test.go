@@ -76,78 +76,30 @@ func TestChangeRanksMatchSort(t *testing.T) {
 }
 
 func changeRanksMatchSort(t *testing.T) {
-	orderings := map[string]func() interface {
-		policy.Orderer
-		RankIndexes() []int32
-		PrevRanks() ([]int32, uint64)
-	}{
-		"tiresias-las": func() interface {
-			policy.Orderer
-			RankIndexes() []int32
-			PrevRanks() ([]int32, uint64)
-		} {
+	orderings := map[string]func() rankedOrderer{
+		"tiresias-las": func() rankedOrderer {
 			l, err := NewLAS(QueueConfig{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return l
 		},
-		"srtf-oracle": func() interface {
-			policy.Orderer
-			RankIndexes() []int32
-			PrevRanks() ([]int32, uint64)
-		} {
-			return NewSRTFOracle()
-		},
+		"srtf-oracle": func() rankedOrderer { return NewSRTFOracle() },
 	}
 	for name, mk := range orderings {
-		fast, kept, nearly, keptOrder := 0, 0, 0, 0
+		rc, nearly, keptOrder := rankCheck{t: t, name: name}, 0, 0
 		for seed := int64(1); seed <= 120; seed++ {
 			c := &serviceChurn{submitChurn{rng: rand.New(rand.NewSource(seed)), s: &policy.Snapshot{JobGen: []uint64{}}, nan: seed%5 == 0}}
 			o := mk()
-			var lastAt []int32
-			var lastGen []uint64
+			rc.begin(seed)
 			for step := 0; step < 100; step++ {
 				c.step()
-				s := c.s
-				gen := s.JobGen
-				if c.rng.Intn(30) == 0 {
-					s.JobGen = nil
-				}
-				got := o.Order(s)
-				prev, _ := o.PrevRanks()
-				if prev != nil {
-					fast++
-				}
-				tracked := s.JobGen != nil
-				s.JobGen = nil
-				want := mk().Order(s)
-				s.JobGen = gen
-				if hasNaNSubmit(s) && prev != nil {
+				prev := rc.check(c, o, func() policy.Orderer { return mk() }, step)
+				if hasNaNSubmit(c.s) && prev != nil {
 					t.Fatalf("%s seed %d step %d: a NaN Submit ranked by changes", name, seed, step)
 				}
-				if len(got) != len(want) {
-					t.Fatalf("%s seed %d step %d: %d ranked, want %d", name, seed, step, len(got), len(want))
-				}
-				at := o.RankIndexes()
-				for r := range want {
-					if got[r].Job != want[r].Job || got[r].Queue != want[r].Queue {
-						t.Fatalf("%s seed %d step %d (by changes %v, tracked %v): rank %d is %s q%d, want %s q%d",
-							name, seed, step, prev != nil, tracked, r, got[r].Job.ID, got[r].Queue, want[r].Job.ID, want[r].Queue)
-					}
-					if at != nil && s.Jobs[at[r]-1] != got[r].Job {
-						t.Fatalf("%s seed %d step %d: RankIndexes()[%d] lists another job", name, seed, step, r)
-					}
-				}
-				if prev != nil {
-					kept += checkPrev(t, name, s, at, prev, lastAt, lastGen)
-				}
-				lastAt, lastGen = append(lastAt[:0], at...), append(lastGen[:0], s.JobGen...)
 				if i, ok := o.(policy.Idler); ok && step%3 == 0 {
 					i.Idle() // regrows buffers between calls: no ranking moves
-				}
-				if prev == nil {
-					lastAt = nil
 				}
 			}
 			if so, ok := o.(*SRTFOracle); ok {
@@ -161,9 +113,82 @@ func changeRanksMatchSort(t *testing.T) {
 		if name == "srtf-oracle" && nearlyMin == 1 && (keptOrder == 0) != keptOff {
 			t.Fatalf("%s: %d calls took the moved jobs in the kept order (kept order off: %v)", name, keptOrder, keptOff)
 		}
-		if fast < 120*100/2 || kept == 0 {
-			t.Fatalf("%s: ranked by changes %d of %d calls, %d ranks kept: the check saw too little", name, fast, 120*100, kept)
+		rc.enough(120 * 100)
+	}
+}
+
+// rankedOrderer is an ordering that says where the jobs of its last
+// ranking are listed and where they stood in the one before.
+type rankedOrderer interface {
+	policy.Orderer
+	RankIndexes() []int32
+	PrevRanks() ([]int32, uint64)
+}
+
+// rankCheck checks an ordering's rankings of a churned tracked snapshot
+// (untracked now and then) call by call against a fresh instance's full
+// sort, with RankIndexes and PrevRanks, and counts the calls ranked by
+// what was kept (fast) and the ranks mapped (kept).
+type rankCheck struct {
+	t          *testing.T
+	name       string
+	seed       int64
+	fast, kept int
+	lastAt     []int32
+	lastGen    []uint64
+}
+
+// begin starts a new instance's sequence.
+func (rc *rankCheck) begin(seed int64) {
+	rc.seed, rc.lastAt, rc.lastGen = seed, nil, nil
+}
+
+// check ranks c's snapshot with o and checks it; prev is o's last-rank
+// map (nil: not ranked by what it kept).
+func (rc *rankCheck) check(c *serviceChurn, o rankedOrderer, fresh func() policy.Orderer, step int) (prev []int32) {
+	t, s := rc.t, c.s
+	t.Helper()
+	gen := s.JobGen
+	if c.rng.Intn(30) == 0 {
+		s.JobGen = nil
+	}
+	got := o.Order(s)
+	prev, _ = o.PrevRanks()
+	if prev != nil {
+		rc.fast++
+	}
+	tracked := s.JobGen != nil
+	s.JobGen = nil
+	want := fresh().Order(s)
+	s.JobGen = gen
+	if len(got) != len(want) {
+		t.Fatalf("%s seed %d step %d: %d ranked, want %d", rc.name, rc.seed, step, len(got), len(want))
+	}
+	at := o.RankIndexes()
+	for r := range want {
+		if got[r].Job != want[r].Job || got[r].Queue != want[r].Queue {
+			t.Fatalf("%s seed %d step %d (by changes %v, tracked %v): rank %d is %s q%d, want %s q%d",
+				rc.name, rc.seed, step, prev != nil, tracked, r, got[r].Job.ID, got[r].Queue, want[r].Job.ID, want[r].Queue)
 		}
+		if at != nil && s.Jobs[at[r]-1] != got[r].Job {
+			t.Fatalf("%s seed %d step %d: RankIndexes()[%d] lists another job", rc.name, rc.seed, step, r)
+		}
+	}
+	if prev != nil {
+		rc.kept += checkPrev(t, rc.name, s, at, prev, rc.lastAt, rc.lastGen)
+	}
+	rc.lastAt, rc.lastGen = append(rc.lastAt[:0], at...), append(rc.lastGen[:0], s.JobGen...)
+	if prev == nil {
+		rc.lastAt = nil
+	}
+	return prev
+}
+
+// enough fails where fewer than half of calls calls were ranked by what
+// was kept, or no rank was mapped: the check saw too little.
+func (rc *rankCheck) enough(calls int) {
+	if rc.fast < calls/2 || rc.kept == 0 {
+		rc.t.Fatalf("%s: ranked by what was kept in %d of %d calls, %d ranks kept: the check saw too little", rc.name, rc.fast, calls, rc.kept)
 	}
 }
 

@@ -31,62 +31,27 @@ func TestRhoRanksMatchSort(t *testing.T) {
 }
 
 func rhoRanksMatchSort(t *testing.T, small bool) {
-	fast, kept, nearly := 0, 0, 0
+	rc, nearly := rankCheck{t: t, name: "fair"}, 0
 	for seed := int64(1); seed <= 80; seed++ {
 		c := &serviceChurn{submitChurn{rng: rand.New(rand.NewSource(seed)), s: &policy.Snapshot{JobGen: []uint64{}}, nan: seed%5 == 0}}
-		o, _ := NewFair(FairConfig{})
-		var lastAt []int32
-		var lastGen []uint64
+		o := mustFair(t)
+		rc.begin(seed)
 		for step := 0; step < 100; step++ {
 			c.step()
-			s := c.s
 			if small {
-				s.Now = float64(step) * 0.2
+				c.s.Now = float64(step) * 0.2
 			}
-			gen := s.JobGen
-			if c.rng.Intn(30) == 0 {
-				s.JobGen = nil
-			}
-			got := o.Order(s)
-			prev, _ := o.PrevRanks()
-			if prev != nil {
-				fast++
-			}
-			s.JobGen = nil
-			want := mustFair(t).Order(s)
-			s.JobGen = gen
-			if len(got) != len(want) {
-				t.Fatalf("seed %d step %d: %d ranked, want %d", seed, step, len(got), len(want))
-			}
-			at := o.RankIndexes()
-			for r := range want {
-				if got[r] != want[r] {
-					t.Fatalf("seed %d step %d (kept %v): rank %d is %s, want %s", seed, step, prev != nil, r, got[r].Job.ID, want[r].Job.ID)
-				}
-				if at != nil && s.Jobs[at[r]-1] != got[r].Job {
-					t.Fatalf("seed %d step %d: RankIndexes()[%d] lists another job", seed, step, r)
-				}
-			}
-			if prev != nil {
-				kept += checkPrev(t, "fair", s, at, prev, lastAt, lastGen)
-			}
-			lastAt, lastGen = append(lastAt[:0], at...), append(lastGen[:0], s.JobGen...)
-			if prev == nil {
-				lastAt = nil
-			}
+			rc.check(c, o, func() policy.Orderer { return mustFair(t) }, step)
 		}
 		nearly += o.rr.nearly
 	}
-	if fast < 80*100/2 || kept == 0 {
-		t.Fatalf("ranked in rank order %d of %d calls, %d ranks kept: the check saw too little", fast, 80*100, kept)
-	}
+	rc.enough(80 * 100)
 	if small && !nearSortOff && nearly == 0 {
 		t.Fatalf("calls 0.2 s apart: no insertion kept within its budget")
 	}
 	if nearSortOff && nearly != 0 {
 		t.Fatalf("near sort off, yet %d calls kept the last order", nearly)
 	}
-	t.Logf("small steps %v, near sort off %v: %d calls kept, %d near, %d ranks kept", small, nearSortOff, fast, nearly, kept)
 }
 
 func mustFair(t *testing.T) *Fair {

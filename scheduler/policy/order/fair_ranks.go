@@ -367,8 +367,23 @@ func (t *rhoRanks) sortFull(s *policy.Snapshot, xs []nearItem) []nearItem {
 	if &src[0] != &xs[0] {
 		copy(xs, src)
 	}
-	forRanges(len(xs), w, func(_, lo, hi int) { t.sortRuns(s, xs, lo, hi) })
+	// each part sorts the runs that start in it: where they start is
+	// found first (read only), so no part reads what another sorts
+	var starts [maxWorkers + 1]int
+	starts[w] = len(xs)
+	forRanges(len(xs), w, func(k, lo, _ int) { starts[k] = runStart(xs, lo) })
+	forRanges(len(xs), w, func(k, _, _ int) { t.sortRuns(s, xs[starts[k]:starts[k+1]]) })
 	return xs
+}
+
+// runStart is the first index from lo where a run of xs sharing the top
+// bits starts (len(xs) if none): a run longer than a part belongs whole
+// to the part it starts in.
+func runStart(xs []nearItem, lo int) int {
+	for lo > 0 && lo < len(xs) && xs[lo].f>>coarseRho == xs[lo-1].f>>coarseRho {
+		lo++
+	}
+	return lo
 }
 
 // radixCounts is one part's count of each 11-bit digit.
@@ -404,12 +419,9 @@ func (t *rhoRanks) scatter(src, dst []nearItem, shift uint, w int) {
 }
 
 // sortRuns sorts, by the full order, each run of xs sharing the top bits
-// the radix passes sorted that starts in [lo, hi) (it may end past hi).
-func (t *rhoRanks) sortRuns(s *policy.Snapshot, xs []nearItem, lo, hi int) {
-	for lo > 0 && lo < hi && xs[lo].f>>coarseRho == xs[lo-1].f>>coarseRho {
-		lo++ // the part before sorts this run
-	}
-	for lo < hi {
+// the radix passes sorted.
+func (t *rhoRanks) sortRuns(s *policy.Snapshot, xs []nearItem) {
+	for lo := 0; lo < len(xs); {
 		end := lo + 1
 		for end < len(xs) && xs[end].f>>coarseRho == xs[lo].f>>coarseRho {
 			end++

@@ -2,6 +2,7 @@ package order
 
 import (
 	"math/rand"
+	"slices"
 	"testing"
 
 	"github.com/caravan-dl/caravan/scheduler/policy"
@@ -61,4 +62,33 @@ func mustFair(t *testing.T) *Fair {
 		t.Fatal(err)
 	}
 	return o
+}
+
+// rhoRanks' full sort splits its radix passes and its runs of keys that
+// share the top bits into parts; a run longer than a part is sorted whole
+// by the part it starts in. Keys from a few values (runs across several
+// parts) and ties down to position sort as one full comparison sort does.
+func TestRhoSortFullRuns(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	for _, w := range []int{1, 5} {
+		withSplit(w, func() {
+			for trial := 0; trial < 20; trial++ {
+				n := 50 + rng.Intn(400)
+				s := &policy.Snapshot{}
+				var rr rhoRanks
+				xs := make([]nearItem, n)
+				for i := range xs {
+					s.Jobs = append(s.Jobs, &policy.Job{ID: string(rune('a' + rng.Intn(3)))})
+					rr.ents = append(rr.ents, rhoEnt{pos: int32(i), state: int32(rng.Intn(2)), submit: float64(rng.Intn(3))})
+					f := uint64(rng.Intn(1+trial%4)) << (coarseRho + uint(rng.Intn(2))*11)
+					xs[i] = nearItem{f: f | uint64(rng.Intn(4)), i: int32(i)}
+				}
+				want := slices.Clone(xs)
+				slices.SortFunc(want, func(a, b nearItem) int { return rr.compare(s, &a, &b) })
+				if got := rr.sortFull(s, xs); !slices.Equal(got, want) {
+					t.Fatalf("w=%d trial %d: the split full sort differs from a comparison sort", w, trial)
+				}
+			}
+		})
+	}
 }

@@ -445,9 +445,7 @@ func (c *changeRanked) rank(s *policy.Snapshot, sc *scratch, key func(*policy.Jo
 // orderIndexed is OrderIndexed for an ordering that may rank by changes:
 // its Order, leaving the jobs of a ranking by changes to the caller.
 func (c *changeRanked) orderIndexed(order func() []policy.Ranked) ([]policy.Ranked, bool) {
-	c.t.lazy = true
-	out := order()
-	c.t.lazy = false
+	out := lazily(&c.t.lazy, order)
 	return out, c.fast
 }
 

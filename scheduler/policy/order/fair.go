@@ -41,10 +41,6 @@ type Fair struct {
 	calls uint64
 }
 
-// rhoRanksOff sends tracked snapshots down the general path (tests
-// compare the two).
-var rhoRanksOff bool
-
 // NewFair builds the fairness ordering.
 func NewFair(cfg FairConfig) (*Fair, error) {
 	if cfg.MinService < 0 || cfg.Lease < 0 {
@@ -101,9 +97,7 @@ func rhoOf(shared, whole, share float64, n int, gpus float64) float64 {
 // OrderIndexed is Order leaving a tracked snapshot's ranked jobs to the
 // Framework (policy.IndexOrderer).
 func (o *Fair) OrderIndexed(s *policy.Snapshot) ([]policy.Ranked, bool) {
-	o.rr.lazy = true
-	out := o.Order(s)
-	o.rr.lazy = false
+	out := lazily(&o.rr.lazy, func() []policy.Ranked { return o.Order(s) })
 	return out, o.fast
 }
 
@@ -117,14 +111,10 @@ func (o *Fair) Order(s *policy.Snapshot) []policy.Ranked {
 		gpus += float64(len(n.GPUs))
 	}
 	o.calls++
-	if !rhoRanksOff {
-		if out, ok := o.rr.rank(s, o.cfg.MinService, gpus); ok {
-			o.fast = true
-			o.sc.kc.forget() // the general path's keys missed these stamps
-			return out
-		}
-	} else {
-		o.rr.valid = false
+	if out, ok := o.rr.rank(s, o.cfg.MinService, gpus); ok {
+		o.fast = true
+		o.sc.kc.forget() // the general path's keys missed these stamps
+		return out
 	}
 	o.fast = false
 	// ρ needs the number of active jobs: the one pass over the jobs (see

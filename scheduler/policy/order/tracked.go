@@ -428,10 +428,17 @@ func (o *Gittins) OrderIndexed(s *policy.Snapshot) ([]policy.Ranked, bool) {
 
 // orderIndexed is OrderIndexed for an ordering ranked by sc.
 func (sc *scratch) orderIndexed(order func() []policy.Ranked) ([]policy.Ranked, bool) {
-	sc.lazy = true
-	out := order()
-	sc.lazy = false
+	out := lazily(&sc.lazy, order)
 	return out, sc.atValid && len(sc.at) == len(out)
+}
+
+// lazily is order's ranking with *lazy set while it runs: the ranker
+// that reads it leaves a tracked ranking's jobs to the Framework
+// (OrderIndexed); every other call fills them.
+func lazily(lazy *bool, order func() []policy.Ranked) []policy.Ranked {
+	*lazy = true
+	defer func() { *lazy = false }()
+	return order()
 }
 
 // RankIndexes is FIFO.RankIndexes for 2D-Gittins.

@@ -66,8 +66,9 @@ type Gittins struct {
 	// passes a sample, so they are looked up again only then.
 	spans, spare []gittinsSpan
 	// at is the same state by position for tracked calls (gittins_pos.go),
-	// atValid that the last call was one
+	// spanAt the terms, atValid that the last call was one
 	at      []gittinsAt
+	spanAt  []gittinsSpan
 	atValid bool
 	// ExactRunning ranks running jobs by their index in every call; by
 	// default a tracked call without reasons leaves them loose
@@ -176,7 +177,7 @@ func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
 	o.loose = svc == nil && s.SkipReasons && o.deferred && !o.ExactRunning
 	x.loose = o.loose
 	if svc == nil { // tracked: the state is kept by position
-		o.at = growKeep(o.at, len(s.Jobs))
+		o.at, o.spanAt = growKeep(o.at, len(s.Jobs)), growKeep(o.spanAt, len(s.Jobs))
 		x.reuse = matched && o.atValid
 		o.keyIndexes(&x, o.indexesAt)
 		o.lastSvc, o.atValid = o.lastSvc[:0], true

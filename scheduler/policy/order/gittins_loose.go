@@ -46,7 +46,7 @@ func (o *Gittins) SortRunning(ranks []int) {
 	ks := grow(vs.ks, len(ranks))
 	for c, r := range ranks {
 		k := in.keys[in.order[r]]
-		k.k[1] = -o.runningIndex(&o.at[at[r]-1])
+		k.k[1] = -o.runningIndex(int(at[r] - 1))
 		ks[c] = k
 	}
 	vs.ks = ks
@@ -79,13 +79,14 @@ func (vs *looseSort) tiedByList(ranks []int, idx []int32, order []int32) {
 // loosely, from its record: computed at its service, afresh, where the
 // record is pending, and kept there as an exact call would have (the
 // distribution has not changed since the call).
-func (o *Gittins) runningIndex(st *gittinsAt) float64 {
+func (o *Gittins) runningIndex(p int) float64 {
+	st := &o.at[p]
 	switch {
 	case st.svc == 0:
 		return o.fresh
 	case st.pending():
 		a := -st.svc
-		st.svc, st.idx = a, o.termsIndex(a, &st.span, false)
+		st.svc, st.idx = a, o.termsIndex(a, &o.spanAt[p], false)
 	}
 	return st.idx
 }

@@ -55,10 +55,10 @@ func (o *Gittins) reindexAt(x *indexPass, lo, hi int) {
 			// index then: the terms are looked up here (the costly part,
 			// and they hold while no sample lies between), the index
 			// voided
-			st.span = o.dist.span(st.svc, o.delta)
-			st.svc = -1
+			o.spanAt[k.at-1] = o.dist.span(st.svc, o.delta)
+			st.svc = voidSvc
 		default:
-			st.idx = o.termsIndex(st.svc, &st.span, false)
+			st.idx = o.termsIndex(st.svc, &o.spanAt[k.at-1], false)
 			k.k[1] = -st.idx
 		}
 	}

@@ -3,6 +3,7 @@ package order
 import (
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/caravan-dl/caravan/internal/split"
 	"github.com/caravan-dl/caravan/scheduler/policy"
@@ -52,6 +53,10 @@ type changeRanks struct {
 	movedOrd []int32
 	// lazy: leave the ranking's jobs to the caller (OrderIndexed)
 	lazy bool
+	// final, where set, is the key a position ranks by, from its kept
+	// key (2D-Gittins keeps a queued job's service and ranks by its
+	// index); it must be safe to call concurrently
+	final func(e *posKey) [3]float64
 }
 
 // marks of changed positions that ord lists
@@ -97,7 +102,7 @@ func (t *changeRanks) rank(s *policy.Snapshot, key func(*policy.Job) keyed, mv m
 	if nan {
 		return nil, false
 	}
-	t.merge(s, adds)
+	t.merge(len(s.Jobs), adds)
 	t.valid = true
 	return t.ranked(s), true
 }
@@ -112,14 +117,14 @@ func (t *changeRanks) rank(s *policy.Snapshot, key func(*policy.Job) keyed, mv m
 // ~18,000 a churned decision (running jobs report progress), and the
 // serial pass was most of its ranking, on the decision's path. A part
 // writes only its own positions' state and its own list; the lists are
-// joined in part order and sorted by compareEntry, a total order, so
+// joined in part order and sorted by compare, a total order, so
 // the result is the serial pass's.
 func (t *changeRanks) changes(s *policy.Snapshot, oldN int, key func(*policy.Job) keyed, mv mover) (adds []addEntry, nan bool) {
 	adds, nan = listParts(len(s.Jobs), &t.parts, t.adds, func(lo, hi int, buf []addEntry) ([]addEntry, bool) {
 		return t.changesIn(s, oldN, lo, hi, key, mv, buf)
 	})
 	if !nan {
-		adds = t.sortAdds(s, adds)
+		adds = t.sortAdds(len(s.Jobs), adds)
 	}
 	t.adds = adds
 	return adds, nan
@@ -226,11 +231,39 @@ func (t *changeRanks) rekey(p, oldN int, j *policy.Job, key func(*policy.Job) ke
 	return true
 }
 
+// rerank re-places, between calls, the listed positions whose final
+// key moved though their jobs did not (moved reports them, from their
+// kept keys; 2D-Gittins' queued jobs under a learnt sample): each leaves
+// and is merged back in at its new key as a moved job (markMove), so the
+// map (prev) carries every rank. The ranking is written leaving its jobs
+// out: the snapshot may have moved on, and nothing reads them before the
+// next call.
+func (t *changeRanks) rerank(moved func(e *posKey) bool) {
+	n := len(t.gen)
+	adds := t.adds[:0]
+	for p := range n {
+		if e := &t.key[p]; e.ksAt >= 0 && moved(e) {
+			t.mark[p] = markMove
+			adds = append(adds, addEntry{rankEntry: t.entry(p), moved: true})
+		}
+	}
+	adds = t.sortAdds(n, adds)
+	t.adds = adds
+	t.merge(n, adds)
+	defer func(lazy bool) { t.lazy = lazy }(t.lazy)
+	t.lazy = true
+	t.ranked(nil)
+}
+
 // entry is position p's entry as its key now stands.
 func (t *changeRanks) entry(p int) rankEntry {
 	e := &t.key[p]
 	e.ksAt = 0 // listed
-	return rankEntry{k: [3]uint64{floatKey(e.k[0]), floatKey(e.k[1]), floatKey(e.k[2])}, queue: e.queue, pos: int32(p)}
+	k := e.k
+	if t.final != nil {
+		k = t.final(e)
+	}
+	return rankEntry{k: [3]uint64{floatKey(k[0]), floatKey(k[1]), floatKey(k[2])}, queue: e.queue, pos: int32(p)}
 }
 
 // sameKeyBits reports identical keys, bit for bit.
@@ -242,16 +275,16 @@ func sameKeyBits(a, b *posKey) bool {
 // merge is submitRanks.merge for keyed entries; a moved job's last
 // rank is known once its old entry is passed, so its prev is filled in
 // after. At 100,000 jobs it runs in parts side by side (mergePar).
-func (t *changeRanks) merge(s *policy.Snapshot, adds []addEntry) {
-	t.dropAt = growKeep(t.dropAt, len(s.Jobs))
+func (t *changeRanks) merge(listed int, adds []addEntry) {
+	t.dropAt = growKeep(t.dropAt, listed)
 	if w := workers(len(t.ord)); w > 1 {
-		t.mergePar(s, adds, w)
+		t.mergePar(listed, adds, w)
 		return
 	}
 	size := len(t.ord) + len(adds)
 	next, prev := slices.Grow(t.next[:0], size), slices.Grow(t.prev[:0], size)
 	moved := t.movedAt[:0]
-	n := int32(len(s.Jobs))
+	n := int32(listed)
 	a := 0
 	for i, e := range t.ord {
 		if e.pos >= n {
@@ -261,7 +294,7 @@ func (t *changeRanks) merge(s *policy.Snapshot, adds []addEntry) {
 		if !keep {
 			continue
 		}
-		for a < len(adds) && compareEntry(s, &adds[a].rankEntry, &e) < 0 {
+		for a < len(adds) && t.compare(&adds[a].rankEntry, &e) < 0 {
 			if adds[a].moved {
 				moved = append(moved, int32(len(next)))
 			}
@@ -319,16 +352,16 @@ func (c *changeState) passParts(m int, n int32, w int, pos func(i int) int32) (o
 // mergePar is merge over w parts of the last ranking, a two-phase
 // merge (internal/split): passParts passes the old entries (passOld
 // writes only their own positions' marks and dropAt) and counts those
-// that stay; split.PlaceAdds gives each part its adds (compareEntry is a
+// that stay; split.PlaceAdds gives each part its adds (compare is a
 // total order, and no add shares a staying entry's position) and output
 // offset; each part then writes its own ranks and lists its moved jobs'.
 // The adds ranking below every staying entry go last. The result is the
 // serial merge's.
-func (t *changeRanks) mergePar(s *policy.Snapshot, adds []addEntry, w int) {
+func (t *changeRanks) mergePar(listed int, adds []addEntry, w int) {
 	ord := t.ord
-	olr, parts := t.passParts(len(ord), int32(len(s.Jobs)), w, func(i int) int32 { return ord[i].pos })
+	olr, parts := t.passParts(len(ord), int32(listed), w, func(i int) int32 { return ord[i].pos })
 	keptAll, addsAt := split.PlaceAdds(parts, len(adds), func(a, last int) bool {
-		return compareEntry(s, &adds[a].rankEntry, &ord[last]) >= 0
+		return t.compare(&adds[a].rankEntry, &ord[last]) >= 0
 	})
 	next, prev := grow(t.next, keptAll+len(adds)), grow(t.prev, keptAll+len(adds))
 	t.partMoved = growKeep(t.partMoved, w)
@@ -340,7 +373,7 @@ func (t *changeRanks) mergePar(s *policy.Snapshot, adds []addEntry, w int) {
 				continue
 			}
 			e := &ord[i]
-			for ; a < pa.Hi && compareEntry(s, &adds[a].rankEntry, e) < 0; a, o = a+1, o+1 {
+			for ; a < pa.Hi && t.compare(&adds[a].rankEntry, e) < 0; a, o = a+1, o+1 {
 				if adds[a].moved {
 					moved = append(moved, int32(o))
 				}
@@ -379,7 +412,7 @@ func (t *changeRanks) ranked(s *policy.Snapshot) []policy.Ranked {
 
 // rankedRange is ranked's pass over the ranks [lo, hi).
 func (t *changeRanks) rankedRange(s *policy.Snapshot, lo, hi int) {
-	out, at, jobs := t.out, t.at, s.Jobs
+	out, at := t.out, t.at
 	if t.lazy { // the job's pointer is the random read a rank
 		for r := lo; r < hi; r++ {
 			e := &t.ord[r]
@@ -388,6 +421,7 @@ func (t *changeRanks) rankedRange(s *policy.Snapshot, lo, hi int) {
 		}
 		return
 	}
+	jobs := s.Jobs
 	for r := lo; r < hi; r++ {
 		e := &t.ord[r]
 		out[r] = policy.Ranked{Job: jobs[e.pos], Queue: int(e.queue)}
@@ -395,9 +429,12 @@ func (t *changeRanks) rankedRange(s *policy.Snapshot, lo, hi int) {
 	}
 }
 
-// compareEntry is compareKeyed, then position, for the jobs of entries
-// a and b (neither Submit NaN); only a tie of keys reads the jobs.
-func compareEntry(s *policy.Snapshot, a, b *rankEntry) int {
+// compare is compareKeyed, then position, for the jobs of entries a
+// and b (neither Submit NaN). A tie of keys breaks by the Submit and ID
+// kept of each position's job (sub, id: its job's, for every listed
+// position), so no job is read: a re-rank between calls (Prepare) may
+// find the snapshot moved on.
+func (t *changeRanks) compare(a, b *rankEntry) int {
 	switch {
 	case a.queue != b.queue:
 		return cmpInt(int(a.queue), int(b.queue))
@@ -408,7 +445,10 @@ func compareEntry(s *policy.Snapshot, a, b *rankEntry) int {
 	case a.k[2] != b.k[2]:
 		return cmpU64(a.k[2], b.k[2])
 	}
-	if c := compareSubmit(s.Jobs[a.pos], s.Jobs[b.pos]); c != 0 {
+	if c := submitOrder(t.sub[a.pos], t.sub[b.pos]); c != 0 {
+		return c
+	}
+	if c := strings.Compare(t.id[a.pos], t.id[b.pos]); c != 0 {
 		return c
 	}
 	return cmpInt(int(a.pos), int(b.pos))
@@ -432,9 +472,15 @@ func (c *changeRanked) general() {
 // rank counts an Order call and ranks s by changes where that applies;
 // the general path's key cache is then told it missed these stamps.
 func (c *changeRanked) rank(s *policy.Snapshot, sc *scratch, key func(*policy.Job) keyed) ([]policy.Ranked, bool) {
+	return c.rankBy(s, sc, key, sc.kc.mv)
+}
+
+// rankBy is rank with the mover mv (where the general path keeps
+// another).
+func (c *changeRanked) rankBy(s *policy.Snapshot, sc *scratch, key func(*policy.Job) keyed, mv mover) ([]policy.Ranked, bool) {
 	c.calls++
 	c.fast = false
-	out, ok := c.t.rank(s, key, sc.kc.mv)
+	out, ok := c.t.rank(s, key, mv)
 	if ok {
 		sc.kc.forget()
 		c.fast = true

@@ -1,10 +1,6 @@
 package order
 
-import (
-	"slices"
-
-	"github.com/caravan-dl/caravan/scheduler/policy"
-)
+import "slices"
 
 // A call lists its moved jobs (markMove) in their last rank order,
 // rather than sorting them from position order, where they are at least
@@ -18,14 +14,14 @@ var nearlyMin, nearlyShare = 1024, 16
 var keptOff bool
 
 // sortAdds sorts the entries changes lists, in position order, by
-// compareEntry. Most of them are moved jobs: SRTF's running jobs, every
+// compare. Most of them are moved jobs: SRTF's running jobs, every
 // call (~22,000 at 10,000 nodes of whole-GPU gangs), whose remaining
 // times all fall at the same rate, so their order among themselves
 // holds from the last call. Sorted from position order they took
 // ~7 ms of CPU a call on one core; taken in their last order they are
 // nearly sorted, and insertion orders them in about one comparison
 // each. The others (changed jobs, a few hundred) are sorted and merged
-// in. compareEntry is a total order, so the result is the full sort's
+// in. compare is a total order, so the result is the full sort's
 // whatever path it takes.
 //
 // The last order is the accruing jobs' positions as the last call
@@ -35,15 +31,15 @@ var keptOff bool
 // 120,000 jobs), taken only where the moved jobs are a nearlyShare-th of
 // it: otherwise sorting them costs less (a live round 0.2 s apart moves
 // ~5,700 of SRTF's 122,000 and sorted them, ~1.1 ms of CPU).
-func (t *changeRanks) sortAdds(s *policy.Snapshot, adds []addEntry) []addEntry {
-	cmp := func(a, b addEntry) int { return compareEntry(s, &a.rankEntry, &b.rankEntry) }
+func (t *changeRanks) sortAdds(listed int, adds []addEntry) []addEntry {
+	cmp := func(a, b addEntry) int { return t.compare(&a.rankEntry, &b.rankEntry) }
 	moved := 0
 	for i := range adds {
 		if adds[i].moved {
 			moved++
 		}
 	}
-	adds = t.sortMoved(adds, moved, len(s.Jobs), cmp)
+	adds = t.sortMoved(adds, moved, listed, cmp)
 	t.keepMoved(adds)
 	return adds
 }

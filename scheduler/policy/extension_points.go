@@ -222,7 +222,9 @@ func IdleBetween(p Policy) {
 // it): Prepare reports whether it re-ranked the jobs of its last Order
 // result. Their positions by the new rank are then its RankIndexes, and
 // its next Order call re-ranks from that order. An ordering that is also
-// a PrevRanker must not re-rank (the Framework could not follow it).
+// a PrevRanker may say instead where each job stood before the re-rank
+// (PrevRanks, counting the re-rank as an Order call): the Framework
+// follows that map where it has one, else the positions.
 type OrderPreparer interface {
 	Prepare() bool
 }

@@ -218,8 +218,14 @@ func (f *Framework) Prepare() {
 	if !o.Prepare() {
 		return
 	}
+	if pr, ok := f.Order.(PrevRanker); ok {
+		if prev, calls := pr.PrevRanks(); prev != nil {
+			f.jobs.permuteBy(prev, calls)
+			return
+		}
+	}
 	ix, ok := f.Order.(RankIndexer)
-	if _, prev := f.Order.(PrevRanker); !ok || prev {
+	if !ok {
 		f.jobs.forgetRanks()
 		return
 	}

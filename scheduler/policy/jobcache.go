@@ -423,11 +423,42 @@ func (c *jobCache) permute(at []int32) {
 		}
 		lrs[r] = c.pos[p].next
 	}
+	for r, a := range at {
+		c.pos[a-1].next = int32(r)
+	}
+	c.follow(lrs)
+}
+
+// permuteBy is permute for a PrevRanker's re-rank: prev[r] is the rank,
+// in the last round, of the job now ranked r, and calls the ordering's
+// count with the re-rank (PrevRanks). It applies where the last round
+// was the ordering's call before it and prev carries every rank; else
+// the ranks are forgotten. The next round then copies by the ordering's
+// map (pos, not permuted, is not kept).
+func (c *jobCache) permuteBy(prev []int32, calls uint64) {
+	n := len(prev)
+	if !c.kept || calls != c.calls+1 || n != len(c.info[c.cur]) {
+		c.forgetRanks()
+		return
+	}
+	for _, lr := range prev {
+		if lr < 0 || int(lr) >= n {
+			c.forgetRanks()
+			return
+		}
+	}
+	c.follow(prev)
+	c.calls, c.ranked = calls, 0
+}
+
+// follow re-orders what the last round kept by rank, so that rank r
+// holds what rank lrs[r] held.
+func (c *jobCache) follow(lrs []int32) {
+	old, n := c.cur, len(lrs)
 	cur := 1 - old
 	info, oldInfo := grow(c.info[cur], n), c.info[old]
 	for r, lr := range lrs {
 		info[r] = oldInfo[lr]
-		c.pos[at[r]-1].next = int32(r)
 	}
 	if c.gated {
 		gates, oldGates := grow(c.gates[cur], n), c.gates[old]

@@ -42,6 +42,10 @@ func (o *Gittins) SortRunning(ranks []int) {
 	if !o.loose || len(ranks) < 2 {
 		return
 	}
+	if o.cr.fast {
+		o.sortRunningByChanges(ranks)
+		return
+	}
 	in, at, vs := &o.sc.inc, o.sc.at, &o.vs
 	ks := grow(vs.ks, len(ranks))
 	for c, r := range ranks {

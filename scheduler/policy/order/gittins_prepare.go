@@ -16,7 +16,13 @@ import "github.com/caravan-dl/caravan/scheduler/policy"
 //
 // It does nothing after an untracked call or when nothing was learnt.
 func (o *Gittins) Prepare() bool {
-	if o.dist.Added() == o.lastVer || !o.atValid {
+	if o.dist.Added() == o.lastVer {
+		return false
+	}
+	if o.cr.fast {
+		return o.prepareByChanges()
+	}
+	if !o.atValid {
 		return false
 	}
 	ks := o.sc.lastKeys()

@@ -423,7 +423,10 @@ func (o *SRTFOracle) PrevRanks() ([]int32, uint64) { return o.cr.prevRanks() }
 // OrderIndexed is Order leaving a tracked ranking's jobs to the Framework
 // (policy.IndexOrderer).
 func (o *Gittins) OrderIndexed(s *policy.Snapshot) ([]policy.Ranked, bool) {
-	return o.sc.orderIndexed(func() []policy.Ranked { return o.Order(s) })
+	out, lazy := o.sc.orderIndexed(func() []policy.Ranked {
+		return lazily(&o.cr.t.lazy, func() []policy.Ranked { return o.Order(s) })
+	})
+	return out, lazy || o.cr.fast
 }
 
 // orderIndexed is OrderIndexed for an ordering ranked by sc.
@@ -442,7 +445,7 @@ func lazily(lazy *bool, order func() []policy.Ranked) []policy.Ranked {
 }
 
 // RankIndexes is FIFO.RankIndexes for 2D-Gittins.
-func (o *Gittins) RankIndexes() []int32 { return o.sc.rankIndexes() }
+func (o *Gittins) RankIndexes() []int32 { return o.cr.rankIndexes(&o.sc) }
 
 // RankIndexes is FIFO.RankIndexes for fair.
 func (o *Fair) RankIndexes() []int32 {

@@ -46,6 +46,10 @@ func RankedByPrev(f *Framework) bool { return f.jobs.byPrev }
 // snapshot (IndexOrderer).
 func LeftJobs(f *Framework) bool { return f.leftJobs }
 
+// PreparesFollowed is how many of its ordering's re-ranks between
+// decisions f followed by the ordering's map (PrevRanker).
+func PreparesFollowed(f *Framework) int { return f.jobs.followed }
+
 // SetSkipWalk sets the fewest ranked jobs the skipping walk takes and
 // whether it is off, and returns the old values.
 func SetSkipWalk(least int, off bool) (int, bool) {

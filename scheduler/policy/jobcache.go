@@ -51,6 +51,9 @@ type jobCache struct {
 	calls        uint64
 	// lrs is copyUnchanged's storage
 	lrs []int32
+	// followed counts the re-ranks followed by the ordering's map
+	// (permuteBy; for tests)
+	followed int
 }
 
 // refresh follows s's stamps and prepares rank; false when s is
@@ -449,6 +452,7 @@ func (c *jobCache) permuteBy(prev []int32, calls uint64) {
 	}
 	c.follow(prev)
 	c.calls, c.ranked = calls, 0
+	c.followed++
 }
 
 // follow re-orders what the last round kept by rank, so that rank r

@@ -167,3 +167,45 @@ func TestFrameworkReadsJobsLeftToIt(t *testing.T) {
 		}
 	}
 }
+
+// A tracked Framework over 2D-Gittins follows, between decisions, the
+// ordering's re-rank of what it learnt by the ordering's map (Prepare
+// after a call ranked by changes, a PrevRanker's: jobCache.permuteBy),
+// and decides every churned round as an untracked Framework that learns
+// the same finished jobs: rounds without reasons (the skipping walk,
+// down to a few jobs), one with reasons now and then.
+func TestFrameworkFollowsPrepareByPrevRanks(t *testing.T) {
+	defer policy.SetSkipWalk(policy.SetSkipWalk(0, false))
+	mk := func() *policy.Framework {
+		o, err := order.NewGittins(order.GittinsConfig{Prior: []float64{100, 900, 3000, 20000}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return policy.NewFramework(o, place.NewConsolidated())
+	}
+	followed := 0
+	for seed := uint64(1); seed <= 4; seed++ {
+		c := churnedSmall(seed)
+		s := c.S
+		tracked, plain := mk(), mk()
+		for round := 0; round < 20; round++ {
+			skip := round%5 != 2
+			want, got := decideSkipping(tracked, plain, s, skip)
+			if skip {
+				want.Waiting, want.Ranking = got.Waiting, got.Ranking
+			}
+			if !reflect.DeepEqual(want.Starts, got.Starts) || !reflect.DeepEqual(want.Preempts, got.Preempts) ||
+				!reflect.DeepEqual(want.Waiting, got.Waiting) || !reflect.DeepEqual(want.Ranking, got.Ranking) {
+				t.Fatalf("seed %d round %d: decisions differ after re-ranks followed by the map", seed, round)
+			}
+			c.Step(policy.Decision{Starts: append([]policy.Start(nil), got.Starts...), Preempts: append([]string(nil), got.Preempts...)})
+			fin := c.Finished()
+			policy.LearnBetween(tracked, fin)
+			policy.LearnBetween(plain, fin)
+		}
+		followed += policy.PreparesFollowed(tracked)
+	}
+	if followed == 0 {
+		t.Fatal("no re-rank was followed by the map: nothing checked")
+	}
+}

@@ -135,12 +135,7 @@ func (o *Gittins) sortRunningByChanges(ranks []int) {
 		ks[c] = keyed{job: j, queue: e.queue, at: e.pos + 1, k: [3]float64{runningTie, -o.Index(a), queuedAt(j)}}
 	}
 	vs.ks = ks
-	idx := vs.sc.order(ks)
-	vs.tmp = append(vs.tmp[:0], ranks...)
-	for c, x := range idx {
-		ranks[c] = vs.tmp[x]
-	}
-	vs.tiedByList(ranks, idx, t.at)
+	vs.sort(ranks, t.at)
 }
 
 // PrevRanks says where each job of the last ranking stood in the one

@@ -54,12 +54,18 @@ func (o *Gittins) SortRunning(ranks []int) {
 		ks[c] = k
 	}
 	vs.ks = ks
-	idx := vs.sc.order(ks)
+	vs.sort(ranks, in.order)
+}
+
+// sort puts ranks in the order of their keys (vs.ks, one a rank), ties
+// after the keys broken by list position (order[r]: tiedByList).
+func (vs *looseSort) sort(ranks []int, order []int32) {
+	idx := vs.sc.order(vs.ks)
 	vs.tmp = append(vs.tmp[:0], ranks...)
 	for c, x := range idx {
 		ranks[c] = vs.tmp[x]
 	}
-	vs.tiedByList(ranks, idx, in.order)
+	vs.tiedByList(ranks, idx, order)
 }
 
 // tiedByList orders each run of ranks whose jobs tie on every key,

@@ -80,13 +80,13 @@ type Gittins struct {
 	deferred, loose bool
 	fresh           float64
 	vs              looseSort
-	// cr ranks a loose call by changes (gittins_changes.go), with its
-	// mover; snap is that call's snapshot (SortRunning reads it), pre a
-	// re-rank's map within it
-	cr       changeRanked
-	changeMv mover
-	snap     *policy.Snapshot
-	pre      []int32
+	// cr ranks a loose call by changes (gittins_changes.go), with the
+	// queues' mover; snap is that call's snapshot (SortRunning reads
+	// it), pre a re-rank's map within it
+	cr      changeRanked
+	queueMv mover
+	snap    *policy.Snapshot
+	pre     []int32
 }
 
 // NewGittins builds 2D-Gittins.
@@ -98,7 +98,7 @@ func NewGittins(cfg GittinsConfig) (*Gittins, error) {
 	g := &Gittins{q: q, dist: NewServiceDist(cfg.Prior), delta: cfg.Delta}
 	// the tracked key carries the service in k[1] (keyedJobs)
 	g.sc.kc.mv = mover{move: func(_ int, e *posKey, _, attained, _ float64) bool { e.k[1] = attained; return true }}
-	g.cr.t.final, g.changeMv = g.gittinsFinal, changeMover(q)
+	g.cr.t.final, g.queueMv = g.gittinsFinal, q.mover()
 	return g, nil
 }
 
@@ -163,12 +163,8 @@ func (o *Gittins) keyedJobs(s *policy.Snapshot) ([]keyed, []policy.Seconds) {
 // Order ranks by queue, then running before queued, then Gittins index
 // (highest first), then queue-join time.
 func (o *Gittins) Order(s *policy.Snapshot) []policy.Ranked {
-	out, ok, tried := o.orderByChanges(s)
-	if ok {
+	if out, ok := o.orderByChanges(s); ok {
 		return out
-	}
-	if !tried {
-		o.cr.general()
 	}
 	o.snap = nil
 	// under churn every running job's index moves, so most calls sort in

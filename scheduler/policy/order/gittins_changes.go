@@ -28,22 +28,23 @@ func (o *Gittins) changesOK(s *policy.Snapshot) bool {
 }
 
 // orderByChanges is Order for a loose call; ok is false where it does
-// not apply (the call was counted where it was tried: see changeRanked).
-func (o *Gittins) orderByChanges(s *policy.Snapshot) (out []policy.Ranked, ok, tried bool) {
+// not apply, the general path then ranking the call (counted here:
+// see changeRanked).
+func (o *Gittins) orderByChanges(s *policy.Snapshot) (out []policy.Ranked, ok bool) {
 	if !o.changesOK(s) {
-		return nil, false, false
+		o.cr.general()
+		return nil, false
 	}
 	// samples learnt without a Prepare since the last call: re-placed
 	// first, and this call's map composed with that one
-	o.fresh = o.Index(0)
+	ver := o.lastVer
 	var pre []int32
 	if o.dist.Added() != o.lastVer && o.cr.fast && o.cr.t.valid {
-		o.rerank()
+		o.relearn()
 		pre = append(o.pre[:0], o.cr.t.prev...)
 		o.pre = pre
 	}
-	ver := o.lastVer
-	o.lastVer = o.dist.Added()
+	o.fresh, o.lastVer = o.Index(0), o.dist.Added()
 	out, ok = o.cr.rankBy(s, &o.sc, func(j *policy.Job) keyed {
 		a, _ := j.ServiceAt(s.Now)
 		k := keyed{job: j, queue: int32(o.q.queueOf(a)), k: [3]float64{stateTie(j), a, queuedAt(j)}}
@@ -51,12 +52,12 @@ func (o *Gittins) orderByChanges(s *policy.Snapshot) (out []policy.Ranked, ok, t
 			k.k[1] = 0 // listed loosely
 		}
 		return k
-	}, o.changeMv)
+	}, o.queueMv)
 	if !ok {
 		// the general path ranks it (a NaN Submit), reusing what it kept
 		// of its own last call as of that call's samples
 		o.lastVer = ver
-		return nil, false, true
+		return nil, false
 	}
 	if pre != nil {
 		for r, lr := range o.cr.t.prev {
@@ -68,7 +69,7 @@ func (o *Gittins) orderByChanges(s *policy.Snapshot) (out []policy.Ranked, ok, t
 	// what the general path kept of its last call misses the samples
 	// learnt since (lastVer moved on): nothing of it is reused
 	o.loose, o.atValid, o.lastSvc, o.snap = true, false, o.lastSvc[:0], s
-	return out, true, true
+	return out, true
 }
 
 // gittinsFinal is the key a kept entry ranks by: a queued job's index at
@@ -81,29 +82,17 @@ func (o *Gittins) gittinsFinal(e *posKey) [3]float64 {
 	if k[1] == 0 {
 		k[1] = -o.fresh
 	} else {
-		k[1] = -o.dist.Gittins(k[1], o.delta)
+		k[1] = -o.Index(k[1])
 	}
 	return k
 }
 
-// changeMover re-keys an accruing running job of a call ranked by
-// changes: its queue at its service (its index is not in its key), held
-// until the service reaches the queue's limit. A job of another state is
-// read.
-func changeMover(q *queues) mover {
-	return mover{move: func(_ int, e *posKey, _, attained, _ float64) bool {
-		if e.k[0] != runningTie {
-			return false
-		}
-		e.queue = int32(q.queueOf(attained))
-		return true
-	}, until: q.holdsUntil}
-}
-
-// rerank re-places the queued jobs whose index the samples learnt since
-// the last call moved: those below the largest of them.
-func (o *Gittins) rerank() {
+// relearn re-places the queued jobs whose index the samples learnt
+// since the last call moved (those below the largest of them), at the
+// distribution as it is now.
+func (o *Gittins) relearn() {
 	newMax := o.dist.MaxAddedSince(o.lastVer)
+	o.fresh, o.lastVer = o.Index(0), o.dist.Added()
 	o.cr.t.rerank(func(e *posKey) bool { return e.k[0] != runningTie && e.k[1] < newMax })
 }
 
@@ -114,9 +103,7 @@ func (o *Gittins) prepareByChanges() bool {
 	if !o.cr.t.valid {
 		return false
 	}
-	o.fresh = o.Index(0)
-	o.rerank()
-	o.lastVer = o.dist.Added()
+	o.relearn()
 	o.cr.calls++
 	return true
 }

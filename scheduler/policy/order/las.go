@@ -23,10 +23,7 @@ func NewLAS(cfg QueueConfig) (*LAS, error) {
 		return nil, err
 	}
 	l := &LAS{q: q}
-	l.sc.kc.mv = mover{move: func(_ int, e *posKey, _, attained, _ float64) bool {
-		e.queue = int32(q.queueOf(attained))
-		return true
-	}, until: q.holdsUntil}
+	l.sc.kc.mv = q.mover()
 	return l, nil
 }
 

@@ -130,3 +130,18 @@ func (q *queues) holdsUntil(e *posKey, a *accKey) float64 {
 	}
 	return math.Inf(-1)
 }
+
+// mover re-keys an accruing running job whose key holds its queue and,
+// in k[0], its state tie (2D-LAS; 2D-Gittins ranked by changes, whose
+// running jobs' keys hold nothing else that moves): its queue at its
+// service, held until the service reaches the queue's limit
+// (holdsUntil). A job of another state is read.
+func (q *queues) mover() mover {
+	return mover{move: func(_ int, e *posKey, _, attained, _ float64) bool {
+		if e.k[0] != runningTie {
+			return false
+		}
+		e.queue = int32(q.queueOf(attained))
+		return true
+	}, until: q.holdsUntil}
+}
